@@ -1,0 +1,178 @@
+"""Non-private baselines: Lloyd, k-means++ (+ Lloyd), k-median++ and Lloyd-style k-median.
+
+Lloyd's iteration (Lloyd 1982) is written here on BLAS: one GEMM per iteration for the assignment
+(`metrics.assign`) and one sparse one-hot product for the cluster sums, so it is as fast as
+scikit-learn's on the same init and iteration count (see `benchmarks/bench_lloyd.py`). k-means++
+seeding is scikit-learn's `kmeans_plusplus` (Arthur & Vassilvitskii 2007). The k-median variant
+uses D¹ seeding and the exact geometric median per cluster (Weiszfeld's algorithm).
+
+The `*_algorithm` functions follow the `dpclust.api` contract with ε spent = 0, so baselines run
+through the same runner, records and tables as the private algorithms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import sparse
+
+from .api import ClusteringResult
+from .metrics import assign
+
+
+@dataclass
+class LloydResult:
+    centers: np.ndarray
+    labels: np.ndarray
+    iterations: int
+    cost: float
+    converged: bool
+    trace: list[float] = field(default_factory=list)
+
+
+def cluster_sums(X: np.ndarray, labels: np.ndarray, k: int, weights: np.ndarray | None = None):
+    """Per-cluster weighted sums (k, d) and counts (k,) via one sparse one-hot product."""
+    n = X.shape[0]
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    onehot = sparse.csr_matrix((w, (labels, np.arange(n))), shape=(k, n))
+    sums = np.asarray(onehot @ X)
+    counts = np.asarray(onehot.sum(axis=1)).ravel()
+    return sums, counts
+
+
+def lloyd(X: np.ndarray, init: np.ndarray, max_iter: int = 300, tol: float = 0.0,
+          weights: np.ndarray | None = None, record_trace: bool = False) -> LloydResult:
+    """Lloyd's algorithm from the given centres.
+
+    Stops after `max_iter` iterations or when no centre moves by more than `tol` (Euclidean;
+    tol = 0 means "the centres stay the same", Lu & Shen §7.1). An empty cluster keeps its previous
+    centre. `trace` holds the (weighted) k-means cost after each iteration when `record_trace`.
+    """
+    C = np.array(init, dtype=float, copy=True)
+    k = C.shape[0]
+    trace: list[float] = []
+    converged = False
+    it = 0
+    for it in range(1, max_iter + 1):
+        labels, d2 = assign(X, C)
+        sums, counts = cluster_sums(X, labels, k, weights)
+        new_C = C.copy()
+        nonempty = counts > 0
+        new_C[nonempty] = sums[nonempty] / counts[nonempty, None]
+        shift = np.sqrt(((new_C - C) ** 2).sum(axis=1)).max()
+        C = new_C
+        if record_trace:
+            trace.append(float(_weighted_cost(X, C, weights)))
+        if shift <= tol:
+            converged = True
+            break
+    labels, d2 = assign(X, C)
+    cost = float(d2.sum() if weights is None else np.dot(weights, d2))
+    return LloydResult(C, labels, it, cost, converged, trace)
+
+
+def _weighted_cost(X, C, weights):
+    _, d2 = assign(X, C)
+    return d2.sum() if weights is None else np.dot(weights, d2)
+
+
+def kmeans_plus_plus(X: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """k-means++ seeding (scikit-learn's implementation, seeded from `rng`)."""
+    from sklearn.cluster import kmeans_plusplus
+
+    centers, _ = kmeans_plusplus(X, k, random_state=int(rng.integers(2**31 - 1)))
+    return centers
+
+
+def kmedian_plus_plus(X: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """D¹ seeding: each next centre is a point drawn with probability ∝ its distance."""
+    n = X.shape[0]
+    centers = [X[rng.integers(n)]]
+    _, d2 = assign(X, np.asarray(centers))
+    dist = np.sqrt(d2)
+    for _ in range(1, k):
+        total = dist.sum()
+        idx = rng.integers(n) if total <= 0 else rng.choice(n, p=dist / total)
+        centers.append(X[idx])
+        _, d2_new = assign(X, X[idx][None, :])
+        dist = np.minimum(dist, np.sqrt(d2_new))
+    return np.asarray(centers)
+
+
+def geometric_median(P: np.ndarray, max_iter: int = 200, tol: float = 1e-9) -> np.ndarray:
+    """Exact 1-median of the rows of P by Weiszfeld's algorithm (with the Vardi-Zhang guard)."""
+    y = P.mean(axis=0)
+    for _ in range(max_iter):
+        d = np.sqrt(((P - y) ** 2).sum(axis=1))
+        near = d < 1e-12
+        w = 1.0 / np.where(near, 1.0, d)
+        w[near] = 0.0
+        if w.sum() == 0:
+            return y
+        t = (P * w[:, None]).sum(axis=0) / w.sum()
+        if near.any():  # Vardi & Zhang (2000) step when y sits on a data point
+            r = np.linalg.norm((P[~near] - y).T @ w[~near])
+            eta = near.sum()
+            t = max(0.0, 1 - eta / r) * t + min(1.0, eta / r) * y if r > 0 else y
+        if np.linalg.norm(t - y) <= tol * max(1.0, np.linalg.norm(y)):
+            return t
+        y = t
+    return y
+
+
+def lloyd_kmedian(X: np.ndarray, init: np.ndarray, max_iter: int = 10) -> LloydResult:
+    """Lloyd-style k-median: assign to the nearest centre, move each centre to its cluster's
+    geometric median; `max_iter` rounds (Cohen-Addad et al. §6: kmed++ with 10 iterations)."""
+    C = np.array(init, dtype=float, copy=True)
+    it = 0
+    for it in range(1, max_iter + 1):
+        labels, _ = assign(X, C)
+        order = np.argsort(labels, kind="stable")
+        bounds = np.searchsorted(labels[order], np.arange(C.shape[0] + 1))
+        for j in range(C.shape[0]):
+            members = order[bounds[j]:bounds[j + 1]]
+            if members.size:
+                C[j] = geometric_median(X[members])
+    labels, d2 = assign(X, C)
+    return LloydResult(C, labels, it, float(np.sqrt(d2).sum()), False, [])
+
+
+# ---------------------------------------------------------------------------------------------
+# Algorithm-contract wrappers (ε spent = 0)
+# ---------------------------------------------------------------------------------------------
+def initial_centers(X: np.ndarray, k: int, how: str, rng: np.random.Generator,
+                    bounds: tuple[float, float] | None = None) -> np.ndarray:
+    """Initial centres by name: 'random_points' (k distinct data points), 'box' (uniform in the
+    public box), 'kmeans++', 'kmedian++'."""
+    if how == "random_points":
+        return X[rng.choice(X.shape[0], size=k, replace=False)].copy()
+    if how == "box":
+        lo, hi = bounds
+        return rng.uniform(lo, hi, size=(k, X.shape[1]))
+    if how == "kmeans++":
+        return kmeans_plus_plus(X, k, rng)
+    if how == "kmedian++":
+        return kmedian_plus_plus(X, k, rng)
+    raise ValueError(f"unknown initialisation {how!r}")
+
+
+def lloyd_algorithm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
+    """Non-private Lloyd from `settings['init']` centres (drawn with the shared `init_seed`),
+    for `settings['max_iter']` iterations or until the centres move by ≤ `settings['tol']`."""
+    init_rng = np.random.default_rng(settings["init_seed"])
+    C0 = initial_centers(X, k, settings["init"], init_rng, settings.get("bounds"))
+    res = lloyd(X, C0, max_iter=int(settings["max_iter"]), tol=float(settings["tol"]),
+                record_trace=bool(settings.get("record_trace", False)))
+    info = {"converged": res.converged}
+    if res.trace:
+        info["trace_cost"] = res.trace
+    return ClusteringResult(res.centers, 0.0, 0.0, res.iterations, info)
+
+
+def kmedian_algorithm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
+    """Non-private k-median++ plus `settings['max_iter']` Lloyd-median iterations."""
+    init_rng = np.random.default_rng(settings["init_seed"])
+    C0 = kmedian_plus_plus(X, k, init_rng)
+    res = lloyd_kmedian(X, C0, max_iter=int(settings["max_iter"]))
+    return ClusteringResult(res.centers, 0.0, 0.0, res.iterations, {})

@@ -1,0 +1,86 @@
+"""Clustering objectives, computed with BLAS in row chunks so memory stays bounded.
+
+* k-means cost: Σ_i min_j ‖x_i − c_j‖² (Balcan et al. §7; Lu & Shen Eq. 2).
+* NICV: the k-means cost divided by n (Su et al. §5.1).
+* k-median cost: Σ_i min_j ‖x_i − c_j‖ (Cohen-Addad et al. §6).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Upper bound on the number of float64 entries of one (chunk × k) distance block (~64 MB).
+CHUNK_ENTRIES = 8_000_000
+
+
+def _chunk_rows(n: int, k: int) -> int:
+    return max(1, min(n, CHUNK_ENTRIES // max(k, 1)))
+
+
+def squared_distances(X: np.ndarray, C: np.ndarray, X_sq: np.ndarray | None = None) -> np.ndarray:
+    """‖x − c‖² for every pair via ‖x‖² − 2x·c + ‖c‖² (one GEMM), clipped at 0. Not chunked."""
+    if X_sq is None:
+        X_sq = np.einsum("ij,ij->i", X, X)
+    C_sq = np.einsum("ij,ij->i", C, C)
+    D = X @ C.T
+    D *= -2.0
+    D += X_sq[:, None]
+    D += C_sq[None, :]
+    np.maximum(D, 0.0, out=D)
+    return D
+
+
+def assign(X: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Nearest centre of every row and its squared distance, in chunks of rows."""
+    X = np.asarray(X, dtype=float)
+    C = np.atleast_2d(np.asarray(C, dtype=float))
+    n = X.shape[0]
+    labels = np.empty(n, dtype=np.int64)
+    d2 = np.empty(n, dtype=float)
+    step = _chunk_rows(n, C.shape[0])
+    for start in range(0, n, step):
+        block = X[start:start + step]
+        D = squared_distances(block, C)
+        lab = np.argmin(D, axis=1)
+        labels[start:start + step] = lab
+        d2[start:start + step] = D[np.arange(D.shape[0]), lab]
+    return labels, d2
+
+
+def kmeans_cost(X: np.ndarray, C: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """Σ_i w_i min_j ‖x_i − c_j‖²."""
+    _, d2 = assign(X, C)
+    return float(d2.sum() if weights is None else np.dot(weights, d2))
+
+
+def nicv(X: np.ndarray, C: np.ndarray) -> float:
+    """Normalized intra-cluster variance (Su et al. §5.1): k-means cost / n."""
+    return kmeans_cost(X, C) / X.shape[0]
+
+
+def kmedian_cost(X: np.ndarray, C: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """Σ_i w_i min_j ‖x_i − c_j‖."""
+    _, d2 = assign(X, C)
+    d = np.sqrt(d2)
+    return float(d.sum() if weights is None else np.dot(weights, d))
+
+
+def cluster_sizes(labels: np.ndarray, k: int) -> np.ndarray:
+    return np.bincount(labels, minlength=k)
+
+
+def all_costs(X: np.ndarray, C: np.ndarray) -> dict:
+    """Every objective from one assignment pass: k-means cost, NICV, k-median cost, cluster sizes."""
+    labels, d2 = assign(X, C)
+    kmeans = float(d2.sum())
+    return {
+        "cost_kmeans": kmeans,
+        "nicv": kmeans / X.shape[0],
+        "cost_kmedian": float(np.sqrt(d2).sum()),
+        "cluster_sizes": cluster_sizes(labels, C.shape[0]).tolist(),
+    }
+
+
+def ratio(value: float, baseline: float) -> float:
+    """value / baseline (the papers' normalisation); NaN when the baseline is 0."""
+    return float(value / baseline) if baseline else float("nan")
