@@ -35,9 +35,38 @@ def cluster_sums(X: np.ndarray, labels: np.ndarray, k: int, weights: np.ndarray 
     """Per-cluster weighted sums (k, d) and counts (k,) via one sparse one-hot product."""
     n = X.shape[0]
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
-    onehot = sparse.csr_matrix((w, (labels, np.arange(n))), shape=(k, n))
+    onehot = sparse.csr_matrix((w, labels, np.arange(n + 1)), shape=(n, k)).T.tocsr()
     sums = np.asarray(onehot @ X)
-    counts = np.asarray(onehot.sum(axis=1)).ravel()
+    counts = np.bincount(labels, weights=w, minlength=k)
+    return sums, counts
+
+
+#: Rows per block of the fused Lloyd step: small enough that a block of X stays in cache between
+#: the distance GEMM and the sum GEMM (a speed setting only; results do not depend on it).
+LLOYD_BLOCK_ROWS = 512
+
+
+def lloyd_step(X: np.ndarray, C: np.ndarray, weights: np.ndarray | None = None):
+    """One assignment + accumulation pass: per-cluster (weighted) sums (k, d) and counts (k,).
+
+    Fused per block of rows: distances by one GEMM, argmin, then the block's one-hot matrix times
+    the block (a second small GEMM), so X is read from memory once per iteration.
+    """
+    k, d = C.shape
+    C_sq = np.einsum("ij,ij->i", C, C)
+    sums = np.zeros((k, d))
+    counts = np.zeros(k)
+    step = LLOYD_BLOCK_ROWS
+    for start in range(0, X.shape[0], step):
+        block = X[start:start + step]
+        D = block @ C.T
+        D *= -2.0
+        D += C_sq[None, :]
+        lab = np.argmin(D, axis=1)
+        onehot = np.zeros((k, block.shape[0]))
+        onehot[lab, np.arange(block.shape[0])] = 1.0 if weights is None else weights[start:start + step]
+        sums += onehot @ block
+        counts += onehot.sum(axis=1)
     return sums, counts
 
 
@@ -54,9 +83,9 @@ def lloyd(X: np.ndarray, init: np.ndarray, max_iter: int = 300, tol: float = 0.0
     trace: list[float] = []
     converged = False
     it = 0
+    w = None if weights is None else np.asarray(weights, dtype=float)
     for it in range(1, max_iter + 1):
-        labels, d2 = assign(X, C)
-        sums, counts = cluster_sums(X, labels, k, weights)
+        sums, counts = lloyd_step(X, C, w)
         new_C = C.copy()
         nonempty = counts > 0
         new_C[nonempty] = sums[nonempty] / counts[nonempty, None]

@@ -47,6 +47,22 @@ def assign(X: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return labels, d2
 
 
+def nearest(X: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """Index of the nearest centre of every row: argmin_j (‖c_j‖² − 2 x·c_j), one GEMM per chunk
+    (‖x‖² does not change the argmin, so it is never computed)."""
+    C = np.atleast_2d(np.asarray(C, dtype=float))
+    n = X.shape[0]
+    labels = np.empty(n, dtype=np.int64)
+    C_sq = np.einsum("ij,ij->i", C, C)
+    step = _chunk_rows(n, C.shape[0])
+    for start in range(0, n, step):
+        D = X[start:start + step] @ C.T
+        D *= -2.0
+        D += C_sq[None, :]
+        labels[start:start + step] = np.argmin(D, axis=1)
+    return labels
+
+
 def kmeans_cost(X: np.ndarray, C: np.ndarray, weights: np.ndarray | None = None) -> float:
     """Σ_i w_i min_j ‖x_i − c_j‖²."""
     _, d2 = assign(X, C)

@@ -1,0 +1,40 @@
+# dpclust: re-run the experiments of five papers on differentially private clustering.
+#   snakemake --cores 8                                   full protocol (default config)
+#   snakemake --cores 8 --configfile config/quick.yaml    every item, reduced, in minutes
+#   snakemake --report report.html                        one HTML report with every figure/table
+# Jobs are planned by dpclust.workflow from config/ (validated by workflow/schemas/).
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from snakemake.utils import min_version
+
+from dpclust.codehash import code_hash
+from dpclust.data import load_registry
+from dpclust.workflow import function_module, load_config, plan
+
+min_version("9.0")
+
+
+configfile: os.path.join(workflow.basedir, "config", "config.yaml")
+
+
+CONFIG_DIR = Path(workflow.basedir) / "config"
+CFG = load_config(CONFIG_DIR, base=config)
+PLAN = plan(CFG)
+REGISTRY = load_registry(CONFIG_DIR / "datasets.yaml")
+PY = shlex.quote(sys.executable)
+DATA = CFG["data_dir"]
+RESULTS = CFG["results_dir"]
+MIRROR = CFG.get("data_mirror") or os.environ.get("DPCLUST_DATA_MIRROR", "")
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/data.smk"
+include: "workflow/rules/runs.smk"
+include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/figures.smk"
+include: "workflow/rules/report.smk"

@@ -1,0 +1,181 @@
+"""Command line: `python -m dpclust {run, item, list, data}`.
+
+Imports stay lean on the `run` path (no pandas/matplotlib/sklearn unless an algorithm needs them),
+since Snakemake starts one process per job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import __version__
+from .api import DPClustError
+
+EPILOG = """\
+examples:
+  python -m dpclust run --dataset s1 --algorithm baselines.lloyd --k 15 --epsilon none \\
+      --seed 0 --repetitions 3 --transform minmax_pm1 --out /tmp/run.json
+  python -m dpclust run --dataset s1 --algorithm su2016.dplloyd --k 15 --epsilon 0.5 \\
+      --seed 0 --transform minmax_pm1 --param iterations=5 --out /tmp/dplloyd.json
+  python -m dpclust item baselines table --preset test --workdir /tmp/dpc
+  python -m dpclust list algorithms
+  python -m dpclust data fetch sipu_s1 --raw-dir data/raw --mirror ../shared/datasets
+  python -m dpclust data prepare s1 --raw-dir data/raw --out data/processed/s1.h5
+
+A run record (JSON) holds the resolved settings, seeds, costs (k-means, NICV, k-median),
+epsilon/delta actually spent with the ledger of every charge, iterations, wall time, centres,
+the dpclust version, git commit, code hash and library versions. Same inputs give the same
+record apart from wall_time_s. The full pipeline is `snakemake --cores 8` (see README.md).
+"""
+
+
+def _parse_param(text: str) -> tuple[str, object]:
+    import yaml
+
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise DPClustError(f"--param needs key=value, got {text!r}")
+    return key, yaml.safe_load(value)
+
+
+def _parse_epsilon(text: str):
+    if text.lower() == "none":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise DPClustError(f"--epsilon must be a number or 'none', got {text!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m dpclust",
+        description="dpclust: reproduce five papers on differentially private k-means / k-median.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"dpclust {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run one block of seeds of one algorithm and write a run record",
+                         description="Run ALGORITHM on DATASET for seeds SEED .. SEED+REPETITIONS-1 and "
+                                     "write one JSON run record.", epilog=EPILOG,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("--dataset", required=True, help="dataset name from config/datasets.yaml")
+    run.add_argument("--data", help="processed HDF5 file (default: DATA_DIR/processed/DATASET.h5)")
+    run.add_argument("--data-dir", default="data", help="data directory (default: data)")
+    run.add_argument("--algorithm", required=True, help="algorithm name, e.g. su2016.dplloyd (see `list algorithms`)")
+    run.add_argument("--k", required=True, type=int, help="number of centres")
+    run.add_argument("--epsilon", required=True, help="total privacy budget (> 0), or 'none' for non-private baselines")
+    run.add_argument("--delta", default="0", help="delta in [0, 1), or an expression of n such as 'n^-1.5' (default 0)")
+    run.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    run.add_argument("--repetitions", type=int, default=1, help="number of consecutive seeds (default 1)")
+    run.add_argument("--init-sets", type=int, default=None,
+                     help="share initial centres between seeds with equal seed %% INIT_SETS")
+    run.add_argument("--transform", default="raw", help="named data transform: minmax_pm1, minmax_01, raw")
+    run.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                     help="override one algorithm setting (VALUE is YAML); repeatable")
+    run.add_argument("--base-seed", type=int, default=None, help="base seed (default: config base_seed)")
+    run.add_argument("--config-dir", default="config", help="config directory (default: config)")
+    run.add_argument("--no-centers", action="store_true", help="do not store centres in the record")
+    run.add_argument("--paper", default="", help="label: paper id")
+    run.add_argument("--item", default="", help="label: paper item")
+    run.add_argument("--group", default="", help="label: run group")
+    run.add_argument("--out", required=True, help="output JSON file (written atomically)")
+
+    item = sub.add_parser("item", help="run one paper item end to end in-process (no Snakemake)")
+    item.add_argument("paper")
+    item.add_argument("item")
+    item.add_argument("--preset", choices=["full", "quick", "test"], default="quick")
+    item.add_argument("--workdir", required=True, help="directory for data/ and results/")
+    item.add_argument("--config-dir", default=None)
+    item.add_argument("--mirror", default=None, help="local mirror of the raw datasets")
+
+    lst = sub.add_parser("list", help="list papers/items, algorithms or datasets")
+    lst.add_argument("what", choices=["items", "algorithms", "datasets"])
+    lst.add_argument("--config-dir", default=None)
+
+    data = sub.add_parser("data", help="download (or copy from a mirror) and prepare datasets")
+    data_sub = data.add_subparsers(dest="data_command", required=True, metavar="DATA_COMMAND")
+    from .data.cli import register
+
+    register(data_sub)
+    return parser
+
+
+def cmd_run(args) -> int:
+    from .runner import RunRequest, run_block, write_json_atomic
+    from .workflow import load_config
+
+    if args.repetitions < 1:
+        raise DPClustError("--repetitions must be >= 1")
+    config_dir = Path(args.config_dir)
+    config = load_config(config_dir)
+    params = dict(_parse_param(p) for p in args.param)
+    req = RunRequest(
+        dataset=args.dataset, algorithm=args.algorithm, k=args.k, epsilon=_parse_epsilon(args.epsilon),
+        seeds=list(range(args.seed, args.seed + args.repetitions)),
+        data_path=args.data or str(Path(args.data_dir) / "processed" / f"{args.dataset}.h5"),
+        delta=args.delta, transform=args.transform, init_sets=args.init_sets, params=params,
+        base_seed=config["base_seed"] if args.base_seed is None else args.base_seed,
+        store_centers=not args.no_centers, paper=args.paper, item=args.item, group=args.group,
+        registry_path=str(config_dir / "datasets.yaml"))
+    from .data import load_registry
+
+    load_registry(req.registry_path).dataset(args.dataset)  # unknown dataset: clear error first
+    if not Path(req.data_path).exists():
+        raise DPClustError(f"processed data file {req.data_path} does not exist; run "
+                           f"`python -m dpclust data prepare {args.dataset} ...` or the Snakemake workflow")
+    record = run_block(req, config["algorithms"])
+    write_json_atomic(record, args.out)
+    return 0
+
+
+def cmd_item(args) -> int:
+    from .pipeline import run_item_locally
+
+    run_item_locally(args.paper, args.item, args.workdir, config_dir=args.config_dir,
+                     overrides={"preset": args.preset}, mirror=args.mirror)
+    return 0
+
+
+def cmd_list(args) -> int:
+    from .workflow import load_config, plan
+
+    config = load_config(args.config_dir)
+    if args.what == "algorithms":
+        for name, entry in sorted(config["algorithms"].items()):
+            print(f"{name:32s} {entry['function']}{'' if entry.get('private', True) else '  (non-private)'}")
+    elif args.what == "items":
+        p = plan(config)
+        for t in p.items:
+            print(f"{t.key:32s} {t.kind:7s} {len(t.runs):5d} jobs  {t.cfg.get('reproduces', '')}")
+        print(f"total run jobs: {len(p.runs)}")
+    else:
+        from .data import load_registry
+
+        reg = load_registry(Path(config["config_dir"]) / "datasets.yaml")
+        for name in sorted(reg.datasets):
+            print(name)
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "run":
+            return cmd_run(args)
+        if args.command == "item":
+            return cmd_item(args)
+        if args.command == "list":
+            return cmd_list(args)
+        return args.func(args)
+    except DPClustError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

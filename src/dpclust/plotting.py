@@ -1,0 +1,115 @@
+"""Figure and table rendering helpers shared by every paper's `items.py`.
+
+Renderers read tidy tables only. Output is deterministic: fixed fonts/sizes, no timestamps in
+PDF/PNG metadata, so the same table gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+#: Metadata that keeps output files byte-identical across runs.
+PDF_METADATA = {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": "dpclust"}
+PNG_METADATA = {"Software": "dpclust"}
+
+plt.rcParams.update({
+    "figure.dpi": 100,
+    "savefig.dpi": 150,
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "legend.fontsize": 8,
+    "svg.hashsalt": "dpclust",
+})
+
+#: Stable colours/markers per algorithm name, so every figure uses the same style for a method.
+_STYLE_CYCLE = ["o", "s", "^", "v", "D", "P", "X", "*", "<", ">", "h"]
+
+
+def style_for(name: str, index: int) -> dict:
+    return {"marker": _STYLE_CYCLE[index % len(_STYLE_CYCLE)], "color": f"C{index % 10}"}
+
+
+def panel_grid(n_panels: int, ncols: int = 3, panel_size=(3.6, 2.8), sharey: bool = False):
+    """A figure with `n_panels` axes laid out `ncols` wide; unused axes are removed."""
+    ncols = max(1, min(ncols, n_panels))
+    nrows = max(1, math.ceil(n_panels / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size[0] * ncols, panel_size[1] * nrows),
+                             squeeze=False, sharey=sharey)
+    flat = list(axes.ravel())
+    for ax in flat[n_panels:]:
+        ax.remove()
+    return fig, flat[:n_panels]
+
+
+def mark_unavailable(ax, title: str, reason: str = "") -> None:
+    """Draw the "data unavailable" panel: no data is ever substituted."""
+    ax.set_title(title)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    text = "data unavailable"
+    if reason:
+        text += "\n" + _wrap(reason, 38)
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=8, color="0.3")
+    for spine in ax.spines.values():
+        spine.set_linestyle(":")
+
+
+def _wrap(text: str, width: int) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width)[:4])
+
+
+def save_figure(fig, stem: str | Path) -> None:
+    """Write `stem.png` and `stem.pdf` deterministically and close the figure."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(stem.with_suffix(".png"), metadata=PNG_METADATA, bbox_inches="tight")
+    fig.savefig(stem.with_suffix(".pdf"), metadata=PDF_METADATA, bbox_inches="tight")
+    plt.close(fig)
+
+
+def to_markdown(df: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table (no tabulate dependency)."""
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(_cell(v) for v in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def write_table(df: pd.DataFrame, stem: str | Path, title: str = "", note: str = "") -> None:
+    """Render a table as `stem.md`, `stem.png` and `stem.pdf`."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    md = (f"**{title}**\n\n" if title else "") + to_markdown(df) + (f"\n{note}\n" if note else "")
+    stem.with_suffix(".md").write_text(md, encoding="utf-8")
+    n_rows = max(len(df), 1)
+    width = min(max(2.0, 1.3 * len(df.columns)), 16)
+    fig, ax = plt.subplots(figsize=(width, 0.45 + 0.28 * (n_rows + 1) + (0.3 if note else 0)))
+    ax.axis("off")
+    cells = [[_cell(v) for v in row] for row in df.itertuples(index=False)] or [["" for _ in df.columns]]
+    tab = ax.table(cellText=cells, colLabels=[str(c) for c in df.columns], loc="center", cellLoc="center")
+    tab.auto_set_font_size(False)
+    tab.set_fontsize(7)
+    tab.auto_set_column_width(list(range(len(df.columns))))
+    if title:
+        ax.set_title(title, fontsize=9)
+    if note:
+        fig.text(0.01, 0.01, _wrap(note, 160), fontsize=6, va="bottom")
+    save_figure(fig, stem)

@@ -1,0 +1,43 @@
+"""Shared fixtures: repository paths and the local dataset mirror (../shared/datasets)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_datasets_dir() -> Path:
+    """The read-only mirror beside the repository (CI clones main next to ../shared)."""
+    env = os.environ.get("DPCLUST_TEST_MIRROR")
+    path = Path(env) if env else REPO.parent / "shared" / "datasets"
+    return path
+
+
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def mirror() -> Path:
+    path = shared_datasets_dir()
+    if not (path / "MANIFEST.md").exists():
+        pytest.fail(f"dataset mirror not found at {path}: clone the repo beside ../shared or set DPCLUST_TEST_MIRROR")
+    return path
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(12345)
+
+
+@pytest.fixture
+def blobs(rng) -> np.ndarray:
+    """Three well separated 2-D Gaussian blobs in [0, 1]^2 (300 points)."""
+    centers = np.array([[0.2, 0.2], [0.8, 0.2], [0.5, 0.8]])
+    X = np.concatenate([c + 0.03 * rng.standard_normal((100, 2)) for c in centers])
+    return np.clip(X, 0.0, 1.0)

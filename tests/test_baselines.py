@@ -1,0 +1,76 @@
+"""Non-private baselines and metrics against scikit-learn and brute force."""
+import numpy as np
+import pytest
+from sklearn.cluster import KMeans
+
+from dpclust.baselines import (geometric_median, kmedian_plus_plus, lloyd, lloyd_algorithm,
+                               lloyd_kmedian)
+from dpclust.metrics import CHUNK_ENTRIES, all_costs, assign, kmeans_cost, kmedian_cost, nicv
+
+
+def test_assign_matches_brute_force(rng):
+    X = rng.standard_normal((500, 7))
+    C = rng.standard_normal((9, 7))
+    brute = ((X[:, None, :] - C[None, :, :]) ** 2).sum(-1)
+    labels, d2 = assign(X, C)
+    assert np.array_equal(labels, brute.argmin(1))
+    assert np.allclose(d2, brute.min(1))
+
+
+def test_assign_chunking_gives_same_answer(rng, monkeypatch):
+    import dpclust.metrics as m
+
+    X = rng.standard_normal((1000, 3))
+    C = rng.standard_normal((4, 3))
+    full = assign(X, C)
+    monkeypatch.setattr(m, "CHUNK_ENTRIES", 40)  # 10 rows per chunk
+    chunked = m.assign(X, C)
+    assert np.array_equal(full[0], chunked[0]) and np.allclose(full[1], chunked[1])
+    assert CHUNK_ENTRIES > 40
+
+
+def test_costs(rng):
+    X = rng.standard_normal((200, 2))
+    C = X[:3]
+    d = np.sqrt(((X[:, None] - C[None]) ** 2).sum(-1)).min(1)
+    assert kmeans_cost(X, C) == pytest.approx((d ** 2).sum())
+    assert nicv(X, C) == pytest.approx((d ** 2).mean())
+    assert kmedian_cost(X, C) == pytest.approx(d.sum())
+    costs = all_costs(X, C)
+    assert sum(costs["cluster_sizes"]) == 200
+
+
+def test_lloyd_matches_sklearn_same_init(rng):
+    X = rng.standard_normal((2000, 5))
+    init = X[:6].copy()
+    ours = lloyd(X, init, max_iter=20, tol=0.0)
+    ref = KMeans(6, init=init, n_init=1, max_iter=20, tol=0.0, algorithm="lloyd").fit(X)
+    assert np.allclose(np.sort(ours.centers, axis=0), np.sort(ref.cluster_centers_, axis=0), atol=1e-8)
+    assert ours.cost == pytest.approx(ref.inertia_, rel=1e-9)
+
+
+def test_lloyd_converges_and_counts_iterations(blobs):
+    res = lloyd(blobs, blobs[[0, 100, 200]], max_iter=100, tol=0.0, record_trace=True)
+    assert res.converged and res.iterations < 100
+    assert all(a >= b - 1e-12 for a, b in zip(res.trace, res.trace[1:]))  # Lloyd never increases the cost
+
+
+def test_lloyd_algorithm_shares_init_seed(blobs, rng):
+    settings = {"init": "random_points", "max_iter": 1, "tol": 0.0, "init_seed": 7}
+    a = lloyd_algorithm(blobs, 3, None, 0.0, rng, settings)
+    b = lloyd_algorithm(blobs, 3, None, 0.0, np.random.default_rng(999), settings)
+    assert np.array_equal(a.centers, b.centers) and a.epsilon_spent == 0.0
+
+
+def test_geometric_median_is_optimal(rng):
+    P = rng.standard_normal((300, 3)) * [1, 2, 3]
+    m = geometric_median(P)
+    f = lambda y: np.sqrt(((P - y) ** 2).sum(1)).sum()  # noqa: E731
+    for _ in range(20):
+        assert f(m) <= f(m + 0.01 * rng.standard_normal(3)) + 1e-9
+
+
+def test_kmedian_pipeline(blobs, rng):
+    C0 = kmedian_plus_plus(blobs, 3, rng)
+    res = lloyd_kmedian(blobs, C0, max_iter=10)
+    assert res.cost <= kmedian_cost(blobs, C0) + 1e-9

@@ -1,0 +1,102 @@
+"""`python -m dpclust run`: determinism, run records, and one clear error per bad input."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpclust.cli import main
+from dpclust.data import prepare_dataset, write_processed
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIG = REPO / "config"
+
+
+@pytest.fixture(scope="module")
+def iris_h5(tmp_path_factory, mirror):
+    from dpclust.data import fetch_source, load_registry
+
+    d = tmp_path_factory.mktemp("data")
+    reg = load_registry(CONFIG / "datasets.yaml")
+    for source in reg.sources_for("iris"):
+        fetch_source(source, raw_dir=d / "raw", mirror=str(mirror), registry=reg)
+    out = d / "iris.h5"
+    prepare_dataset("iris", raw_dir=d / "raw", out_path=out, registry=reg)
+    return out
+
+
+def _run(args, capsys):
+    code = main(["run", "--config-dir", str(CONFIG), *args])
+    return code, capsys.readouterr().err
+
+
+BASE = ["--dataset", "iris", "--algorithm", "baselines.lloyd", "--k", "3", "--epsilon", "none",
+        "--transform", "minmax_01"]
+
+
+def test_record_is_deterministic_apart_from_timing(iris_h5, tmp_path, capsys):
+    outs = []
+    for name in ("a.json", "b.json"):
+        code, err = _run([*BASE, "--data", str(iris_h5), "--seed", "4", "--repetitions", "3",
+                          "--out", str(tmp_path / name)], capsys)
+        assert code == 0, err
+        rec = json.loads((tmp_path / name).read_text())
+        for run in rec["runs"]:
+            run.pop("wall_time_s")
+        outs.append(rec)
+    assert outs[0] == outs[1]
+    rec = outs[0]
+    assert rec["status"] == "ok" and rec["seeds"] == [4, 5, 6] and rec["n"] == 150 and rec["d"] == 4
+    for key in ("settings", "code_hash", "git_commit", "versions", "dpclust_version", "bounds"):
+        assert key in rec
+    run = rec["runs"][0]
+    assert run["epsilon_spent"] == 0.0 and len(run["centers"]) == 3 and run["iterations"] >= 1
+    assert run["nicv"] == pytest.approx(run["cost_kmeans"] / 150)
+
+
+def test_block_layout_does_not_change_results(iris_h5, tmp_path, capsys):
+    _run([*BASE, "--data", str(iris_h5), "--seed", "0", "--repetitions", "4", "--out", str(tmp_path / "all.json")], capsys)
+    _run([*BASE, "--data", str(iris_h5), "--seed", "2", "--repetitions", "2", "--out", str(tmp_path / "tail.json")], capsys)
+    full = json.loads((tmp_path / "all.json").read_text())["runs"][2:]
+    tail = json.loads((tmp_path / "tail.json").read_text())["runs"]
+    assert [r["centers"] for r in full] == [r["centers"] for r in tail]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"--k": "151"}, "exceeds the number of points"),
+    ({"--k": "0"}, "at least 1"),
+    ({"--epsilon": "0"}, "epsilon"),
+    ({"--epsilon": "-1"}, "epsilon"),
+    ({"--delta": "1"}, "delta"),
+    ({"--delta": "-0.1"}, "delta"),
+    ({"--dataset": "irs"}, "irs"),
+    ({"--algorithm": "baselines.nope"}, "unknown algorithm"),
+    ({"--transform": "zscore"}, "zscore"),
+])
+def test_bad_input_is_one_clear_error_and_no_output(iris_h5, tmp_path, capsys, change, message):
+    args = dict(zip(BASE[::2], BASE[1::2]))
+    args.update(change)
+    flat = [x for kv in args.items() for x in kv]
+    out = tmp_path / "out.json"
+    code, err = _run([*flat, "--data", str(iris_h5), "--out", str(out)], capsys)
+    assert code == 2
+    assert message in err and err.count("\n") == 1
+    assert not out.exists() and not list(tmp_path.glob(".tmp-*"))
+
+
+def test_nan_in_data_is_rejected(tmp_path, capsys):
+    X = np.random.default_rng(0).random((20, 4))
+    X[3, 1] = np.nan
+    path = tmp_path / "iris.h5"
+    with pytest.raises(Exception, match="(?i)nan"):
+        write_processed(path, X, None, {"name": "iris", "source": "test", "sha256": "", "parser_version": 0})
+    assert not path.exists()
+
+
+def test_help_explains_everything():
+    out = subprocess.run([sys.executable, "-m", "dpclust", "run", "--help"], capture_output=True, text=True)
+    assert out.returncode == 0
+    for word in ("--dataset", "--algorithm", "--epsilon", "--delta", "--seed", "--param", "--out", "run record"):
+        assert word in out.stdout

@@ -1,0 +1,118 @@
+"""Config validation and job planning (dpclust.workflow)."""
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dpclust.api import DPClustError
+from dpclust.workflow import deep_merge, fmt_epsilon, load_config, plan, resolve_delta
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def cfg_dir(tmp_path):
+    """A config dir with the real config.yaml/datasets.yaml and only the baselines paper."""
+    d = tmp_path / "config"
+    (d / "papers").mkdir(parents=True)
+    shutil.copy(REPO / "config" / "config.yaml", d / "config.yaml")
+    shutil.copy(REPO / "config" / "papers" / "baselines.yaml", d / "papers" / "baselines.yaml")
+    top = yaml.safe_load((d / "config.yaml").read_text())
+    top["papers"] = ["baselines"]
+    (d / "config.yaml").write_text(yaml.safe_dump(top))
+    return d
+
+
+def _edit_paper(cfg_dir, fn):
+    path = cfg_dir / "papers" / "baselines.yaml"
+    data = yaml.safe_load(path.read_text())
+    fn(data)
+    path.write_text(yaml.safe_dump(data))
+
+
+def test_real_config_validates():
+    config = load_config(REPO / "config")
+    assert config["preset"] == "full"
+    assert "baselines.lloyd" in config["algorithms"]
+
+
+def test_plan_expands_seed_blocks(cfg_dir):
+    config = load_config(cfg_dir)
+    p = plan(config)
+    table = p.item("baselines", "table")
+    group = config["paper_configs"]["baselines"]["items"]["table"]["runs"]["real"]
+    n_cells = len(group["datasets"]) * len(group["k"]) * len(group["algorithms"])
+    blocks = -(-group["repetitions"] // group["seed_block"])
+    assert len(table.runs) == n_cells * blocks
+    assert all(j.epsilon is None for j in table.runs)  # non-private: one epsilon token
+    assert p.item("baselines", "figure").runs == table.runs  # runs_from shares jobs
+    assert len(p.runs_by_path) == len(table.runs)
+
+
+def test_preset_merges_over_item(cfg_dir):
+    config = load_config(cfg_dir, overrides={"preset": "test"})
+    group = config["paper_configs"]["baselines"]["items"]["table"]["runs"]["real"]
+    assert group["datasets"] == ["iris", "s1"] and group["repetitions"] == 2
+
+
+def test_seed_blocks_cover_every_seed_once(cfg_dir):
+    _edit_paper(cfg_dir, lambda d: d["items"]["table"]["runs"]["real"].update(repetitions=7, seed_block=3))
+    jobs = [j for j in plan(load_config(cfg_dir)).item("baselines", "table").runs
+            if j.dataset == "iris" and j.k == 2 and j.algorithm == "baselines.lloyd"]
+    seeds = sorted(s for j in jobs for s in range(j.seed_start, j.seed_start + j.seed_count))
+    assert seeds == list(range(7))
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda top: top.update(presett="quick"), "presett"),
+    (lambda top: top.update(preset="fast"), "preset"),
+    (lambda top: top.update(papers=["nope"]), "papers"),
+    (lambda top: top.update(base_seed="x"), "base_seed"),
+])
+def test_invalid_top_config_is_one_clear_error(cfg_dir, mutate, message):
+    path = cfg_dir / "config.yaml"
+    top = yaml.safe_load(path.read_text())
+    mutate(top)
+    path.write_text(yaml.safe_dump(top))
+    with pytest.raises(DPClustError, match=message):
+        load_config(cfg_dir)
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d["items"]["table"]["runs"]["real"].update(repetitons=3), "repetitons"),
+    (lambda d: d["items"]["table"]["runs"]["real"].update(algorithms=["baselines.nope"]), "unknown algorithm"),
+    (lambda d: d["items"]["table"]["runs"]["real"].update(params={"baselines.lloyd": {"max_iters": 3}}), "max_iters"),
+    (lambda d: d["items"]["table"]["runs"]["real"].update(transform="zscore"), "transform"),
+    (lambda d: d["items"]["table"]["runs"]["real"].update(k=[0]), "k"),
+    (lambda d: d["items"]["table"]["runs"]["real"].update(epsilon=[-1.0]), "epsilon"),
+    (lambda d: d["items"]["table"]["runs"]["real"].update(delta=1.5), "delta"),
+    (lambda d: d["items"]["table"].update(kind="chart"), "kind"),
+    (lambda d: d["items"]["figure"].update(runs_from="nope"), "runs_from"),
+])
+def test_invalid_paper_config_is_one_clear_error(cfg_dir, mutate, message):
+    _edit_paper(cfg_dir, mutate)
+    with pytest.raises(DPClustError, match=message):
+        plan(load_config(cfg_dir))
+
+
+def test_private_algorithm_needs_epsilon(cfg_dir):
+    def mutate(d):
+        d["algorithms"]["baselines.lloyd"]["private"] = True
+    _edit_paper(cfg_dir, mutate)
+    with pytest.raises(DPClustError, match="needs epsilon"):
+        plan(load_config(cfg_dir))
+
+
+def test_resolve_delta():
+    assert resolve_delta("n^-1.5", 10_000) == pytest.approx(1e-6)
+    assert resolve_delta("0.5/n", 100) == pytest.approx(0.005)
+    assert resolve_delta(1e-5, 10) == 1e-5
+    for bad in ("n^1", 1.0, -0.1, "abc"):
+        with pytest.raises(DPClustError):
+            resolve_delta(bad, 10)
+
+
+def test_helpers():
+    assert fmt_epsilon(None) == "none" and fmt_epsilon(0.05) == "0.05" and fmt_epsilon(1) == "1.0"
+    assert deep_merge({"a": {"b": 1, "c": [1]}}, {"a": {"c": [2]}}) == {"a": {"b": 1, "c": [2]}}

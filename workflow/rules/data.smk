@@ -1,0 +1,35 @@
+# Raw data: download from the canonical URL, or copy from a mirror (config data_mirror or
+# $DPCLUST_DATA_MIRROR); checksums verified, written atomically. A source that cannot be had
+# gets a manifest with status "unavailable" (one clear line in the log), never a substitute.
+
+
+rule fetch_source:
+    output:
+        f"{DATA}/raw/{{source}}/manifest.json",
+    log:
+        "logs/fetch/{source}.log",
+    params:
+        mirror=shlex.quote(MIRROR),
+        timeout=CFG.get("download", {}).get("timeout_s", 60),
+        retries=CFG.get("download", {}).get("retries", 2),
+        registry=CONFIG_DIR / "datasets.yaml",
+        code=code_hash("dpclust.data.download"),
+    shell:
+        "{PY} -m dpclust data fetch {wildcards.source} --raw-dir {DATA}/raw --mirror {params.mirror}"
+        " --timeout {params.timeout} --retries {params.retries} --registry {params.registry}"
+        " 2>&1 | tee {log}"
+
+
+rule prepare_dataset:
+    input:
+        lambda w: [f"{DATA}/raw/{s}/manifest.json" for s in REGISTRY.sources_for(w.dataset)],
+    output:
+        f"{DATA}/processed/{{dataset}}.h5",
+    log:
+        "logs/prepare/{dataset}.log",
+    params:
+        registry=CONFIG_DIR / "datasets.yaml",
+        code=code_hash("dpclust.data"),
+    shell:
+        "{PY} -m dpclust data prepare {wildcards.dataset} --raw-dir {DATA}/raw --out {output}"
+        " --registry {params.registry} 2>&1 | tee {log}"

@@ -1,0 +1,30 @@
+# One job per (paper, item, run group, dataset, algorithm, k, epsilon, seed block).
+# params.code hashes the algorithm's module and every dpclust module it imports, so editing an
+# algorithm re-runs exactly the jobs that use it; a fresh checkout of the same code re-runs nothing.
+
+RUN_CODE = {
+    name: code_hash(function_module(entry["function"]), "dpclust.runner")
+    for name, entry in CFG["algorithms"].items()
+}
+
+
+rule run:
+    input:
+        f"{DATA}/processed/{{dataset}}.h5",
+    output:
+        f"{RESULTS}/runs/{{paper}}/{{item}}/{{group}}/{{dataset}}/{{algorithm}}/k{{k}}_e{{eps}}_b{{block}}.json",
+    log:
+        "logs/runs/{paper}/{item}/{group}/{dataset}/{algorithm}/k{k}_e{eps}_b{block}.log",
+    wildcard_constraints:
+        k=r"\d+",
+        block=r"\d+",
+        eps=r"[0-9.e+-]+|none",
+    params:
+        args=lambda w, output: shlex.join(PLAN.runs_by_path[output[0]].cli_args()),
+        code=lambda w: RUN_CODE[w.algorithm],
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    shell:
+        "{PY} -m dpclust run {params.args} --data {input} --config-dir {CONFIG_DIR}"
+        " --base-seed {CFG[base_seed]} --out {output} > {log} 2>&1"
