@@ -30,11 +30,14 @@ RESULTS = CFG["results_dir"]
 MIRROR = CFG.get("data_mirror") or os.environ.get("DPCLUST_DATA_MIRROR", "")
 
 
-report: "workflow/report/workflow.rst"
-
-
 include: "workflow/rules/data.smk"
 include: "workflow/rules/runs.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        [path for item in PLAN.items for path in item.outputs],

@@ -1,7 +1,7 @@
 """Non-private baselines: Lloyd, k-means++ (+ Lloyd), k-median++ and Lloyd-style k-median.
 
 Lloyd's iteration (Lloyd 1982) is written here on BLAS: one GEMM per iteration for the assignment
-(`metrics.assign`) and one sparse one-hot product for the cluster sums, so it is as fast as
+(`lloyd_step`) fused with the one-hot product for the cluster sums, so it is as fast as
 scikit-learn's on the same init and iteration count (see `benchmarks/bench_lloyd.py`). k-means++
 seeding is scikit-learn's `kmeans_plusplus` (Arthur & Vassilvitskii 2007). The k-median variant
 uses D¹ seeding and the exact geometric median per cluster (Weiszfeld's algorithm).
@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import sparse
 
 from .api import ClusteringResult
 from .metrics import assign
@@ -33,6 +32,8 @@ class LloydResult:
 
 def cluster_sums(X: np.ndarray, labels: np.ndarray, k: int, weights: np.ndarray | None = None):
     """Per-cluster weighted sums (k, d) and counts (k,) via one sparse one-hot product."""
+    from scipy import sparse
+
     n = X.shape[0]
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
     onehot = sparse.csr_matrix((w, labels, np.arange(n + 1)), shape=(n, k)).T.tocsr()

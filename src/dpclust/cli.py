@@ -106,19 +106,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_run(args) -> int:
     from .runner import RunRequest, run_block, write_json_atomic
-    from .workflow import load_config
+    from .workflow import _read_yaml, load_papers
 
     if args.repetitions < 1:
         raise DPClustError("--repetitions must be >= 1")
     config_dir = Path(args.config_dir)
-    config = load_config(config_dir)
+    algorithms, _ = load_papers(config_dir, check_schema=False)
+    base_seed = args.base_seed if args.base_seed is not None else _read_yaml(config_dir / "config.yaml")["base_seed"]
     params = dict(_parse_param(p) for p in args.param)
     req = RunRequest(
         dataset=args.dataset, algorithm=args.algorithm, k=args.k, epsilon=_parse_epsilon(args.epsilon),
         seeds=list(range(args.seed, args.seed + args.repetitions)),
         data_path=args.data or str(Path(args.data_dir) / "processed" / f"{args.dataset}.h5"),
         delta=args.delta, transform=args.transform, init_sets=args.init_sets, params=params,
-        base_seed=config["base_seed"] if args.base_seed is None else args.base_seed,
+        base_seed=int(base_seed),
         store_centers=not args.no_centers, paper=args.paper, item=args.item, group=args.group,
         registry_path=str(config_dir / "datasets.yaml"))
     from .data import load_registry
@@ -127,7 +128,7 @@ def cmd_run(args) -> int:
     if not Path(req.data_path).exists():
         raise DPClustError(f"processed data file {req.data_path} does not exist; run "
                            f"`python -m dpclust data prepare {args.dataset} ...` or the Snakemake workflow")
-    record = run_block(req, config["algorithms"])
+    record = run_block(req, algorithms)
     write_json_atomic(record, args.out)
     return 0
 

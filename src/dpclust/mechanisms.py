@@ -10,15 +10,21 @@ References: Laplace mechanism (Dwork et al. 2006; Dwork & Roth 2014, Def. 3.3), 
 (Dwork & Roth 2014, Thm A.1; analytic calibration: Balle & Wang 2018, Thm 8 / Alg. 1), exponential
 mechanism (McSherry & Talwar 2007; Dwork & Roth 2014, Def. 3.4), two-sided geometric mechanism
 (Ghosh, Roughgarden & Sundararajan 2009).
+
+Every mechanism validates all of its inputs, then charges the accountant, then draws; the scale
+functions are looked up through this module's globals at call time (never cache a scale at import
+time), so `dpclust.audit.halved_noise()` reaches every draw. Floating-point sampling is the usual
+idealisation (cf. Mironov 2012 on the Laplace mechanism): the guarantees are those of the
+real-valued mechanisms.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import optimize, special
 
 if TYPE_CHECKING:  # pragma: no cover
     from .accountant import Accountant
@@ -66,8 +72,8 @@ def laplace_mechanism(
     """Release `value + Lap(Δ₁/ε)` elementwise; `sensitivity` is the L1 sensitivity of the whole
     vector `value`. Charges ε to `accountant` first."""
     scale = laplace_scale(sensitivity, epsilon)
-    _charge(accountant, epsilon, 0.0, label)
     value = np.asarray(value, dtype=float)
+    _charge(accountant, epsilon, 0.0, label)
     return value + rng.laplace(0.0, scale, size=value.shape)
 
 
@@ -88,13 +94,19 @@ def _analytic_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
     """δ(σ) of the Gaussian mechanism (Balle & Wang 2018, Thm 8), computed stably in log space."""
     a = sensitivity / (2.0 * sigma)
     b = epsilon * sigma / sensitivity
+    from scipy import special  # lazy: keeps `python -m dpclust run` start-up lean
+
     first = special.ndtr(a - b)
     second = math.exp(epsilon + special.log_ndtr(-a - b))
     return first - second
 
 
 def gaussian_sigma_analytic(sensitivity: float, epsilon: float, delta: float) -> float:
-    """Smallest σ for which the Gaussian mechanism is (ε, δ)-DP (Balle & Wang 2018, Alg. 1)."""
+    """Smallest σ for which the Gaussian mechanism is (ε, δ)-DP (Balle & Wang 2018, Thm 8).
+
+    Solves δ(σ) = δ for the exact criterion of Thm 8 by bracketing and Brent's method in log σ
+    (equivalent to their Alg. 1), then nudges σ up until δ(σ) ≤ δ holds in floating point.
+    """
     _check_sensitivity(sensitivity)
     _check_eps(epsilon)
     _check_delta(delta, positive=True)
@@ -104,6 +116,8 @@ def gaussian_sigma_analytic(sensitivity: float, epsilon: float, delta: float) ->
         lo -= 10.0
     while f(hi) > 0:
         hi += 10.0
+    from scipy import optimize
+
     log_sigma = optimize.brentq(f, lo, hi, xtol=1e-12, rtol=1e-12, maxiter=500)
     sigma = math.exp(log_sigma)
     # brentq's root may sit a hair on the wrong side; step up until δ(σ) ≤ δ holds exactly.
@@ -133,8 +147,8 @@ def gaussian_mechanism(
 ):
     """Release `value + N(0, σ²)` elementwise, σ calibrated to L2 sensitivity Δ₂ and (ε, δ)."""
     sigma = gaussian_sigma(sensitivity, epsilon, delta, calibration)
-    _charge(accountant, epsilon, delta, label)
     value = np.asarray(value, dtype=float)
+    _charge(accountant, epsilon, delta, label)
     return value + rng.normal(0.0, sigma, size=value.shape)
 
 
@@ -148,12 +162,7 @@ def exponential_logit_scale(sensitivity: float, epsilon: float, monotonic: bool 
     return epsilon / (sensitivity if monotonic else 2.0 * sensitivity)
 
 
-def sample_from_log_weights(log_weights, rng: np.random.Generator, method: str = "gumbel") -> int:
-    """Draw index i with probability ∝ exp(log_weights[i]), exactly, without overflow.
-
-    `gumbel`: argmax(log w + Gumbel noise) (the Gumbel-max trick), O(n) and one pass; `inverse_cdf`:
-    normalise by log-sum-exp and invert the CDF with one uniform. `-inf` weights are never drawn.
-    """
+def _check_log_weights(log_weights) -> np.ndarray:
     logw = np.asarray(log_weights, dtype=float).ravel()
     if logw.size == 0:
         raise ValueError("cannot sample from an empty candidate set")
@@ -161,14 +170,26 @@ def sample_from_log_weights(log_weights, rng: np.random.Generator, method: str =
         raise ValueError("log weights must not contain NaN or +inf")
     if not np.isfinite(logw).any():
         raise ValueError("every candidate has weight zero")
+    return logw
+
+
+def sample_from_log_weights(log_weights, rng: np.random.Generator, method: str = "gumbel") -> int:
+    """Draw index i with probability ∝ exp(log_weights[i]), exactly, without overflow.
+
+    `gumbel`: argmax(log w + Gumbel noise) (the Gumbel-max trick), O(n) and one pass; `inverse_cdf`:
+    normalise by log-sum-exp and invert the CDF with one uniform. `-inf` weights are never drawn.
+    """
+    if method not in ("gumbel", "inverse_cdf"):
+        raise ValueError(f"unknown sampling method {method!r} (use 'gumbel' or 'inverse_cdf')")
+    logw = _check_log_weights(log_weights)
     if method == "gumbel":
         return int(np.argmax(logw + rng.gumbel(size=logw.shape)))
-    if method == "inverse_cdf":
-        p = np.exp(logw - special.logsumexp(logw))
-        cdf = np.cumsum(p)
-        u = rng.random() * cdf[-1]
-        return int(min(np.searchsorted(cdf, u, side="right"), logw.size - 1))
-    raise ValueError(f"unknown sampling method {method!r} (use 'gumbel' or 'inverse_cdf')")
+    p = np.exp(logw - logw.max())  # unnormalised, max weight 1: no overflow
+    cdf = np.cumsum(p)
+    u = rng.random() * cdf[-1]
+    i = int(np.searchsorted(cdf, u, side="right"))
+    # u may round up to cdf[-1]: fall back to the last candidate of positive weight (never a -inf).
+    return min(i, int(np.flatnonzero(p > 0)[-1]))
 
 
 def exponential_mechanism(
@@ -181,18 +202,38 @@ def exponential_mechanism(
     monotonic: bool = False,
     method: str = "gumbel",
 ) -> int:
-    """Index r drawn with Pr[r] ∝ exp(ε·u(r)/(2Δu)) (McSherry & Talwar 2007); higher u is better."""
+    """Index r drawn with Pr[r] ∝ exp(ε·u(r)/(2Δu)) (McSherry & Talwar 2007; Dwork & Roth 2014,
+    Def. 3.4 / Thm 3.10); higher u is better. With `monotonic=True` (every score moves in the same
+    direction between neighbours) the factor is ε/Δu. Scores of `-inf` are never drawn."""
     c = exponential_logit_scale(sensitivity, epsilon, monotonic)
+    if method not in ("gumbel", "inverse_cdf"):
+        raise ValueError(f"unknown sampling method {method!r} (use 'gumbel' or 'inverse_cdf')")
+    u = _check_log_weights(scores)
+    # Shift by the best score before scaling (softmax is shift invariant): no overflow for huge u.
+    with np.errstate(over="ignore"):  # u − max may be −inf: that candidate has weight 0 anyway
+        logw = c * (u - u[np.isfinite(u)].max())
     _charge(accountant, epsilon, 0.0, label)
-    return sample_from_log_weights(c * np.asarray(scores, dtype=float), rng, method)
+    return sample_from_log_weights(logw, rng, method)
 
 
 # ---------------------------------------------------------------------------------------------
 # Discrete (two-sided geometric) noise
 # ---------------------------------------------------------------------------------------------
 def geometric_alpha(sensitivity: float, epsilon: float) -> float:
-    """α = exp(−ε/Δ) of the two-sided geometric law Pr[Z = z] ∝ α^|z|."""
-    return math.exp(-laplace_scale(sensitivity, epsilon) ** -1)
+    """α = exp(−ε/Δ) of the two-sided geometric law Pr[Z = z] = (1−α)/(1+α)·α^|z|
+    (Ghosh, Roughgarden & Sundararajan 2009), ε-DP for integer queries of L1 sensitivity Δ."""
+    return math.exp(-1.0 / laplace_scale(sensitivity, epsilon))
+
+
+def _check_integer_sensitivity(sensitivity) -> None:
+    if isinstance(sensitivity, (bool, np.bool_)) or not isinstance(sensitivity, numbers.Real):
+        raise ValueError(f"the geometric mechanism needs an integer sensitivity >= 1, got {sensitivity!r}")
+    try:
+        s = float(sensitivity)
+    except (TypeError, ValueError):
+        raise ValueError(f"the geometric mechanism needs an integer sensitivity >= 1, got {sensitivity!r}") from None
+    if not (math.isfinite(s) and s >= 1 and s == int(s)):
+        raise ValueError(f"the geometric mechanism needs an integer sensitivity >= 1, got {sensitivity!r}")
 
 
 def geometric_mechanism(
@@ -203,14 +244,19 @@ def geometric_mechanism(
     accountant: "Accountant | None" = None,
     label: str = "geometric",
 ):
-    """Release integer `value + Z`, Z two-sided geometric (discrete Laplace) with α = exp(−ε/Δ)."""
-    if int(sensitivity) != sensitivity:
-        raise ValueError("the geometric mechanism needs an integer sensitivity")
-    alpha = geometric_alpha(float(sensitivity), epsilon)
-    _charge(accountant, epsilon, 0.0, label)
+    """Release integer `value + Z`, Z two-sided geometric (discrete Laplace) with α = exp(−ε/Δ).
+
+    Z is the difference of two i.i.d. Geometric(1−α) variables on {1, 2, ...}, whose law is
+    (1−α)/(1+α)·α^|z|. `sensitivity` is the L1 sensitivity of the whole integer vector `value`.
+    """
+    _check_integer_sensitivity(sensitivity)
+    scale = laplace_scale(float(sensitivity), epsilon)  # α = exp(−1/scale), as in geometric_alpha
     value = np.asarray(value)
     if not np.issubdtype(value.dtype, np.integer):
         raise ValueError("the geometric mechanism needs integer values")
-    p = 1.0 - alpha
+    p = -math.expm1(-1.0 / scale)  # 1 − α, accurate also for tiny ε/Δ
+    if not p > 0:
+        raise ValueError(f"epsilon/sensitivity = {1.0 / scale!r} is too small for the geometric mechanism")
+    _charge(accountant, epsilon, 0.0, label)
     noise = rng.geometric(p, size=value.shape) - rng.geometric(p, size=value.shape)
     return value.astype(np.int64) + noise

@@ -41,7 +41,7 @@ def panel_grid(n_panels: int, ncols: int = 3, panel_size=(3.6, 2.8), sharey: boo
     ncols = max(1, min(ncols, n_panels))
     nrows = max(1, math.ceil(n_panels / ncols))
     fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size[0] * ncols, panel_size[1] * nrows),
-                             squeeze=False, sharey=sharey)
+                             squeeze=False, sharey=sharey, layout="constrained")
     flat = list(axes.ravel())
     for ax in flat[n_panels:]:
         ax.remove()

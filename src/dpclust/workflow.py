@@ -65,6 +65,36 @@ def validate(data: dict, schema_name: str, where: str) -> None:
         raise DPClustError(f"invalid config in {where} at '{loc}': {err.message}{more}")
 
 
+def load_papers(config_dir: str | Path | None = None, preset: str = "full",
+                check_schema: bool = True) -> tuple[dict, dict]:
+    """(algorithms, papers) from every `config/papers/*.yaml`, validated, preset applied to items.
+
+    `check_schema=False` skips the JSON-schema pass (the run path: Snakemake validated the config
+    when it planned the job, and jsonschema's import costs ~0.15 s per job)."""
+    config_dir = Path(config_dir) if config_dir else REPO_ROOT / "config"
+    algorithms: dict[str, dict] = {}
+    papers: dict[str, dict] = {}
+    for path in sorted((config_dir / "papers").glob("*.yaml")):
+        paper_cfg = _read_yaml(path)
+        if check_schema:
+            validate(paper_cfg, "paper", str(path))
+        name = paper_cfg["paper"]
+        if name != path.stem:
+            raise DPClustError(f"{path}: `paper: {name}` must match the file name {path.stem!r}")
+        for alg, entry in (paper_cfg.get("algorithms") or {}).items():
+            if alg in algorithms:
+                raise DPClustError(f"algorithm {alg!r} is defined twice (second time in {path})")
+            algorithms[alg] = dict(entry, paper=name)
+        items = {}
+        for item_name, item in (paper_cfg.get("items") or {}).items():
+            presets = item.get("presets") or {}
+            items[item_name] = deep_merge({k: v for k, v in item.items() if k != "presets"},
+                                          presets.get(preset, {}))
+        paper_cfg["items"] = items
+        papers[name] = paper_cfg
+    return algorithms, papers
+
+
 def load_config(config_dir: str | Path | None = None, base: dict | None = None,
                 overrides: dict | None = None) -> dict:
     """The validated, preset-applied configuration.
@@ -76,27 +106,7 @@ def load_config(config_dir: str | Path | None = None, base: dict | None = None,
     top = copy.deepcopy(base) if base is not None else _read_yaml(config_dir / "config.yaml")
     top = deep_merge(top, overrides or {})
     validate(top, "config", "config")
-    preset = top.get("preset", "full")
-    papers_dir = config_dir / "papers"
-    algorithms: dict[str, dict] = {}
-    papers: dict[str, dict] = {}
-    for path in sorted(papers_dir.glob("*.yaml")):
-        paper_cfg = _read_yaml(path)
-        validate(paper_cfg, "paper", str(path))
-        name = paper_cfg["paper"]
-        if name != path.stem:
-            raise DPClustError(f"{path}: `paper: {name}` must match the file name {path.stem!r}")
-        for alg, entry in (paper_cfg.get("algorithms") or {}).items():
-            if alg in algorithms:
-                raise DPClustError(f"algorithm {alg!r} is defined twice (second time in {path})")
-            algorithms[alg] = dict(entry, paper=name)
-        items = {}
-        for item_name, item in (paper_cfg.get("items") or {}).items():
-            presets = item.get("presets") or {}
-            merged = deep_merge({k: v for k, v in item.items() if k != "presets"}, presets.get(preset, {}))
-            items[item_name] = merged
-        paper_cfg["items"] = items
-        papers[name] = paper_cfg
+    algorithms, papers = load_papers(config_dir, top.get("preset", "full"))
     unknown = [p for p in top["papers"] if p not in papers]
     if unknown:
         raise DPClustError(f"config 'papers' names {unknown}, but config/papers/ has only {sorted(papers)}")

@@ -6,8 +6,8 @@ def item_of(w):
 
 
 def item_code(w):
-    module = CFG["paper_configs"][w.paper].get("module")
-    return code_hash(*([module] if module else []), "dpclust.pipeline")
+    items_module = CFG["paper_configs"][w.paper].get("module")
+    return code_hash(*([items_module] if items_module else []), "dpclust.pipeline")
 
 
 rule aggregate:

@@ -1,7 +1,5 @@
-# Default target: every table, figure and claim check of every enabled paper.
+# The HTML report: `snakemake --report report.html` collects every output marked with report()
+# in figures.smk (one entry per paper item, captioned from config), under this description.
 
 
-rule all:
-    default_target: True
-    input:
-        [path for item in PLAN.items for path in item.outputs],
+report: "../report/workflow.rst"
