@@ -17,6 +17,7 @@ def cfg_dir(tmp_path):
     d = tmp_path / "config"
     (d / "papers").mkdir(parents=True)
     shutil.copy(REPO / "config" / "config.yaml", d / "config.yaml")
+    shutil.copy(REPO / "config" / "datasets.yaml", d / "datasets.yaml")
     shutil.copy(REPO / "config" / "papers" / "baselines.yaml", d / "papers" / "baselines.yaml")
     top = yaml.safe_load((d / "config.yaml").read_text())
     top["papers"] = ["baselines"]
@@ -116,3 +117,11 @@ def test_resolve_delta():
 def test_helpers():
     assert fmt_epsilon(None) == "none" and fmt_epsilon(0.05) == "0.05" and fmt_epsilon(1) == "1.0"
     assert deep_merge({"a": {"b": 1, "c": [1]}}, {"a": {"c": [2]}}) == {"a": {"b": 1, "c": [2]}}
+
+
+def test_registry_typo_is_one_clear_error(cfg_dir):
+    shutil.copy(REPO / "config" / "datasets.yaml", cfg_dir / "datasets.yaml")
+    text = (cfg_dir / "datasets.yaml").read_text().replace("    bounds: null        # no public box", "    bound: null  #", 1)
+    (cfg_dir / "datasets.yaml").write_text(text)
+    with pytest.raises(DPClustError, match="bound"):
+        load_config(cfg_dir)

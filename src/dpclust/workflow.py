@@ -106,6 +106,7 @@ def load_config(config_dir: str | Path | None = None, base: dict | None = None,
     top = copy.deepcopy(base) if base is not None else _read_yaml(config_dir / "config.yaml")
     top = deep_merge(top, overrides or {})
     validate(top, "config", "config")
+    validate(_read_yaml(config_dir / "datasets.yaml"), "datasets", str(config_dir / "datasets.yaml"))
     algorithms, papers = load_papers(config_dir, top.get("preset", "full"))
     unknown = [p for p in top["papers"] if p not in papers]
     if unknown:
