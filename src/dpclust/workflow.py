@@ -222,7 +222,8 @@ class Plan:
 
     @cached_property
     def runs(self) -> list[RunJob]:
-        return [job for item in self.items for job in item.runs]
+        """Every distinct run job (items that share runs via `runs_from` list them once)."""
+        return list({job.path: job for item in self.items for job in item.runs}.values())
 
     @cached_property
     def runs_by_path(self) -> dict[str, RunJob]:

@@ -1,0 +1,244 @@
+"""Algorithm 4 of Balcan et al. (ICML 2017): private k-means (and the §6.2 k-median variant).
+
+Per trial t = 1..T (Alg. 4): JL-project the data to p dimensions, build a private candidate set
+(Alg. 2, `candidates.py`), run the private local swap on it (Alg. 3, `local_swap.py`), partition the
+ORIGINAL points by their nearest chosen centre in the projected space, and recover each centre in
+R^d by a noisy mean, s_j = max(|S_j| + Lap, 1), z_j = (Σ_{S_j} x + Lap)/s_j (parallel composition
+over the disjoint clusters, Lemma 1). With T > 1 the final Z is chosen among the trials by the
+exponential mechanism on −L(Z) (Alg. 4, last step). The experiments then "perform 8 iterations of
+the SuLQ k-means algorithm to further improve the quality" (STATED §7; `sulq.private_lloyd_steps`).
+
+Budget (the paper's Alg. 4 gives each stage a fixed fraction of ε; the experiments' split is
+MISSING). Setting `budget_weights` = {candidate, local_swap, recovery, select, refine}: each stage
+gets ε·w/Σw of the parts that are used, so the parts sum to exactly ε. Default 8 : 1 : 2 : 0 : 6,
+the authors' MATLAB proportions 2/3 : 1/12 : 1/6 : 1/2 (EXT) rescaled (their code spends 17ε/12).
+Within a stage the budget is reserved up front (`Accountant.sub_budget`) so the record shows ε
+spent = ε even when Alg. 1 stops early; the child accountant still refuses any overspend. δ goes to
+the stages that need it (Gaussian refinement sums; NoisyAVG recovery), split by `delta_weights`.
+
+Recovery sensitivity (interpretation, a correction): the paper prints a per-coordinate
+Lap(24TΛ/(ε s_j)) on the mean, i.e. calibrated to the L2 radius Λ; the Laplace mechanism needs the
+L1 sensitivity of a cluster sum, which for a point of the box [lo, hi]^d centred at its middle is
+min(d·(hi − lo)/2, √d·Λ) (= √d·Λ for the box radius). We use the L1 value (the authors' code also uses the L2 range, and an exact
+count). The count and the sum each get half of the recovery budget (as the paper's two
+Lap(24T/ε) terms). Recovered centres are clipped to the public box (post-processing).
+
+Settings `recovery` ∈ {`noisy_mean` (Alg. 4), `noisyavg` (Nguyen et al. 2021 Alg. 3,
+`dpclust.nguyen2021.noisyavg:noisy_avg_centers`, (ε, δ))}. The k-median variant (§6.2) runs the
+local swap on the k-median loss and recovers each centre by a private 1-median
+(`dpclust.cohenaddad2022.one_median:private_one_median`, parallel over clusters). Data are centred
+at the middle of the public box; Λ = √d·(hi − lo)/2. Other interpretations: see `partition.py`,
+`candidates.py`, `local_swap.py`, `sulq.py`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..accountant import Accountant
+from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from ..baselines import cluster_sums
+from ..mechanisms import exponential_mechanism, laplace_mechanism
+from ..metrics import assign
+from .candidates import candidate_set, jl_project, projection_dimension
+from .local_swap import local_swap, swap_rounds
+from .candidates import clip_rows
+from .sulq import clip_to, data_geometry, private_lloyd_steps
+
+DEFAULTS = {
+    "data_radius": None,
+    "projection_rule": "half_log_n",
+    "no_projection_max_d": 5,
+    "projected_radius_factor": 1.0,
+    "candidate_repetitions": "k",
+    "initial_cube_half_side": 2.0,
+    "gamma_factor": 1.0,
+    "level_rule": "paper",
+    "analysis_delta": 0.1,
+    "swap_rounds_rule": "capped",
+    "swap_rounds_cap": 20,
+    "trials": 1,
+    "recovery": "noisy_mean",
+    "recovery_count_fraction": 0.5,
+    "refine_iterations": 8,
+    "refine_count_fraction": 0.5,
+    "refine_sum_mechanism": "gaussian",
+    "gaussian_calibration": "analytic",
+    "budget_weights": {"candidate": 8, "local_swap": 1, "recovery": 2, "select": 0, "refine": 6},
+    "delta_weights": {"recovery": 1, "refine": 1},
+    "store_candidates": False,
+}
+
+STAGES = ("candidate", "local_swap", "recovery", "select", "refine")
+
+
+def stage_budgets(epsilon: float, weights: dict, used: dict) -> dict:
+    """ε per stage: ε·w_s/Σ_{used} w; unused stages (and weight 0) get 0. Parts sum to ε."""
+    missing = [s for s in STAGES if s not in weights]
+    if missing:
+        raise DPClustError(f"budget_weights lacks {missing}; give all of {list(STAGES)}")
+    w = {s: float(weights[s]) if used.get(s, False) else 0.0 for s in STAGES}
+    if any(v < 0 for v in w.values()):
+        raise DPClustError(f"budget_weights must be >= 0, got {weights!r}")
+    for s in ("candidate", "local_swap", "recovery"):
+        if w[s] <= 0:
+            raise DPClustError(f"budget_weights[{s!r}] must be > 0")
+    total = sum(w.values())
+    if used.get("select") and w["select"] <= 0:
+        raise DPClustError("trials > 1 needs budget_weights['select'] > 0")
+    if used.get("refine") and w["refine"] <= 0:
+        raise DPClustError("refine_iterations > 0 needs budget_weights['refine'] > 0")
+    return {s: epsilon * v / total for s, v in w.items()}
+
+
+def _delta_budgets(delta: float, weights: dict, needs: dict) -> dict:
+    parts = {s: float(weights.get(s, 0.0)) for s in ("recovery", "refine") if needs.get(s)}
+    if not parts:
+        return {"recovery": 0.0, "refine": 0.0}
+    if delta <= 0:
+        raise DPClustError(f"stage(s) {sorted(parts)} need delta > 0 (Gaussian refinement or NoisyAVG); "
+                           "set the run's delta (e.g. 1e-6) or use refine_sum_mechanism: laplace")
+    if any(v <= 0 for v in parts.values()):
+        raise DPClustError(f"delta_weights must be > 0 for {sorted(parts)}, got {weights!r}")
+    total = sum(parts.values())
+    return {s: delta * parts.get(s, 0.0) / total for s in ("recovery", "refine")}
+
+
+def _check_settings(settings):
+    unknown = set(settings) - set(DEFAULTS) - {"bounds", "init_seed", "one_median"}
+    if unknown:
+        raise DPClustError(f"unknown balcan2017 setting(s) {sorted(unknown)}")
+
+
+def _noisy_mean_recovery(Xc, labels, k, epsilon, h, rng, acc, count_fraction, radius=None, l1=None):
+    """Alg. 4 recovery: Laplace counts (sens. 1) and Laplace sums (L1 sensitivity = the L1 radius,
+    d·h for the box), parallel over clusters."""
+    d = Xc.shape[1]
+    l1 = d * h if l1 is None else l1
+    radius = math.sqrt(d) * h if radius is None else radius
+    sums, counts = cluster_sums(Xc, labels, k)
+    eps_c = count_fraction * epsilon
+    eps_s = epsilon - eps_c
+    s = laplace_mechanism(counts, 1.0, eps_c, rng, acc, label="Alg.4 recovery counts (parallel over clusters)")
+    s = np.maximum(s, 1.0)
+    noisy = laplace_mechanism(sums, l1, eps_s, rng, acc, label="Alg.4 recovery sums (parallel over clusters)")
+    Z = noisy / s[:, None]
+    return clip_to(Z, h, radius)
+
+
+def _recover(Xc, labels, k, eps_rec, delta_rec, geo, bounds, rng, acc, settings, objective):
+    centre, h = geo["centre"], geo["h"]
+    if objective == "kmedian":
+        from ..cohenaddad2022.one_median import private_one_median
+
+        Z = np.empty((k, Xc.shape[1]))
+        order = np.argsort(labels, kind="stable")
+        cuts = np.searchsorted(labels[order], np.arange(k + 1))
+        with acc.parallel("k-median recovery: private 1-median per cluster") as par:
+            for j in range(k):
+                branch = par.branch()
+                P = Xc[order[cuts[j]:cuts[j + 1]]] + centre
+                Z[j] = private_one_median(P, eps_rec, delta_rec, list(bounds), rng, branch,
+                                          dict(settings.get("one_median") or {})) - centre
+        return clip_to(Z, h, geo["radius"])
+    rule = settings["recovery"]
+    if rule == "noisy_mean":
+        return _noisy_mean_recovery(Xc, labels, k, eps_rec, h, rng, acc, float(settings["recovery_count_fraction"]),
+                                    geo["radius"], geo["l1"])
+    if rule == "noisyavg":
+        from ..nguyen2021.noisyavg import noisy_avg_centers
+
+        diameter = 2.0 * geo["radius"]
+        Z = noisy_avg_centers(Xc + centre, labels, k, eps_rec, delta_rec, diameter, list(bounds), rng, acc)
+        return clip_to(np.asarray(Z, dtype=float) - centre, h, geo["radius"])
+    raise DPClustError(f"unknown recovery {rule!r} (use 'noisy_mean' or 'noisyavg')")
+
+
+def _run(X, k, epsilon, delta, rng, settings, objective: str) -> ClusteringResult:
+    X = validate_inputs(X, k, epsilon, delta)
+    settings = {**DEFAULTS, **settings}
+    _check_settings(settings)
+    bounds = data_bounds(settings)
+    n, d = X.shape
+    geo = data_geometry(d, bounds, settings["data_radius"])
+    centre, h, radius = geo["centre"], geo["h"], geo["radius"]
+    trials = int(settings["trials"])
+    if trials < 1:
+        raise DPClustError(f"trials must be >= 1, got {trials}")
+    refine_it = int(settings["refine_iterations"]) if objective == "kmeans" else 0
+    power = 2 if objective == "kmeans" else 1
+    needs_delta = {"recovery": objective == "kmedian" or settings["recovery"] == "noisyavg",
+                   "refine": refine_it > 0 and settings["refine_sum_mechanism"] == "gaussian"}
+    if objective == "kmedian":
+        needs_delta["recovery"] = False  # private_one_median is pure ε-DP (objective perturbation)
+    eps = stage_budgets(epsilon, settings["budget_weights"],
+                        {"candidate": True, "local_swap": True, "recovery": True,
+                         "select": trials > 1, "refine": refine_it > 0})
+    dlt = _delta_budgets(delta, settings["delta_weights"], needs_delta)
+    acc = Accountant(epsilon, delta)
+    a_delta = float(settings["analysis_delta"])
+    Xc = clip_rows(X - centre, radius)  # per-point map enforcing the public radius Λ (no-op for the box)
+    p = projection_dimension(n, d, settings["projection_rule"], int(settings["no_projection_max_d"]))
+    T_swap = swap_rounds(settings["swap_rounds_rule"], int(settings["swap_rounds_cap"]), k, n, a_delta)
+    results, stage_info = [], []
+    for t in range(trials):
+        Y, _, R = jl_project(Xc, p, radius, float(settings["projected_radius_factor"]), rng)
+        cand_acc = acc.sub_budget(eps["candidate"] / trials, 0.0, label=f"trial {t + 1}: Alg.2 candidate set")
+        cand = candidate_set(Y, k, eps["candidate"] / trials, a_delta, R, rng, cand_acc, settings)
+        swap_acc = acc.sub_budget(eps["local_swap"] / trials, 0.0, label=f"trial {t + 1}: Alg.3 local swap")
+        sw = local_swap(Y, cand["centers"], k, eps["local_swap"] / trials, R, T_swap, rng, swap_acc, power=power)
+        labels, _ = assign(Y, sw["centers"])
+        Z = _recover(Xc, labels, k, eps["recovery"] / trials, dlt["recovery"] / trials, geo, bounds,
+                     rng, acc, settings, objective)
+        results.append(Z)
+        info = {"projection_dim": p, "candidates": int(cand["centers"].shape[0]),
+                "candidate_sizes": cand["sizes"], "partition_levels": cand["levels"],
+                "gamma": cand["gamma"], "eps_level": cand["eps_level"],
+                "candidate_eps_spent": cand_acc.spent_epsilon,
+                "swap_rounds": T_swap, "swap_loss_trace": sw["loss_trace"], "swap_chosen_round": sw["chosen_round"]}
+        if settings["store_candidates"]:
+            info["candidate_centers"] = cand["centers"]
+            info["swap_centers"] = sw["centers"]
+        stage_info.append(info)
+    chosen = 0
+    if trials > 1:
+        losses = np.array([_loss(Xc, Z, power) for Z in results])
+        sens = (2.0 * radius) ** power
+        chosen = exponential_mechanism(-losses, sens, eps["select"], rng, acc, label="Alg.4 choice among trials")
+    Z = results[chosen]
+    trace = []
+    if refine_it > 0:
+        Z, trace = private_lloyd_steps(
+            Xc, Z, refine_it, eps["refine"], dlt["refine"], h, rng, acc,
+            count_fraction=float(settings["refine_count_fraction"]),
+            sum_mechanism=settings["refine_sum_mechanism"], calibration=settings["gaussian_calibration"],
+            label="refine (SuLQ)", radius_l2=radius, radius_l1=geo["l1"])
+    # Reserved-but-unused budget (none with the defaults) is charged so the record is explicit.
+    rest = acc.remaining_epsilon
+    if rest > 1e-12 * epsilon:
+        acc.spend(rest, 0.0, label="unused remainder (charged, nothing released)")
+    return ClusteringResult.from_accountant(
+        Z + centre, acc, iterations=refine_it,
+        stage_epsilon=eps, stage_delta=dlt, trial_chosen=int(chosen) + 1, trials=stage_info,
+        refine_cost_trace=trace, objective=objective)
+
+
+def _loss(Xc, Z, power):
+    _, d2 = assign(Xc, Z)
+    return float(d2.sum() if power == 2 else np.sqrt(d2).sum())
+
+
+def balcan(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
+    """Private k-means of Balcan et al. 2017 (Alg. 4 + the §7 SuLQ refinement)."""
+    return _run(X, k, epsilon, delta, rng, settings, "kmeans")
+
+
+def balcan_kmedian(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
+    """Private k-median of Balcan et al. 2017 §6.2 (local swap on the k-median loss, private 1-median recovery)."""
+    return _run(X, k, epsilon, delta, rng, settings, "kmedian")
+
+
+Balcan = estimator_for(balcan, DEFAULTS, "Balcan")
+BalcanKMedian = estimator_for(balcan_kmedian, {**DEFAULTS, "refine_iterations": 0, "one_median": {}}, "BalcanKMedian")

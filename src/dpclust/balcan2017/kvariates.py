@@ -1,0 +1,119 @@
+"""k-variates++ (Nock, Canyasse, Boreli & Nielsen 2016), the baseline of Balcan et al. (2017) §7, and
+its distributed SimHash version ("kvars" of Cohen-Addad et al. 2022, 500 nodes).
+
+k-variates++: k-means++ seeding in which every chosen data point x is replaced by a draw from a
+"probe" distribution around it; with a Laplace probe, c = x + Lap(b)^d (Nock et al. §4, the DP
+instance). For t = 1..k: pick x_i with probability ∝ D(x_i)² (squared distance to the centres
+released so far; uniform for t = 1), release c_t = x_i + Lap(b)^d.
+
+Privacy (read this): Nock et al.'s DP guarantee for k-variates++ holds under an assumption on the
+data's spread (Balcan et al. Table 1 marks it "*"): the D²-sampling step itself is not noised. The
+accountant charges the k probe releases — each a Laplace release of one data point, calibrated to
+the L1 diameter d·(hi − lo) of the public box (any two points differ by at most that), at ε/k
+(sequential) — and `info.privacy_assumption` records that the
+sampling step relies on Nock et al.'s assumption, which is not verified here.
+
+Distributed version (`kvariates_simhash`): the data are centred (public box centre) and split by
+SimHash (⌈log2 N⌉ random Gaussian hyperplanes; bucket = code mod N, N = `nodes` = 500, EXT HST
+paper / google-research hst_clustering). Per round a node is chosen with probability ∝ its noisy
+D² potential (Laplace, sensitivity (2Λ)² since one point lies in one node: parallel composition, a
+share `potential_fraction` of the round's budget), then a point of that node ∝ D², released with
+the Laplace probe (the rest of the round's budget). Same assumption caveat for the in-node sampling.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..accountant import Accountant
+from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from ..mechanisms import laplace_mechanism
+from ..metrics import squared_distances
+
+DEFAULTS = {"nodes": 500, "potential_fraction": 0.5}
+ASSUMPTION = ("D^2 sampling is not noised: epsilon-DP holds under Nock et al. (2016)'s data-spread "
+              "assumption (Balcan et al. Table 1 '*'), not verified here")
+
+
+def _d2_update(Xc, D, c):
+    d_new = squared_distances(Xc, c[None, :])[:, 0]
+    return d_new if D is None else np.minimum(D, d_new)
+
+
+def kvariates(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
+    """k-variates++ with a Laplace probe (Nock et al. 2016); see the module docstring on privacy."""
+    X = validate_inputs(X, k, epsilon, delta)
+    lo, hi = data_bounds(settings)
+    n, d = X.shape
+    h = (hi - lo) / 2.0
+    centre = np.full(d, (lo + hi) / 2.0)
+    Xc = X - centre
+    acc = Accountant(epsilon, delta)
+    C = np.empty((k, d))
+    D = None
+    for t in range(k):
+        if D is None or D.sum() <= 0:
+            i = int(rng.integers(n))
+        else:
+            i = int(rng.choice(n, p=D / D.sum()))
+        C[t] = laplace_mechanism(Xc[i], 2 * d * h, epsilon / k, rng, acc, label=f"k-variates++ probe {t + 1}")
+        np.clip(C[t], -h, h, out=C[t])
+        D = _d2_update(Xc, D, C[t])
+    return ClusteringResult.from_accountant(C + centre, acc, iterations=k, privacy_assumption=ASSUMPTION)
+
+
+def simhash_buckets(Xc: np.ndarray, nodes: int, rng: np.random.Generator) -> np.ndarray:
+    """Bucket of every row: SimHash code over ⌈log2 nodes⌉ random hyperplanes, modulo `nodes`."""
+    bits = max(1, math.ceil(math.log2(max(nodes, 2))))
+    H = rng.standard_normal((Xc.shape[1], bits))
+    code = (Xc @ H >= 0).astype(np.int64) @ (np.int64(1) << np.arange(bits, dtype=np.int64))
+    return code % nodes
+
+
+def kvariates_simhash(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
+    """Distributed k-variates++ over `nodes` SimHash buckets (the HST paper's "kvars")."""
+    X = validate_inputs(X, k, epsilon, delta)
+    lo, hi = data_bounds(settings)
+    nodes = int(settings.get("nodes", DEFAULTS["nodes"]))
+    frac = float(settings.get("potential_fraction", DEFAULTS["potential_fraction"]))
+    if nodes < 1 or not 0 < frac < 1:
+        raise DPClustError(f"need nodes >= 1 and potential_fraction in (0, 1), got {nodes}, {frac}")
+    n, d = X.shape
+    h = (hi - lo) / 2.0
+    centre = np.full(d, (lo + hi) / 2.0)
+    Xc = X - centre
+    bucket = simhash_buckets(Xc, nodes, rng)
+    acc = Accountant(epsilon, delta)
+    eps_round = epsilon / k
+    sens_pot = (2.0 * math.sqrt(d) * h) ** 2
+    C = np.empty((k, d))
+    D = None
+    used_nodes = np.bincount(bucket, minlength=nodes) > 0
+    for t in range(k):
+        w = np.ones(n) if D is None else D
+        pot = np.bincount(bucket, weights=w, minlength=nodes)
+        noisy = laplace_mechanism(pot, sens_pot if D is not None else 1.0, frac * eps_round, rng, acc,
+                                  label=f"kvars node potentials {t + 1} (parallel over nodes)")
+        noisy = np.maximum(noisy, 0.0)
+        if noisy.sum() <= 0:
+            node = int(rng.integers(nodes))
+        else:
+            node = int(rng.choice(nodes, p=noisy / noisy.sum()))
+        members = np.flatnonzero(bucket == node)
+        if members.size == 0:  # an empty node proposes a uniform point of the box (data-independent)
+            acc.spend((1 - frac) * eps_round, 0.0, label=f"kvars probe {t + 1} (empty node, nothing released)")
+            C[t] = rng.uniform(-h, h, size=d)
+        else:
+            wm = w[members]
+            i = int(members[rng.integers(members.size)] if wm.sum() <= 0 else rng.choice(members, p=wm / wm.sum()))
+            C[t] = laplace_mechanism(Xc[i], 2 * d * h, (1 - frac) * eps_round, rng, acc, label=f"kvars probe {t + 1}")
+            np.clip(C[t], -h, h, out=C[t])
+        D = _d2_update(Xc, D, C[t])
+    return ClusteringResult.from_accountant(C + centre, acc, iterations=k, nodes=nodes,
+                                            nonempty_nodes=int(used_nodes.sum()), privacy_assumption=ASSUMPTION)
+
+
+KVariates = estimator_for(kvariates, DEFAULTS, "KVariates")
+KVariatesSimHash = estimator_for(kvariates_simhash, DEFAULTS, "KVariatesSimHash")

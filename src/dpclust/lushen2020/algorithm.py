@@ -1,0 +1,233 @@
+"""Algorithm 1 of Lu & Shen, "Differentially Private k-Means Clustering with Guaranteed Convergence"
+(arXiv 2002.01043), with the sampling zones of Algorithm 2 in both strategies (§5.2, §5.3).
+
+Names follow §7 and the captions of Figures 8–10: **Posterior** = orientation from past knowledge,
+**Prior** = past and future knowledge ([22]); §6.1 has them the other way round (INVENTORY).
+
+Algorithm 1 (``lushen(X, k, epsilon, delta, rng, settings)``; setting ``strategy``):
+1. Ŝ^(0): k distinct data points drawn with ``default_rng(settings["init_seed"])`` (line 1; the same
+   initial centroids as LLOYD, BLUM, DWORK and SU in the same run, §7.1).
+2. Iteration t (lines 3–9): C^(t) = assignment to Ŝ^(t−1); S^(t) = means; the sampling zone of each
+   cluster by Algorithm 2 (`sampling_zone`); Ŝ_i^(t) drawn in it by the ExpDP with ε_step (parallel
+   composition over the disjoint clusters, Thm 5: max_i ε_i^(t) = ε_step).
+3. Convergence ("while clusters do not converge", line 2): the loop stops at the first iteration
+   whose clusters equal those of the previous iteration (setting ``convergence: memberships``), which
+   is Lloyd's rule "the k centroids keep the same in two neighbouring iterations" (§3.2) applied to
+   the means. Alternative ``shift``: stop when max_i ‖S_i^(t) − Ŝ_i^(t−1)‖ ≤ ``tol``.
+4. Line 12: the means of the final clusters with Laplace noise (sensitivity 1, ε₀) on the counts
+   only, as §6.1 states ("inject the Laplace noise to the counts when calculating the mean").
+
+Budget (Thm 5, §7.1, bottom-up): ε_total = ε₀ + Σ_t max_i ε_i^(t) = ε₀ + (#sampling iterations)·ε_step.
+The run's ``epsilon`` argument is the *cap* on that total (the runner refuses overspending); the
+paper's per-atom-step budget (the x-axis of Fig. 7) is ε_step = epsilon / ``atom_steps`` and
+ε₀ = ``epsilon0_steps``·ε_step. The accountant's spent ε is exactly the bottom-up sum; when the cap
+is reached the loop stops (``info.forced_stop``). MISSING→REC: ε_i^(t) = ε₀ = ε_step (INVENTORY).
+
+Interpretations (each is a named setting, see config/papers/lushen2020.yaml):
+* an empty cluster keeps Ŝ_i^(t−1) and draws nothing; a cluster with a = 0 (its mean equals the
+  public Ŝ_i^(t−1)) keeps it and draws nothing;
+* final noisy counts are floored at ``min_noisy_count`` and the centres clipped to the public box
+  (post-processing);
+* diagnostics for Figs 8–10 (not part of the private output): Lloyd from the same initial centroids
+  (iterations, cost), the pre-noise output's cost and whether it "matches" Lloyd's within
+  [1 − ``match_tolerance``, 1 + ``match_tolerance``] (§7.2: "[0.99, 1.01] of Lloyd's"; REC: cost ratio).
+
+Iteration counts: ``iterations`` counts the loop's assignment passes (as Lloyd's count does, the
+final pass that finds the clusters unchanged included); ``info.lloyd_steps`` also counts the Prior's
+look-ahead Lloyd step of every iteration (§1: "duplicated operations in each iteration"), a second
+reading of the paper's Fig. 10 counts, shown beside it.
+
+Privacy caveats of the paper (not fixed here, reported): the zone is a data-dependent published
+object (Theorem 5 compares the ExpDP densities as if the zone were fixed); for the Prior the
+controller S_i^(t+1) depends on points of other clusters after re-assignment, so the clusters are
+not disjoint inputs of the zone; line 12 divides *exact* sums by noisy counts (the direction of each
+centre is released exactly: `tests/lushen2020/test_privacy_audit.py` shows the audit exceeding ε₀);
+the stopping time, and with it the total ε, is data dependent. The paper's "local sensitivity" is
+used for the count (1) and the score (2) as stated.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..accountant import Accountant
+from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from ..baselines import initial_centers, lloyd
+from ..mechanisms import laplace_mechanism
+from ..metrics import assign, kmeans_cost
+from . import sampling_zone as sz
+
+STRATEGIES = ("posterior", "prior")
+
+DEFAULTS = {
+    "strategy": "prior",
+    "atom_steps": 100,
+    "epsilon0_steps": 1.0,
+    "convergence": "memberships",
+    "tol": 1e-4,
+    "prior_clip": True,
+    "prior_fallback": "posterior",
+    "min_noisy_count": 1.0,
+    "clip_to_bounds": True,
+    "rejection_batch": 64,
+    "diagnose_lloyd": True,
+    "lloyd_max_iter": 300,
+    "match_tolerance": 0.01,
+}
+
+
+def _check_settings(settings) -> dict:
+    s = dict(DEFAULTS)
+    s.update(settings)
+    if s["strategy"] not in STRATEGIES:
+        raise DPClustError(f"strategy must be one of {STRATEGIES}, got {s['strategy']!r}")
+    if s["convergence"] not in ("memberships", "shift"):
+        raise DPClustError(f"convergence must be 'memberships' or 'shift', got {s['convergence']!r}")
+    if s["prior_fallback"] != "posterior":
+        raise DPClustError(f"prior_fallback must be 'posterior', got {s['prior_fallback']!r}")
+    if not (float(s["atom_steps"]) > float(s["epsilon0_steps"]) > 0):
+        raise DPClustError("need atom_steps > epsilon0_steps > 0 (the cap must leave room for ε₀ and one iteration)")
+    return s
+
+
+def _means(X, labels, k, fallback):
+    """Cluster means (empty clusters keep `fallback`), sums and counts via np.bincount."""
+    counts = np.bincount(labels, minlength=k)
+    sums = np.empty((k, X.shape[1]))
+    for j in range(X.shape[1]):  # loop over the d coordinates, not over points
+        sums[:, j] = np.bincount(labels, weights=X[:, j], minlength=k)
+    S = fallback.copy()
+    nonempty = counts > 0
+    S[nonempty] = sums[nonempty] / counts[nonempty, None]
+    return S, sums, counts
+
+
+def _prior_controller(X, S, a, S_prev, nonempty, s, rng):
+    """X^(t) = S^(t+1): one more Lloyd step from the true means S^(t) (Alg. 2 line 2)."""
+    k = S.shape[0]
+    labels_next, _ = assign(X, S)
+    Xc, _, counts_next = _means(X, labels_next, k, S)
+    dist = np.linalg.norm(Xc - S, axis=1)
+    if s["prior_clip"]:
+        far = dist > a
+        Xc[far] = S[far] + (Xc[far] - S[far]) * (a[far] / dist[far])[:, None]
+    degenerate = (counts_next == 0) | (dist <= 0.0)
+    degenerate &= nonempty
+    if degenerate.any():
+        Xc[degenerate] = sz.posterior_controller(S[degenerate], S_prev[degenerate], rng)
+    return Xc, int(degenerate.sum())
+
+
+def final_release(X, labels, S_hat, eps0, rng, acc, settings) -> np.ndarray:
+    """Line 12: the means of the final clusters with Laplace noise (sensitivity 1, ε₀) on the
+    counts only (§6.1); the count vector has L1 sensitivity 1 under add/remove-one (Def. 1)."""
+    k = S_hat.shape[0]
+    lo, hi = data_bounds(settings)
+    _, sums, counts = _means(X, labels, k, S_hat)
+    noisy = laplace_mechanism(counts.astype(float), 1.0, eps0, rng, accountant=acc,
+                              label="final: Laplace on the cluster counts (line 12)")
+    noisy = np.maximum(noisy, float(settings["min_noisy_count"]))
+    centers = S_hat.copy()
+    nonempty = counts > 0
+    centers[nonempty] = sums[nonempty] / noisy[nonempty, None]
+    if settings["clip_to_bounds"]:
+        np.clip(centers, lo, hi, out=centers)
+    return centers
+
+
+def lushen(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
+    """Algorithm 1 (Lu & Shen 2020) with the Posterior or Prior sampling zone; see module docstring."""
+    X = validate_inputs(X, k, epsilon, delta)
+    s = _check_settings(settings)
+    data_bounds(s)
+    if "init_seed" not in s:
+        raise DPClustError("settings['init_seed'] is missing: Algorithm 1 shares its initial centroids (§7.1)")
+    if float(delta) != 0.0:
+        raise DPClustError("Algorithm 1 is pure ε-DP: use delta = 0")
+    acc = Accountant(epsilon, 0.0)
+    eps_step = float(epsilon) / float(s["atom_steps"])
+    eps0 = float(s["epsilon0_steps"]) * eps_step
+    n = X.shape[0]
+    C0 = initial_centers(X, k, "random_points", np.random.default_rng(s["init_seed"]))
+    S_hat = C0.copy()
+    prev_labels = None
+    iterations = 0
+    sampling_iterations = 0
+    fallbacks = 0
+    converged = False
+    forced_stop = False
+    trace_a = []
+    while True:
+        iterations += 1
+        labels, _ = assign(X, S_hat)
+        S, _, counts = _means(X, labels, k, S_hat)
+        a = np.linalg.norm(S - S_hat, axis=1)
+        if s["convergence"] == "memberships":
+            done = prev_labels is not None and np.array_equal(labels, prev_labels)
+        else:
+            done = bool(a.max() <= float(s["tol"]))
+        if done:
+            converged = True
+            break
+        if not acc.can_spend(eps_step + eps0):
+            forced_stop = True
+            break
+        nonempty = counts > 0
+        active = nonempty & (a > 0.0)
+        if s["strategy"] == "posterior":
+            Xc = S.copy()
+            if active.any():
+                Xc[active] = sz.posterior_controller(S[active], S_hat[active], rng)
+        else:
+            Xc, nf = _prior_controller(X, S, a, S_hat, active, s, rng)
+            fallbacks += nf
+        new_S_hat = S_hat.copy()
+        if active.any():
+            idx = np.nonzero(active)[0]
+            P, rho, _ = sz.make_zone(S[idx], Xc[idx], rng)
+            # Parallel composition (Thm 5): the clusters are disjoint and each draws with ε_step, so
+            # the iteration costs max_i ε_i^(t) = ε_step. One branch stands for all of them (equal
+            # costs), which keeps the ledger short.
+            with acc.parallel(f"iteration {iterations}: ExpDP in the sampling zones") as par:
+                par.branch().spend(eps_step, label=f"each of {idx.size} disjoint clusters")
+            new_S_hat[idx] = sz.expdp_in_zones(P, rho, S[idx], a[idx], Xc[idx], eps_step, rng,
+                                               batch=int(s["rejection_batch"]))
+            sampling_iterations += 1
+        trace_a.append(float(a.max()))
+        S_hat = new_S_hat
+        prev_labels = labels
+    S_final = _means(X, labels, k, S_hat)[0]
+    centers = final_release(X, labels, S_hat, eps0, rng, acc, s)
+    info = {
+        "strategy": s["strategy"], "epsilon_step": eps_step, "epsilon_0": eps0,
+        "epsilon_total_bottom_up": eps0 + sampling_iterations * eps_step,
+        "sampling_iterations": sampling_iterations, "converged": converged, "forced_stop": forced_stop,
+        "prior_fallbacks": fallbacks, "max_a_trace": trace_a, "n": n,
+        # assignment passes incl. Prior's look-ahead Lloyd step per iteration (§1: "duplicated
+        # operations in each iteration"); a second way to count iterations for Figs 9/10
+        "lloyd_steps": iterations + (sampling_iterations if s["strategy"] == "prior" else 0),
+    }
+    if s["diagnose_lloyd"]:
+        ref = lloyd(X, C0, max_iter=int(s["lloyd_max_iter"]), tol=0.0)
+        pre = kmeans_cost(X, S_final)
+        ratio = pre / ref.cost if ref.cost > 0 else float("nan")
+        tol = float(s["match_tolerance"])
+        info.update(lloyd_iterations=ref.iterations, lloyd_cost=ref.cost, prenoise_cost=pre,
+                    prenoise_ratio=ratio, match=bool(1 - tol <= ratio <= 1 + tol),
+                    iteration_ratio=iterations / ref.iterations)
+    return ClusteringResult.from_accountant(centers, acc, iterations=iterations, **info)
+
+
+def posterior(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
+    """Algorithm 1 with the Posterior (past knowledge) sampling zone."""
+    return lushen(X, k, epsilon, delta, rng, dict(settings, strategy="posterior"))
+
+
+def prior(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
+    """Algorithm 1 with the Prior (past + future knowledge) sampling zone."""
+    return lushen(X, k, epsilon, delta, rng, dict(settings, strategy="prior"))
+
+
+LuShen = estimator_for(lushen, DEFAULTS, "LuShen")
+PosteriorKMeans = estimator_for(posterior, dict(DEFAULTS, strategy="posterior"), "PosteriorKMeans")
+PriorKMeans = estimator_for(prior, dict(DEFAULTS, strategy="prior"), "PriorKMeans")

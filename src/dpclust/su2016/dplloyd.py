@@ -1,0 +1,144 @@
+"""DPLloyd (Su et al. 2016 §4.1.1; Blum et al. 2005 SuLQ k-means; McSherry 2009 PINQ).
+
+Each of t iterations assigns every point to its nearest centre, then releases, per cluster, the
+count and the d coordinate sums with Laplace noise and moves each centre to noisy-sum / noisy-count.
+With data in [−r, r]^d one tuple changes one cluster's count by 1 and its sums by at most r per
+coordinate, so the per-iteration (counts, sums) vector has L1 sensitivity d·r + 1 (§4.1.1: "the
+global sensitivity of DPLloyd is (dr+1)t"). Budget allocation strategies (setting `allocation`):
+
+* ``uniform`` (this paper; Lu & Shen's BLUM): ε/t per iteration, i.e. Lap((d·r+1)·t/ε) on every
+  count and sum (§4.1.1, also Eq. 7's analysis).
+* ``geometric`` (Dwork 2011; Lu & Shen's DWORK "1/2^i of the overall budget at iteration i"):
+  ε_i ∝ 2^{−i}, normalised so that Σ_i ε_i = ε exactly (interpretation: the raw 1/2^i series spends
+  only ε(1 − 2^{−t}) after t iterations; we hand the remainder out proportionally so the run spends
+  its whole ε, which the run record checks).
+* ``su_tops`` (TOPS 2017 journal version, "SU" in Lu & Shen; EXT diffprivlib's formulas, see
+  INVENTORY): T = int(max(min(ε/ε_m, 7), 2)) iterations with
+  ε_m = sqrt(500·k³/N²·(d + ∛(4dρ²))³), ρ = `rho` (EXT 0.225); per iteration ε/T split so that the
+  count query gets ε_0 = ∛(4dρ²)·ε_s and each of the d coordinate-sum queries gets ε_s, with
+  d·ε_s + ε_0 = ε/T. This is the INTENDED split (count : per-coordinate sum = ∛(4dρ²) : 1);
+  diffprivlib returns the two values swapped and overspends for d ≥ 6. Counts get
+  Lap(1/ε_0); each coordinate-sum vector (over clusters) has L1 sensitivity r and gets Lap(r/ε_s).
+  N is treated as public (as everywhere in the paper: ℓ = N^0.4, M of Eq. 4, Ineq. 15).
+
+Interpretations (named settings, see config/papers/su2016.yaml):
+* `min_count` (MISSING→REC 1): a noisy count below it (e.g. ≤ 0 for an empty cluster) makes the
+  centre keep its previous position; PINQ's noisy average is undefined there.
+* `clip_centers` (REC true): new centres are clipped to the public box (post-processing).
+* `init`: ``sphere_packing`` (§4.1.1, data independent) or ``random_points`` (Lu & Shen); drawn
+  from `default_rng(settings["init_seed"])`, so the 30 sets of §5.1 are shared via the runner.
+* Neighbouring datasets: add/remove one tuple (§3.1, Def. 1).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..accountant import Accountant
+from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from ..mechanisms import laplace_mechanism
+from ..metrics import assign
+from .common import cluster_stats, initial_centers, sum_sensitivity_radius
+
+DEFAULTS = {
+    "iterations": 5,            # STATED §4.1.1 "t = 5"
+    "allocation": "uniform",    # STATED §4.1.1 (uniform); geometric / su_tops for Lu & Shen
+    "init": "sphere_packing",   # STATED §4.1.1
+    "init_max_tries": 100,      # MISSING→REC
+    "init_search_steps": 20,    # MISSING→REC
+    "rho": 0.225,               # EXT diffprivlib (su_tops only)
+    "min_count": 1.0,           # MISSING→REC
+    "clip_centers": True,       # REC
+    "record_trace": False,      # store the centres after each iteration in info (for analysis)
+}
+
+
+def su_tops_schedule(epsilon: float, n: int, k: int, d: int, rho: float) -> tuple[int, float, float]:
+    """(T, ε_count, ε_sum_per_coordinate) of the TOPS 2017 allocation (intended split)."""
+    c = (4.0 * d * rho ** 2) ** (1.0 / 3.0)
+    eps_m = math.sqrt(500.0 * k ** 3 / n ** 2 * (d + c) ** 3)
+    T = int(max(min(epsilon / eps_m, 7), 2))
+    per_iter = epsilon / T
+    eps_sum = per_iter / (d + c)
+    return T, c * eps_sum, eps_sum
+
+
+def iteration_budgets(epsilon: float, settings, n: int, k: int, d: int) -> list[tuple[float, float | None]]:
+    """Per-iteration budgets: list of (ε_iteration, None) for joint (count+sums) releases, or
+    (ε_count, ε_sum_coordinate) pairs for the su_tops split."""
+    how = settings.get("allocation", "uniform")
+    if how == "uniform":
+        t = int(settings["iterations"])
+        if t < 1:
+            raise DPClustError("iterations must be >= 1")
+        return [(epsilon / t, None)] * t
+    if how == "geometric":
+        t = int(settings["iterations"])
+        if t < 1:
+            raise DPClustError("iterations must be >= 1")
+        raw = np.array([2.0 ** -(i + 1) for i in range(t)])
+        shares = raw / raw.sum()
+        return [(float(epsilon * s), None) for s in shares]
+    if how == "su_tops":
+        T, e_count, e_sum = su_tops_schedule(epsilon, n, k, d, float(settings["rho"]))
+        return [(e_count, e_sum)] * T
+    raise DPClustError(f"unknown allocation {how!r}: use uniform, geometric or su_tops")
+
+
+def noisy_lloyd_step(X, C, budget, acc: Accountant, rng, r: float, bounds, settings, label: str):
+    """One DPLloyd iteration from centres C with the given budget; returns the new centres, the
+    noisy counts (k,) and the noisy sums (k, d)."""
+    k, d = C.shape
+    labels, _ = assign(X, C)
+    sums, counts = cluster_stats(X, labels, k)
+    e_joint, e_sum = budget
+    if e_sum is None:
+        # counts and sums released together: L1 sensitivity d·r + 1 (§4.1.1)
+        packed = np.concatenate([counts, sums.ravel()])
+        noisy = laplace_mechanism(packed, d * r + 1.0, e_joint, rng, accountant=acc, label=label)
+        n_counts, n_sums = noisy[:k], noisy[k:].reshape(k, d)
+    else:
+        n_counts = laplace_mechanism(counts, 1.0, e_joint, rng, accountant=acc, label=label + " counts")
+        n_sums = np.empty_like(sums)
+        for i in range(d):  # d coordinate-sum queries, each L1 sensitivity r over the k clusters
+            n_sums[:, i] = laplace_mechanism(sums[:, i], r, e_sum, rng, accountant=acc,
+                                             label=f"{label} sums[{i}]")
+    new = C.copy()
+    ok = n_counts >= float(settings.get("min_count", 1.0))
+    new[ok] = n_sums[ok] / n_counts[ok, None]
+    if settings.get("clip_centers", True):
+        np.clip(new, bounds[0], bounds[1], out=new)
+    return new, n_counts, n_sums
+
+
+def dplloyd_from(X, C0, epsilon, rng, settings, acc: Accountant | None = None, label_prefix: str = ""):
+    """DPLloyd from given (data-independent) centres C0; returns (centres, accountant, info)."""
+    n, d = X.shape
+    k = C0.shape[0]
+    bounds = data_bounds(settings)
+    r = sum_sensitivity_radius(bounds)
+    acc = acc if acc is not None else Accountant(epsilon)
+    budgets = iteration_budgets(epsilon, settings, n, k, d)
+    C = np.array(C0, dtype=float, copy=True)
+    trace = []
+    for it, budget in enumerate(budgets, start=1):
+        C, _, _ = noisy_lloyd_step(X, C, budget, acc, rng, r, bounds, settings, f"{label_prefix}iteration {it}")
+        if settings.get("record_trace"):
+            trace.append(C.tolist())
+    info = {"allocation": settings.get("allocation", "uniform"), "iterations_run": len(budgets)}
+    if trace:
+        info["trace_centers"] = trace
+    return C, acc, info
+
+
+def dplloyd(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
+    """DPLloyd (§4.1.1) with the allocation named in `settings["allocation"]`."""
+    X = validate_inputs(X, k, epsilon, delta)
+    C0 = initial_centers(X, k, settings)
+    C, acc, info = dplloyd_from(X, C0, float(epsilon), rng, settings)
+    return ClusteringResult.from_accountant(C, acc, iterations=info["iterations_run"], **info)
+
+
+DPLloyd = estimator_for(dplloyd, DEFAULTS, "DPLloyd")

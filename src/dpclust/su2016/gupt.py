@@ -1,0 +1,228 @@
+"""GkM: k-means in the sample-and-aggregate framework of GUPT (Su et al. 2016 §4.1.2, Eq. 3;
+Nissim, Raskhodnikova & Smith 2007; Mohan et al. 2012), and GkM-3K (block size 3k, §4.1.2/§5.2).
+
+1. Partition D at random into ℓ blocks (`blocks`: ``"n^0.4"`` — GUPT's ℓ = N^0.4, STATED — or
+   ``"n/3k"`` — GkM-3K, blocks of 3k points, STATED; any ``"n^a"`` for Figure 3's block-size
+   exponent e = 1 − a). ℓ is clamped to [1, ⌊N/k⌋] so every block holds ≥ k points (REC).
+2. Cluster each block with k-means (the authors used scipy's ``kmeans``: `block_restarts` EXT 20
+   = scipy's default ``iter``; starts are k distinct block points; `block_max_iter` MISSING→REC 10
+   Lloyd iterations per start; the start with the lowest distortion wins). All blocks run at once
+   as batched arrays (no Python loop over blocks or points).
+3. Align the k centroids across blocks (MISSING: Eq. 3 averages "the j'th centroid" of each
+   block; REC `align` = ``sort_first_coordinate``: each block's centroids are ordered by their
+   first coordinate, ties by the next).
+4. Output range (half the budget, STATED): for each of the k·d output coordinates, the `range_quantiles`
+   (REC [0, 1], i.e. "min_i" and "max_i") of the ℓ block values are estimated with the exponential
+   mechanism over the public domain (Smith 2011's private quantile: Pr[interval] ∝ length ·
+   exp(ε'·(−|rank − qℓ|)/2), rank sensitivity 1), each with ε/2/(2kd). The estimates lie inside the
+   domain by construction — the paper's fix "bound min_i and max_i to be within the data domain".
+5. Eq. (3): clamp every block value into [min_i, max_i], average over blocks and add
+   Lap(2(max_i − min_i)·k·d/(ℓε)) — implemented as one Laplace mechanism on the normalised averages
+   (value − min)/(max − min), whose L1 sensitivity is k·d/ℓ, with ε/2. Centres are clipped to the
+   box (post-processing).
+
+Privacy: one tuple lies in exactly one block, so it changes one block's k·d outputs; ranks move
+by ≤ 1 (step 4) and each clamped, normalised average by ≤ 1/ℓ (step 5). ℓ depends on N, which is
+treated as public (as in the paper). Neighbours: add/remove one tuple.
+
+`gkm_analysis` (Figure 3, §5.2, non-private analysis): ``output: sag`` = the aligned block average
+without noise; ``output: noise`` = Eq. (3) noise (with the private range estimate) added to the
+"best known centroids" (REC: the best of `n_init_sets` non-private Lloyd runs from sphere-packing
+sets). Both use `analysis_epsilon` (REC 1.0) and spend nothing from a run budget.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from functools import lru_cache
+
+import numpy as np
+
+from .. import mechanisms as mech
+from ..accountant import Accountant
+from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from .common import batched_weighted_lloyd, init_set_seeds, sphere_packing_init
+
+DEFAULTS = {
+    "blocks": "n^0.4",              # STATED §4.1.2 (GkM); "n/3k" for GkM-3K
+    "block_restarts": 20,           # EXT scipy.cluster.vq.kmeans iter=20
+    "block_max_iter": 10,           # MISSING→REC
+    "align": "sort_first_coordinate",  # MISSING→REC
+    "range_fraction": 0.5,          # STATED "one half … to estimate this output range"
+    "range_quantiles": [0.0, 1.0],  # STATED min_i/max_i (estimated privately)
+    "clip_centers": True,           # REC
+}
+
+_BLOCKS = re.compile(r"^n\^(?P<a>[0-9.]+)$|^n/(?P<c>[0-9.]*)k$")
+
+
+def num_blocks(spec: str, n: int, k: int) -> int:
+    m = _BLOCKS.match(str(spec).replace(" ", ""))
+    if not m:
+        raise DPClustError(f"cannot read blocks {spec!r}: use 'n^a' or 'n/ck' (e.g. 'n/3k')")
+    if m.group("a") is not None:
+        ell = n ** float(m.group("a"))
+    else:
+        c = float(m.group("c") or 1.0)
+        ell = n / (c * k)
+    return int(min(max(1, round(ell)), max(1, n // k)))
+
+
+def block_kmeans(X, ell, k, restarts, max_iter, rng):
+    """Centroids (ℓ, k, d) of every block (random partition into ℓ near-equal blocks)."""
+    n, d = X.shape
+    B = -(-n // ell)
+    perm = rng.permutation(n)
+    pad = ell * B - n
+    # block b gets positions b, b+ℓ, b+2ℓ, … of the permutation: sizes differ by at most 1
+    slots = np.concatenate([perm, np.full(pad, -1)]).reshape(B, ell).T          # (ℓ, B)
+    valid = slots >= 0
+    # the per-block k-means is the non-private f of sample-and-aggregate: float32 is enough (the
+    # privacy of the release rests on the clamping to the private range, not on f's precision)
+    Xb = np.where(valid[..., None], X[np.where(valid, slots, 0)], 0.0).astype(np.float32)  # (ℓ, B, d)
+    wb = valid.astype(np.float32)
+    # starts: k distinct valid points of each block, per restart
+    keys = rng.random((ell, restarts, B))
+    keys[np.broadcast_to(~valid[:, None, :], keys.shape)] = np.inf
+    start_idx = np.argpartition(keys, k - 1, axis=2)[:, :, :k]                  # (ℓ, R, k)
+    C = np.take_along_axis(Xb[:, None, :, :], start_idx[..., None], axis=2)      # (ℓ, R, k, d)
+    Xr = Xb[:, None]                                                            # (ℓ, 1, B, d)
+    x_sq = np.einsum("lbd,lbd->lb", Xb, Xb)[:, None, :, None]
+
+    def dists(C):  # (ℓ, R, B, k) by batched BLAS matmul
+        D = np.matmul(Xr, np.swapaxes(C, 2, 3))
+        D *= -2.0
+        D += x_sq
+        D += np.einsum("lrkd,lrkd->lrk", C, C)[:, :, None, :]
+        return D
+
+    base = (np.arange(ell * restarts) * k).reshape(ell, restarts, 1)
+    wflat = np.broadcast_to(wb[:, None, :], (ell, restarts, B)).ravel()
+    for _ in range(max_iter):
+        lab = dists(C).argmin(axis=3)                                           # (ℓ, R, B)
+        flat = (lab + base).ravel()                                             # cluster id per (block, restart, point)
+        counts = np.bincount(flat, weights=wflat, minlength=ell * restarts * k).reshape(ell, restarts, k)
+        sums = np.empty((ell, restarts, k, d), dtype=np.float32)
+        for i in range(d):  # loop over dimensions only
+            xi = np.broadcast_to(Xb[:, None, :, i], (ell, restarts, B)).ravel()
+            sums[..., i] = np.bincount(flat, weights=xi * wflat, minlength=ell * restarts * k).reshape(ell, restarts, k)
+        ok = counts > 0
+        C = np.where(ok[..., None], sums / np.where(ok, counts, 1.0)[..., None], C)
+    D = dists(C)
+    distortion = (np.maximum(D.min(axis=3), 0.0) * wb[:, None, :]).sum(axis=2)   # (ℓ, R)
+    best = distortion.argmin(axis=1)
+    return C[np.arange(ell), best].astype(float)                                # (ℓ, k, d)
+
+
+def align_blocks(cents: np.ndarray, how: str) -> np.ndarray:
+    if how != "sort_first_coordinate":
+        raise DPClustError(f"unknown align {how!r}: use sort_first_coordinate")
+    ell, k, d = cents.shape
+    keys = [cents[:, :, i] for i in range(d - 1, -1, -1)]                      # lexsort: last key primary
+    order = np.lexsort(keys, axis=-1) if d > 1 else np.argsort(cents[:, :, 0], axis=1, kind="stable")
+    return np.take_along_axis(cents, order[..., None], axis=1)
+
+
+def private_quantile(values: np.ndarray, q: float, lo: float, hi: float, epsilon: float, rng,
+                     acc: Accountant | None, label: str) -> float:
+    """ε-DP q-quantile of values in [lo, hi] (exponential mechanism over intervals, Δrank = 1)."""
+    z = np.sort(np.clip(values, lo, hi))
+    edges = np.concatenate([[lo], z, [hi]])
+    lengths = np.diff(edges)
+    ranks = np.arange(z.size + 1)
+    utility = -np.abs(ranks - q * z.size)
+    c = mech.exponential_logit_scale(1.0, epsilon)
+    if acc is not None:
+        acc.spend(epsilon, 0.0, label=label)
+    with np.errstate(divide="ignore"):
+        logw = np.log(lengths) + c * utility
+    if not np.isfinite(logw).any():
+        return float(z[0])
+    i = mech.sample_from_log_weights(logw, rng)
+    return float(edges[i] + rng.random() * lengths[i])
+
+
+def private_range(cents, lo, hi, epsilon, quantiles, rng, acc):
+    ell, k, d = cents.shape
+    q_lo, q_hi = float(quantiles[0]), float(quantiles[1])
+    per = epsilon / (2 * k * d)
+    mins = np.empty((k, d))
+    maxs = np.empty((k, d))
+    for j in range(k):          # loop over the k·d output coordinates only
+        for i in range(d):
+            vals = cents[:, j, i]
+            a = private_quantile(vals, q_lo, lo, hi, per, rng, acc, f"GkM range min[{j},{i}]")
+            b = private_quantile(vals, q_hi, lo, hi, per, rng, acc, f"GkM range max[{j},{i}]")
+            mins[j, i], maxs[j, i] = min(a, b), max(a, b)
+    return mins, maxs
+
+
+def noisy_average(cents, mins, maxs, epsilon, rng, acc, ell):
+    k, d = mins.shape
+    rng_w = maxs - mins
+    safe = np.where(rng_w > 0, rng_w, 1.0)
+    norm = (np.clip(cents, mins, maxs) - mins) / safe                           # in [0, 1]
+    avg = norm.mean(axis=0)
+    noisy = mech.laplace_mechanism(avg.ravel(), k * d / ell, epsilon, rng, accountant=acc,
+                                   label="GkM Eq. (3) noisy average").reshape(k, d)
+    return mins + noisy * rng_w
+
+
+def _prepare(X, k, settings, rng):
+    n, d = X.shape
+    ell = num_blocks(settings["blocks"], n, k)
+    cents = block_kmeans(X, ell, k, int(settings["block_restarts"]), int(settings["block_max_iter"]), rng)
+    return ell, align_blocks(cents, settings.get("align", "sort_first_coordinate"))
+
+
+def gkm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
+    """GkM / GkM-3K (§4.1.2): sample and aggregate with a private output range and Eq. (3)."""
+    X = validate_inputs(X, k, epsilon, delta)
+    lo, hi = data_bounds(settings)
+    epsilon = float(epsilon)
+    frac = float(settings["range_fraction"])
+    if not 0 < frac < 1:
+        raise DPClustError("range_fraction must be in (0, 1)")
+    acc = Accountant(epsilon)
+    ell, cents = _prepare(X, k, settings, rng)
+    mins, maxs = private_range(cents, lo, hi, frac * epsilon, settings["range_quantiles"], rng, acc)
+    C = noisy_average(cents, mins, maxs, acc.remaining_epsilon, rng, acc, ell)
+    if settings.get("clip_centers", True):
+        C = np.clip(C, lo, hi)
+    return ClusteringResult.from_accountant(C, acc, iterations=None, blocks=ell, block_size=X.shape[0] / ell)
+
+
+@lru_cache(maxsize=64)
+def _best_known(key: str, X_bytes_shape, k, lo, hi, seeds, max_iter):
+    X = np.frombuffer(X_bytes_shape[0]).reshape(X_bytes_shape[1])
+    inits = np.stack([sphere_packing_init(k, X.shape[1], (lo, hi), s) for s in seeds])
+    C, cost, _ = batched_weighted_lloyd(X, np.ones(X.shape[0]), inits, max_iter, 0.0, (lo, hi))
+    return C[int(np.argmin(cost))]
+
+
+def gkm_analysis(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
+    """Figure 3's error decomposition (non-private analysis; see module docstring)."""
+    X = validate_inputs(X, k)
+    lo, hi = data_bounds(settings)
+    eps = float(settings["analysis_epsilon"])
+    out = settings["output"]
+    ell, cents = _prepare(X, k, settings, rng)
+    if out == "sag":
+        C = cents.mean(axis=0)
+    elif out == "noise":
+        mins, maxs = private_range(cents, lo, hi, float(settings["range_fraction"]) * eps,
+                                   settings["range_quantiles"], rng, None)
+        seeds = tuple(init_set_seeds(int(settings["init_seed"]), int(settings["n_init_sets"])))
+        key = hashlib.sha1(X.tobytes()).hexdigest()
+        best = _best_known(key, (X.tobytes(), X.shape), k, lo, hi, seeds, int(settings["lloyd_max_iter"]))
+        C = noisy_average(np.broadcast_to(best, (ell,) + best.shape), mins, maxs,
+                          (1 - float(settings["range_fraction"])) * eps, rng, None, ell)
+    else:
+        raise DPClustError(f"unknown output {out!r}: sag or noise")
+    C = np.clip(C, lo, hi)
+    return ClusteringResult(C, 0.0, 0.0, None, {"blocks": ell, "output": out, "block_size": X.shape[0] / ell})
+
+
+GkM = estimator_for(gkm, DEFAULTS, "GkM")

@@ -1,0 +1,156 @@
+"""PGkM: PrivGene (Zhang et al. SIGMOD 2013) applied to k-means (Su et al. 2016 §4.1.3), and the
+non-private genetic algorithm "Gene" of Figure 4 (§5.3).
+
+A candidate θ is a set of k centroids, i.e. a vector of ℓ = k·d numbers. Fitness f(D, θ) = the
+(non-normalised) k-means cost Σ_x min_j ‖x − o_j‖² (§4.1.3: "the NICV formula … more precisely its
+non-normalized version"); lower is better.
+
+* Initial pool: `pool_size` (STATED 200) candidates sampled uniformly from the data space.
+* Rounds: max{8, x·N·ε/m'} (STATED, x = `x` = 1.25e−3, m' = `selected` = 10), rounded up (REC).
+* Selection: each round selects m' candidates one at a time, without replacement, by the
+  exponential mechanism with utility −f and budget ε/(rounds·m') each (sequential composition over
+  all rounds·m' selections; §5.3 "the privacy budget allocated to select a single parameter is at
+  most ε/80"). Sensitivity of f under add/remove of one tuple: the largest squared distance inside
+  the box, Δf = d·(hi − lo)² (REC: PrivGene's own scaling of the k-means fitness is not in the text).
+* New pool: pairs of selected parents are crossed over (split point ℓ̄ uniform in 1..ℓ−1, swap
+  the lower parts, STATED) and each child is mutated by adding noise to ONE randomly chosen
+  dimension (STATED); the noise is uniform in [−γ, γ] with γ = `mutation_scale`·(hi − lo) ·
+  `mutation_decay`^round (MISSING in Su et al.→REC, a shrinking step as in PrivGene), then clipped
+  to the box. The m' parents are kept in the pool (REC elitism), so the pool stays `pool_size`.
+* Output: the first candidate selected in the last round (REC).
+N is treated as public (it sets the number of rounds, as in the paper).
+
+`gene` is the same GA with exact top-m' selection (no privacy) for `generations` rounds; it
+records the NICV of the best candidate after every generation (`info.trace_nicv`, Figure 4).
+Fitness of the whole pool is one batched GEMM per row chunk (`pool_costs`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import mechanisms as mech
+from ..accountant import Accountant
+from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+
+DEFAULTS = {
+    "pool_size": 200,          # STATED §4.1.3
+    "selected": 10,            # STATED m' = 10
+    "x": 1.25e-3,              # STATED
+    "min_rounds": 8,           # STATED max{8, …}
+    "mutation_scale": 0.5,     # MISSING→REC (fraction of the domain width in round 0)
+    "mutation_decay": 0.8,     # MISSING→REC (γ shrinks geometrically per round)
+    "chunk_entries": 4000000,  # memory bound of one distance block (engineering)
+}
+
+
+def pool_costs(X: np.ndarray, pool: np.ndarray, chunk_entries: int = 4_000_000) -> np.ndarray:
+    """k-means cost of every candidate: pool (P, k, d) → (P,).
+
+    For each centre slot j one GEMM gives ‖c_j‖² − 2x·c_j for all candidates at once and a running
+    elementwise minimum keeps the nearest slot (contiguous, no small-axis reductions); ‖x‖² is added
+    after the minimum. Rows are processed in chunks of at most `chunk_entries` (n × P) entries.
+    """
+    P, k, d = pool.shape
+    X_sq = np.einsum("ij,ij->i", X, X)
+    slots = [np.ascontiguousarray(pool[:, j, :].T) for j in range(k)]          # (d, P) each
+    c_sq = [np.einsum("ij,ij->j", s, s) for s in slots]
+    out = np.zeros(P)
+    step = max(1, int(chunk_entries) // P)
+    for s0 in range(0, X.shape[0], step):
+        xb = X[s0:s0 + step]
+        best = None
+        for j in range(k):
+            D = xb @ slots[j]
+            D *= -2.0
+            D += c_sq[j]
+            if best is None:
+                best = D
+            else:
+                np.minimum(best, D, out=best)
+        best += X_sq[s0:s0 + step, None]
+        np.maximum(best, 0.0, out=best)
+        out += best.sum(axis=0)
+    return out
+
+
+def _offspring(parents: np.ndarray, size: int, rnd: int, settings, lo, hi, rng) -> np.ndarray:
+    m, k, d = parents.shape
+    L = k * d
+    flat = parents.reshape(m, L)
+    n_pairs = -(-(size - m) // 2)
+    a = rng.integers(0, m, size=n_pairs)
+    b = rng.integers(0, m, size=n_pairs)
+    cut = rng.integers(1, L, size=n_pairs) if L > 1 else np.ones(n_pairs, dtype=int)
+    upper = np.arange(L)[None, :] < cut[:, None]
+    c1 = np.where(upper, flat[a], flat[b])
+    c2 = np.where(upper, flat[b], flat[a])
+    kids = np.concatenate([c1, c2])[: size - m]
+    gamma = float(settings["mutation_scale"]) * (hi - lo) * float(settings["mutation_decay"]) ** rnd
+    dim = rng.integers(0, L, size=kids.shape[0])
+    kids[np.arange(kids.shape[0]), dim] += rng.uniform(-gamma, gamma, size=kids.shape[0])
+    np.clip(kids, lo, hi, out=kids)
+    return np.concatenate([flat, kids]).reshape(size, k, d)
+
+
+def _check(settings):
+    if int(settings["selected"]) < 1 or int(settings["pool_size"]) <= int(settings["selected"]):
+        raise DPClustError("PrivGene needs 1 <= selected < pool_size")
+
+
+def pgkm_rounds(n: int, epsilon: float, settings) -> int:
+    return int(max(int(settings["min_rounds"]), math.ceil(float(settings["x"]) * n * epsilon / int(settings["selected"]))))
+
+
+def pgkm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
+    """PGkM (§4.1.3)."""
+    X = validate_inputs(X, k, epsilon, delta)
+    _check(settings)
+    n, d = X.shape
+    lo, hi = data_bounds(settings)
+    epsilon = float(epsilon)
+    size, msel = int(settings["pool_size"]), int(settings["selected"])
+    rounds = pgkm_rounds(n, epsilon, settings)
+    eps_sel = epsilon / (rounds * msel)
+    sens = d * (hi - lo) ** 2
+    acc = Accountant(epsilon)
+    pool = rng.uniform(lo, hi, size=(size, k, d))
+    first = None
+    for rnd in range(rounds):
+        cost = pool_costs(X, pool, int(settings["chunk_entries"]))
+        c = mech.exponential_logit_scale(sens, eps_sel)
+        logw = -c * cost
+        chosen = []
+        for j in range(msel):
+            acc.spend(eps_sel, 0.0, label=f"round {rnd + 1} selection {j + 1}")
+            i = mech.sample_from_log_weights(logw, rng)
+            chosen.append(i)
+            logw[i] = -np.inf
+        first = pool[chosen[0]].copy()
+        if rnd < rounds - 1:
+            pool = _offspring(pool[chosen], size, rnd, settings, lo, hi, rng)
+    return ClusteringResult.from_accountant(first, acc, iterations=rounds, rounds=rounds)
+
+
+def gene(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
+    """Non-private Gene (Figure 4): exact top-m' selection; trace of the best NICV per generation."""
+    X = validate_inputs(X, k)
+    _check(settings)
+    n, d = X.shape
+    lo, hi = data_bounds(settings)
+    size, msel = int(settings["pool_size"]), int(settings["selected"])
+    pool = rng.uniform(lo, hi, size=(size, k, d))
+    trace = []
+    best = None
+    for rnd in range(int(settings["generations"])):
+        cost = pool_costs(X, pool, int(settings["chunk_entries"]))
+        order = np.argsort(cost, kind="stable")[:msel]
+        best = pool[order[0]].copy()
+        trace.append(float(cost[order[0]] / n))
+        pool = _offspring(pool[order], size, rnd, settings, lo, hi, rng)
+    return ClusteringResult(best, 0.0, 0.0, len(trace), {"trace_nicv": trace})
+
+
+PGkM = estimator_for(pgkm, DEFAULTS, "PGkM")

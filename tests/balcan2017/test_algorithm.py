@@ -1,0 +1,148 @@
+"""Algorithm 4 (+ SuLQ refinement), the k-median variant and the baselines: budgets, determinism,
+clear errors, and utility sanity on easy data."""
+import json
+
+import numpy as np
+import pytest
+
+from dpclust.api import DPClustError
+from dpclust.balcan2017.algorithm import DEFAULTS, Balcan, balcan, balcan_kmedian, stage_budgets
+from dpclust.balcan2017.kvariates import kvariates, kvariates_simhash
+from dpclust.balcan2017.partition import partition_illustration
+from dpclust.balcan2017.sample_aggregate import sample_aggregate
+from dpclust.balcan2017.sulq import sulq
+from dpclust.metrics import kmeans_cost
+
+SET = {"bounds": [0.0, 1.0], "init_seed": 7}
+
+
+@pytest.fixture
+def wide(rng):
+    """2,000 points in [0, 1]^8 around 4 centres (projection p = floor(ln(2000)/2) = 3)."""
+    C = rng.uniform(0.2, 0.8, size=(4, 8))
+    return np.clip(C[rng.integers(4, size=2000)] + 0.02 * rng.normal(size=(2000, 8)), 0, 1)
+
+
+def test_stage_budgets_sum_to_epsilon():
+    eps = stage_budgets(0.7, DEFAULTS["budget_weights"], {"candidate": True, "local_swap": True, "recovery": True,
+                                                          "select": False, "refine": True})
+    assert sum(eps.values()) == pytest.approx(0.7, rel=1e-12)
+    assert eps["candidate"] == pytest.approx(0.7 * 8 / 17) and eps["select"] == 0.0
+
+
+@pytest.mark.parametrize("recovery", ["noisy_mean", "noisyavg"])
+def test_balcan_spends_exactly_epsilon_and_delta(wide, recovery):
+    res = balcan(wide, 4, 0.8, 1e-5, np.random.default_rng(0), {**SET, "recovery": recovery})
+    assert res.epsilon_spent == pytest.approx(0.8, rel=1e-9)
+    assert res.delta_spent == pytest.approx(1e-5, rel=1e-9)
+    assert res.centers.shape == (4, 8)
+    assert ((res.centers >= 0) & (res.centers <= 1)).all()
+    json.dumps(res.info)                                  # info must be JSON-serialisable
+
+
+def test_balcan_trials_and_pure_variant(wide):
+    res = balcan(wide, 3, 1.0, 0.0, np.random.default_rng(1),
+                 {**SET, "trials": 2, "refine_sum_mechanism": "laplace",
+                  "budget_weights": {"candidate": 8, "local_swap": 1, "recovery": 2, "select": 1, "refine": 6}})
+    assert res.epsilon_spent == pytest.approx(1.0) and res.delta_spent == 0.0
+    assert res.info["trial_chosen"] in (1, 2) and len(res.info["trials"]) == 2
+
+
+def test_same_seed_same_bytes(wide):
+    a = balcan(wide, 4, 1.0, 1e-6, np.random.default_rng(5), SET)
+    b = balcan(wide, 4, 1.0, 1e-6, np.random.default_rng(5), SET)
+    assert a.centers.tobytes() == b.centers.tobytes()
+    assert json.dumps(a.info, sort_keys=True, default=str) == json.dumps(b.info, sort_keys=True, default=str)
+
+
+def test_bad_input_is_one_clear_error(wide):
+    with pytest.raises(DPClustError, match="bounds"):
+        balcan(wide, 4, 1.0, 1e-6, np.random.default_rng(0), {"init_seed": 1})
+    with pytest.raises(DPClustError, match="delta"):
+        balcan(wide, 4, 1.0, 0.0, np.random.default_rng(0), SET)     # Gaussian refinement needs δ > 0
+    with pytest.raises(DPClustError, match="unknown"):
+        balcan(wide, 4, 1.0, 1e-6, np.random.default_rng(0), {**SET, "refine_iters": 3})
+    with pytest.raises(DPClustError):
+        balcan(np.full((10, 2), np.nan), 2, 1.0, 1e-6, np.random.default_rng(0), SET)
+    with pytest.raises(DPClustError):
+        balcan(wide, 4, -1.0, 1e-6, np.random.default_rng(0), SET)
+
+
+def test_large_epsilon_recovers_the_clusters(wide):
+    from dpclust.baselines import kmeans_plus_plus, lloyd
+
+    opt = min(lloyd(wide, kmeans_plus_plus(wide, 4, np.random.default_rng(s))).cost for s in range(3))
+    res = balcan(wide, 4, 1e4, 1e-6, np.random.default_rng(3), SET)
+    assert kmeans_cost(wide, res.centers) < 3 * opt
+
+
+def test_kmedian_variant(wide):
+    res = balcan_kmedian(wide, 3, 1.0, 0.0, np.random.default_rng(0),
+                         {**SET, "refine_iterations": 0, "one_median": {},
+                          "budget_weights": {"candidate": 8, "local_swap": 1, "recovery": 2, "select": 0, "refine": 0}})
+    assert res.epsilon_spent == pytest.approx(1.0) and res.delta_spent == 0.0
+    assert res.centers.shape == (3, 8) and res.info["objective"] == "kmedian"
+
+
+def test_estimator(wide):
+    est = Balcan(n_clusters=3, epsilon=1.0, delta=1e-6, random_state=0, settings={"bounds": [0, 1]}).fit(wide)
+    assert est.cluster_centers_.shape == (3, 8) and est.epsilon_spent_ == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("fn,settings", [
+    (sulq, {"iterations": 20, "count_fraction": 0.5, "sum_mechanism": "gaussian"}),
+    (sample_aggregate, {}),
+    (kvariates, {}),
+    (kvariates_simhash, {"nodes": 50, "potential_fraction": 0.5}),
+    (partition_illustration, {"initial_cube_half_side": 2.0, "gamma_factor": 1.0, "level_rule": "paper",
+                              "analysis_delta": 0.1}),
+])
+def test_baselines_spend_epsilon_and_are_deterministic(wide, fn, settings):
+    s = {**SET, **settings}
+    a = fn(wide, 4, 0.9, 1e-6, np.random.default_rng(2), s)
+    b = fn(wide, 4, 0.9, 1e-6, np.random.default_rng(2), s)
+    assert a.epsilon_spent == pytest.approx(0.9, rel=1e-9)
+    assert a.delta_spent <= 1e-6 * (1 + 1e-9)
+    assert a.centers.shape == (4, 8) and np.isfinite(a.centers).all()
+    assert a.centers.tobytes() == b.centers.tobytes()
+
+
+def test_noise_scales_statistics():
+    """Recovery (Alg. 4) adds Laplace noise of L1 sensitivity d·h to the cluster sum; SuLQ adds Gaussian
+    noise of L2 sensitivity √d·h. With 2,000 points at the box centre the count noise is negligible,
+    so count × centre is the sum noise: its spread must match the calibrated scale (±10 %)."""
+    from dpclust.accountant import Accountant
+    from dpclust.balcan2017.algorithm import _noisy_mean_recovery
+    from dpclust.balcan2017.sulq import private_lloyd_steps
+    from dpclust.mechanisms import gaussian_sigma, laplace_scale
+
+    n, d, h, reps = 2_000, 4, 1.0, 800
+    X = np.zeros((n, d))
+    labels = np.zeros(n, dtype=np.int64)
+    lap, gau = [], []
+    for s in range(reps):
+        r = np.random.default_rng(s)
+        lap.append(_noisy_mean_recovery(X, labels, 1, 1.0, h, r, Accountant(1.0), 0.5)[0] * n)
+        C, _ = private_lloyd_steps(X, np.zeros((1, d)), 1, 1.0, 1e-5, h, r, Accountant(1.0, 1e-5),
+                                   count_fraction=0.5, sum_mechanism="gaussian")
+        gau.append(C[0] * n)
+    lap, gau = np.asarray(lap).ravel(), np.asarray(gau).ravel()
+    b = laplace_scale(d * h, 0.5)
+    sigma = gaussian_sigma(np.sqrt(d) * h, 0.5, 1e-5)
+    assert np.std(lap) == pytest.approx(np.sqrt(2) * b, rel=0.1)
+    assert np.std(gau) == pytest.approx(sigma, rel=0.1)
+
+
+def test_data_radius_geometry_and_clipping(rng):
+    from dpclust.balcan2017.sulq import data_geometry
+
+    g = data_geometry(100, [-11, 11], None)
+    assert g["radius"] == pytest.approx(110.0) and g["l1"] == pytest.approx(1100.0)
+    g = data_geometry(100, [-11, 11], 11.0)
+    assert g["radius"] == 11.0 and g["l1"] == pytest.approx(110.0)          # min(d·h, √d·Λ)
+    with pytest.raises(DPClustError):
+        data_geometry(3, [0, 1], -1.0)
+    X = rng.uniform(0, 1, size=(500, 8))
+    res = balcan(X, 3, 1.0, 1e-6, np.random.default_rng(0), {**SET, "data_radius": 0.5})
+    assert res.epsilon_spent == pytest.approx(1.0)
+    assert (np.linalg.norm(res.centers - 0.5, axis=1) <= 0.5 + 1e-9).all()  # centres clipped to the ball

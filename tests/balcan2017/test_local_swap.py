@@ -1,0 +1,57 @@
+"""Algorithm 3 (local swap): incremental swap gains equal brute force; budget; C \\ Z only."""
+import numpy as np
+import pytest
+
+from dpclust.accountant import Accountant
+from dpclust.balcan2017.local_swap import SwapState, local_swap, swap_rounds
+
+
+def _brute(Y, C, idx, power):
+    out = np.empty((len(idx), C.shape[0]))
+    for j in range(len(idx)):
+        for y in range(C.shape[0]):
+            Z = C[np.r_[np.delete(idx, j), y]]
+            d = np.sqrt(((Y[:, None, :] - Z[None]) ** 2).sum(-1)).min(axis=1)
+            out[j, y] = (d ** power).sum()
+    return out
+
+
+@pytest.mark.parametrize("power", [1, 2])
+def test_incremental_gains_match_brute_force(rng, power, monkeypatch):
+    Y = rng.normal(size=(300, 3))
+    C = rng.normal(size=(12, 3))
+    idx = np.array([0, 3, 3, 7])        # duplicates are allowed (i.i.d. initial draws)
+    import dpclust.balcan2017.local_swap as ls
+    monkeypatch.setattr(ls, "CHUNK_ENTRIES", 12 * 70)   # force several row chunks
+    st = SwapState(Y, C, idx, power)
+    np.testing.assert_allclose(st.new_losses(), _brute(Y, C, idx, power), rtol=1e-10)
+    st.swap(1, 11)
+    np.testing.assert_allclose(st.new_losses(), _brute(Y, C, st.idx, power), rtol=1e-10)
+    assert st.loss == pytest.approx(_brute(Y, C, st.idx, power)[0, st.idx[0]])
+
+
+def test_local_swap_budget_and_choices(rng):
+    Y = rng.uniform(-0.5, 0.5, size=(400, 2))
+    C = rng.uniform(-0.5, 0.5, size=(30, 2))
+    acc = Accountant(1.0)
+    out = local_swap(Y, C, 3, 1.0, 1.0, 5, rng, acc)
+    assert acc.spent_epsilon == pytest.approx(1.0)
+    assert len(acc.ledger) == 6                        # T rounds + the final choice
+    assert out["centers"].shape == (3, 2)
+    assert swap_rounds("capped", 20, 64, 1000, 0.1) == 20 and swap_rounds("capped", 20, 4, 1000, 0.1) == 4
+
+
+def test_local_swap_improves_with_large_epsilon(rng):
+    centres = np.array([[-0.6, 0.0], [0.6, 0.0], [0.0, 0.6]])
+    Y = np.concatenate([c + 0.03 * rng.normal(size=(300, 2)) for c in centres])
+    C = np.concatenate([centres, rng.uniform(-0.8, 0.8, size=(20, 2))])
+    out = local_swap(Y, C, 3, 1e5, 1.0, 6, rng, Accountant(1e5))
+    assert sorted(out["index"].tolist()) == [0, 1, 2]
+
+
+def test_swap_never_picks_a_current_centre(rng):
+    Y = rng.uniform(-0.5, 0.5, size=(50, 2))
+    C = rng.uniform(-0.5, 0.5, size=(4, 2))
+    for s in range(20):
+        out = local_swap(Y, C, 3, 1.0, 1.0, 3, np.random.default_rng(s), Accountant(1.0), init_index=[0, 1, 2])
+        assert len(set(out["index"].tolist())) == 3    # swaps keep the centres distinct

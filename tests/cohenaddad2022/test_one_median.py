@@ -1,0 +1,98 @@
+"""Private 1-median (objective perturbation): accounting, determinism, utility, noise law."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpclust.accountant import Accountant, BudgetExceeded
+from dpclust.api import DPClustError
+from dpclust.baselines import geometric_median
+from dpclust.cohenaddad2022.one_median import (ONE_MEDIAN_DEFAULTS, norm_laplace_noise,
+                                               private_one_median)
+
+
+def _cluster(n, seed=0):
+    r = np.random.default_rng(seed)
+    return np.clip(r.normal(0.3, 0.05, size=(n, 3)), 0, 1)
+
+
+def test_spends_exactly_epsilon_and_zero_delta():
+    acc = Accountant(0.7, 1e-6)
+    c = private_one_median(_cluster(200), 0.7, 1e-6, [0, 1], np.random.default_rng(1), acc, {})
+    assert c.shape == (3,)
+    assert math.isclose(acc.spent_epsilon, 0.7, rel_tol=1e-12) and acc.spent_delta == 0.0
+
+
+def test_refuses_overspending_before_release():
+    acc = Accountant(0.5)
+    with pytest.raises(BudgetExceeded):
+        private_one_median(_cluster(50), 0.6, 0.0, [0, 1], np.random.default_rng(1), acc, {})
+
+
+def test_same_seed_same_bytes():
+    P = _cluster(300)
+    a = private_one_median(P, 1.0, 0.0, [0, 1], np.random.default_rng(5), None, {})
+    b = private_one_median(P, 1.0, 0.0, [0, 1], np.random.default_rng(5), None, {})
+    assert a.tobytes() == b.tobytes()
+
+
+def test_error_shrinks_with_n_and_is_small_for_large_clusters():
+    rng = np.random.default_rng(3)
+    errs = {}
+    for n in (100, 5000):
+        P = _cluster(n, seed=n)
+        gm = geometric_median(P)
+        errs[n] = np.mean([np.linalg.norm(private_one_median(P, 0.5, 0.0, [0, 1], rng, None, {}) - gm)
+                           for _ in range(30)])
+    assert errs[5000] < errs[100] / 3
+    assert errs[5000] < 0.03
+
+
+def test_output_inside_box_and_empty_cluster_allowed():
+    c = private_one_median(np.empty((0, 4)), 0.1, 0.0, [-1, 2], np.random.default_rng(0), None, {})
+    assert c.shape == (4,) and (c >= -1).all() and (c <= 2).all()
+
+
+@pytest.mark.parametrize("bad", [
+    dict(P=np.ones(3)), dict(epsilon=0.0), dict(bounds=[1, 0]), dict(P=np.full((4, 2), 5.0)),
+    dict(settings={"one_median_neighbouring": "swap"}),
+    dict(settings={"one_median_jacobian_fraction": 0.995}),
+])
+def test_bad_input_is_one_clear_error(bad):
+    args = dict(P=_cluster(10)[:, :2], epsilon=1.0, delta=0.0, bounds=[0, 1], rng=np.random.default_rng(0),
+                accountant=None, settings={})
+    args.update(bad)
+    with pytest.raises(DPClustError):
+        private_one_median(**args)
+
+
+def test_norm_laplace_noise_law():
+    """‖b‖ ~ Gamma(d, scale) and the direction is isotropic (mean ≈ 0)."""
+    rng = np.random.default_rng(11)
+    B = np.array([norm_laplace_noise(3, 2.0, rng) for _ in range(4000)])
+    norms = np.linalg.norm(B, axis=1)
+    assert stats.kstest(norms, stats.gamma(3, scale=2.0).cdf).pvalue > 1e-3
+    assert np.abs(B.mean(axis=0)).max() < 5 * 6.0 / math.sqrt(4000)
+
+
+def test_replace_neighbouring_doubles_noise():
+    """With replace-one neighbours the objective noise has twice the scale (Δ_b = 2L)."""
+    P = _cluster(30)
+    spread = {}
+    for mode in ("add_remove", "replace"):
+        rng = np.random.default_rng(2)
+        outs = np.array([private_one_median(P, 1.0, 0.0, [-50, 50], rng, None,
+                                            {"one_median_neighbouring": mode}) for _ in range(300)])
+        spread[mode] = np.median(np.linalg.norm(outs - np.median(outs, axis=0), axis=1))
+    assert 1.5 < spread["replace"] / spread["add_remove"] < 2.6
+
+
+def test_defaults_are_documented_in_config(repo):
+    import yaml
+    cfg = yaml.safe_load((repo / "config/papers/cohenaddad2022.yaml").read_text())
+    s = cfg["algorithms"]["cohenaddad2022.hst"]["settings"]
+    for key in ONE_MEDIAN_DEFAULTS:
+        assert key in s

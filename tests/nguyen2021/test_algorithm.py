@@ -1,0 +1,117 @@
+"""Algorithm 1 end to end: budget recorded = setting (Thm 16), determinism, errors, utility."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpclust.api import DPClustError
+from dpclust.metrics import kmeans_cost
+from dpclust.nguyen2021.algorithm import DEFAULTS, Nguyen, embed, jl_dimension, nguyen
+
+
+def _blobs(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = np.array([[0.2, 0.2, 0.3], [0.8, 0.3, 0.6], [0.5, 0.8, 0.2]])
+    X = np.concatenate([c + 0.02 * rng.standard_normal((n // 3, 3)) for c in centres])
+    return np.clip(X, 0, 1), centres
+
+
+def _settings(**kw):
+    return dict(DEFAULTS, bounds=[0.0, 1.0], init_seed=0, **kw)
+
+
+def test_spent_budget_is_epsilon_and_n_to_minus_1_5():
+    X, _ = _blobs()
+    n = X.shape[0]
+    delta = n ** -1.5
+    res = nguyen(X, 3, 1.0, delta, np.random.default_rng(0), _settings())
+    assert res.epsilon_spent == pytest.approx(1.0, rel=1e-12)
+    assert res.delta_spent == pytest.approx(delta, rel=1e-12)
+    labels = [row[0] for row in res.ledger]
+    assert labels[0].startswith("Alg.2 exponential mechanism")
+    assert any(lab.startswith("proxy counts") for lab in labels)
+    assert any(lab.startswith("NoisyAVG recovery") for lab in labels)
+    assert any(lab.startswith("private Lloyd round 1") for lab in labels)
+    eps_by_stage = [row[1] for row in res.ledger]
+    assert eps_by_stage == pytest.approx([0.1, 0.1, 0.4, 0.4])
+    # Lemma 17: the per-call ε_E = 2·ε_em / (e·ln(1/δ_E))
+    assert res.info["eps_E_per_call"] == pytest.approx(2 * 0.1 / (math.e * math.log(3 / delta)))
+
+
+def test_same_seed_same_bytes_and_different_seed_differs():
+    X, _ = _blobs()
+    a = nguyen(X, 3, 1.0, 1e-4, np.random.default_rng(5), _settings())
+    b = nguyen(X, 3, 1.0, 1e-4, np.random.default_rng(5), _settings())
+    c = nguyen(X, 3, 1.0, 1e-4, np.random.default_rng(6), _settings())
+    assert a.centers.tobytes() == b.centers.tobytes()
+    assert a.centers.tobytes() != c.centers.tobytes()
+
+
+@pytest.mark.slow
+def test_high_epsilon_recovers_well_separated_clusters():
+    """Sanity of the whole pipeline: with a large budget the cost is close to the planted one
+    (median over 3 seeds: the non-private Lloyd on the proxy data may still stop in a local
+    optimum from its random start, as Lloyd does)."""
+    X, centres = _blobs(n=3000, seed=1)
+    costs = [kmeans_cost(X, nguyen(X, 3, 200.0, 1e-3, np.random.default_rng(s), _settings()).centers)
+             for s in range(3)]
+    assert np.median(costs) < 1.5 * kmeans_cost(X, centres)
+
+
+def test_embedding_uses_public_bounds_only():
+    X, _ = _blobs()
+    Y1, info = embed(X, (0.0, 1.0), 1.0, 2, np.random.default_rng(0))
+    Y2, _ = embed(X[:10], (0.0, 1.0), 1.0, 2, np.random.default_rng(0))
+    assert np.array_equal(Y1[:10], Y2)   # a point's image does not depend on the other points
+    assert (np.sqrt((Y1 ** 2).sum(1)) <= 1 + 1e-12).all()
+    assert info["diameter"] == pytest.approx(math.sqrt(3))
+    assert jl_dimension(50_000, 100, "auto") == 5 and jl_dimension(60_000, 784, "auto") == 5
+    assert jl_dimension(150, 4, "auto") == 2 and jl_dimension(10**6, 3, "auto") == 3
+
+
+@pytest.mark.parametrize("change", [
+    {"delta": 0.0},
+    {"settings": {"bounds": None}},
+    {"settings": {"budget_split": {"em": 0.5, "counts": 0.5, "recovery": 0.5, "lloyd": 0.0}}},
+    {"settings": {"alpha": 0.0}},
+    {"settings": {"jl_dim": "five"}},
+    {"settings": {"bounds": [0.0, 0.5]}},
+])
+def test_bad_input_raises_one_clear_error(change):
+    X, _ = _blobs()
+    settings = _settings()
+    settings.update(change.get("settings", {}))
+    if settings.get("bounds") is None:
+        settings.pop("bounds")
+    with pytest.raises(DPClustError):
+        nguyen(X, 3, 1.0, change.get("delta", 1e-4), np.random.default_rng(0), settings)
+
+
+def test_estimator_wrapper():
+    X, _ = _blobs()
+    est = Nguyen(n_clusters=3, epsilon=1.0, delta=1e-4, random_state=0, settings={"bounds": [0.0, 1.0]}).fit(X)
+    assert est.cluster_centers_.shape == (3, 3)
+    assert est.epsilon_spent_ == pytest.approx(1.0)
+
+
+def test_run_record_spends_the_configured_epsilon_and_delta(repo, tmp_path):
+    """Through the runner: every run's (ε, δ) spent = (1, n^-1.5) as configured for Figure 1."""
+    import yaml
+
+    from dpclust.data import write_processed
+    from dpclust.runner import RunRequest, run_block
+
+    cfg = yaml.safe_load((repo / "config/papers/nguyen2021.yaml").read_text())
+    group = cfg["items"]["fig1"]["runs"]["private"]
+    X = np.random.default_rng(0).uniform(0, 1, size=(150, 4))
+    path = tmp_path / "iris.h5"
+    write_processed(path, X)
+    req = RunRequest(dataset="iris", algorithm="nguyen2021.ours", k=2, epsilon=group["epsilon"],
+                     seeds=[0, 1], data_path=str(path), delta=group["delta"], transform="minmax_01")
+    rec = run_block(req, {"nguyen2021.ours": cfg["algorithms"]["nguyen2021.ours"]})
+    assert rec["status"] == "ok" and rec["delta"] == pytest.approx(150 ** -1.5)
+    for run in rec["runs"]:
+        assert run["epsilon_spent"] == pytest.approx(1.0, rel=1e-12)
+        assert run["delta_spent"] == pytest.approx(150 ** -1.5, rel=1e-12)

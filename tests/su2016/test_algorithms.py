@@ -1,0 +1,213 @@
+"""Su et al. (2016): mechanisms, budgets, determinism, input errors (tiny data, fast)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpclust.accountant import Accountant
+from dpclust.api import DPClustError
+from dpclust.su2016 import dplloyd, eugkm, gupt, hybrid, lloyd, privgene
+from dpclust.su2016.common import sphere_packing_init
+
+BOUNDS = [-1.0, 1.0]
+
+
+def blobs(n=300, d=2, k=3, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(-0.6, 0.6, size=(k, d))
+    X = centres[rng.integers(0, k, size=n)] + rng.normal(0, 0.05, size=(n, d))
+    return np.clip(X, -1, 1)
+
+
+def settings(mod, **kw):
+    return dict(mod.DEFAULTS, bounds=BOUNDS, init_seed=7, **kw)
+
+
+ALGS = [
+    ("dplloyd-uniform", dplloyd.dplloyd, settings(dplloyd)),
+    ("dplloyd-geometric", dplloyd.dplloyd, settings(dplloyd, allocation="geometric")),
+    ("dplloyd-su_tops", dplloyd.dplloyd, settings(dplloyd, allocation="su_tops")),
+    ("eugkm", eugkm.eugkm, settings(eugkm)),
+    ("eugkm-thresholded", eugkm.eugkm, settings(eugkm, max_synopsis_cells=20)),
+    ("gkm", gupt.gkm, settings(gupt)),
+    ("gkm3k", gupt.gkm, settings(gupt, blocks="n/3k")),
+    ("pgkm", privgene.pgkm, dict(settings(privgene), pool_size=30)),
+    ("hybrid-auto", hybrid.hybrid, settings(hybrid)),
+    ("hybrid-forced", hybrid.hybrid, settings(hybrid, mode="forced")),
+]
+
+
+@pytest.mark.parametrize("name,fn,st", ALGS, ids=[a[0] for a in ALGS])
+@pytest.mark.parametrize("eps", [0.1, 1.0])
+def test_spends_exactly_epsilon_and_is_deterministic(name, fn, st, eps):
+    X = blobs()
+    r1 = fn(X, 3, eps, 0.0, np.random.default_rng(5), dict(st))
+    r2 = fn(X, 3, eps, 0.0, np.random.default_rng(5), dict(st))
+    assert r1.epsilon_spent == pytest.approx(eps, rel=1e-9)
+    assert r1.epsilon_spent <= eps * (1 + 1e-9)
+    assert r1.centers.shape == (3, 2) and np.isfinite(r1.centers).all()
+    assert r1.centers.tobytes() == r2.centers.tobytes()
+    assert ((r1.centers >= -1) & (r1.centers <= 1)).all()
+
+
+def test_uniform_allocation_noise_scale_is_d_r_plus_1_times_t_over_eps(monkeypatch):
+    """§4.1.1: every count and sum gets Lap((d·r + 1)·t/ε)."""
+    calls = []
+    real = dplloyd.laplace_mechanism
+
+    def spy(value, sensitivity, epsilon, rng, accountant=None, label=""):
+        calls.append((sensitivity, epsilon))
+        return real(value, sensitivity, epsilon, rng, accountant=accountant, label=label)
+
+    monkeypatch.setattr(dplloyd, "laplace_mechanism", spy)
+    X = blobs(d=3) * 0.5                                  # domain [-0.5, 0.5]^3 → r = 0.5
+    st = dict(dplloyd.DEFAULTS, bounds=[-0.5, 0.5], init_seed=1)
+    dplloyd.dplloyd(X, 3, 0.8, 0.0, np.random.default_rng(0), st)
+    assert len(calls) == 5
+    for sens, eps in calls:
+        assert sens / eps == pytest.approx((3 * 0.5 + 1) * 5 / 0.8)
+
+
+def test_noisy_counts_are_laplace_with_the_stated_scale():
+    """KS test of the released counts: Lap((d·r + 1)/ε_iter) around the true counts."""
+    X = blobs(n=200)
+    C = np.array([[-0.6, -0.6], [0.0, 0.0], [0.6, 0.6]])
+    from dpclust.metrics import assign
+    true = np.bincount(assign(X, C)[0], minlength=3)
+    rng = np.random.default_rng(3)
+    st = settings(dplloyd)
+    noise = []
+    for _ in range(600):
+        acc = Accountant(1.0)
+        _, counts, _ = dplloyd.noisy_lloyd_step(X, C, (0.2, None), acc, rng, 1.0, BOUNDS, st, "it")
+        noise.extend(counts - true)
+    scale = (2 * 1.0 + 1) / 0.2
+    assert stats.kstest(noise, stats.laplace(scale=scale).cdf).pvalue > 1e-3
+    assert stats.kstest(noise, stats.laplace(scale=scale / 2).cdf).pvalue < 1e-6
+
+
+def test_allocations_sum_to_epsilon_and_su_tops_split():
+    st = settings(dplloyd)
+    for how in ("uniform", "geometric"):
+        b = dplloyd.iteration_budgets(0.7, dict(st, allocation=how), 5000, 15, 2)
+        assert sum(e for e, _ in b) == pytest.approx(0.7)
+    g = dplloyd.iteration_budgets(1.0, dict(st, allocation="geometric"), 5000, 15, 2)
+    assert all(g[i][0] == pytest.approx(2 * g[i + 1][0]) for i in range(len(g) - 1))
+    for n, k, d, eps in [(5000, 15, 2, 0.05), (48842, 5, 6, 2.0), (10000, 3, 10, 1.0), (10**6, 2, 2, 10.0)]:
+        T, e0, es = dplloyd.su_tops_schedule(eps, n, k, d, 0.225)
+        assert 2 <= T <= 7
+        assert T * (e0 + d * es) == pytest.approx(eps)                  # never overspends
+        assert e0 / es == pytest.approx((4 * d * 0.225 ** 2) ** (1 / 3))  # intended count:sum split
+
+
+def test_sphere_packing_is_data_independent_spread_and_seeded():
+    C = sphere_packing_init(5, 2, BOUNDS, seed=11)
+    assert C.tobytes() == sphere_packing_init(5, 2, BOUNDS, seed=11).tobytes()
+    assert C.tobytes() != sphere_packing_init(5, 2, BOUNDS, seed=12).tobytes()
+    d2 = ((C[:, None] - C[None]) ** 2).sum(-1) + np.eye(5) * 9
+    margin = np.minimum(C - (-1), 1 - C).min()
+    # the radius found (≥ margin-consistent): pairwise distance ≥ 2a and distance to border ≥ a
+    assert np.sqrt(d2.min()) >= 2 * margin - 1e-9
+    assert margin > 0.2                                                  # 5 centres in [-1,1]^2 fit with a > 0.2
+    single = sphere_packing_init(1, 2, BOUNDS, seed=0)
+    assert np.abs(single).max() < 0.01                                   # k = 1: a → 1, centre at the middle
+
+
+def test_shared_init_between_dplloyd_and_baseline():
+    X = blobs()
+    st = settings(lloyd, max_iter=0)
+    from dpclust.su2016.common import initial_centers
+    C0 = initial_centers(X, 3, settings(dplloyd))
+    assert np.allclose(C0, initial_centers(X, 3, st))
+
+
+def test_eugkm_grid_and_all_cells_noisy():
+    M, m = eugkm.grid_cells(5000, 1.0, 2, 10.0)
+    assert M == pytest.approx(500.0) and m == 23
+    M, m = eugkm.grid_cells(10000, 1.0, 10, 10.0)
+    assert M == pytest.approx(1000 ** (20 / 12)) and m == 4
+    X = blobs(n=400)
+    acc = Accountant(1.0)
+    P, w, info = eugkm.synopsis(X, 1.0, np.random.default_rng(0), settings(eugkm), acc)
+    assert info["tau"] == 0 and info["cells_kept"] == info["cells_total"] == len(w)
+    assert (w < 0).any()                                                 # unrounded, negative kept
+    assert acc.spent_epsilon == pytest.approx(1.0)
+
+
+def test_eugkm_thresholded_empty_cells_follow_the_exact_law():
+    """Kept empty cells: count ~ Binomial(M_empty, e^{-τ/b}), values ±(τ + Exp(b))."""
+    X = np.full((50, 2), -0.99)                                          # one occupied cell
+    st = settings(eugkm, theta=1.0, max_synopsis_cells=30)
+    rng = np.random.default_rng(1)
+    counts, excess = [], []
+    for _ in range(300):
+        P, w, info = eugkm.synopsis(X, 2.0, rng, st, Accountant(2.0))
+        width = 2.0 / info["cells_per_dim"]
+        occ = -1 + (np.floor(0.01 / width) + 0.5) * width              # centre of the occupied cell
+        empty = np.abs(P - occ).max(axis=1) > 1e-9
+        counts.append(int(empty.sum()))
+        excess.extend(np.abs(w[empty]) - info["tau"])
+    b = 0.5
+    total = info["cells_total"]
+    expect = (total - 1) * math.exp(-info["tau"] / b)
+    assert info["tau"] > 0
+    assert abs(np.mean(counts) - expect) < 4 * math.sqrt(expect / 300)
+    assert stats.kstest(excess, stats.expon(scale=b).cdf).pvalue > 1e-3
+
+
+def test_gkm_blocks_and_range():
+    assert gupt.num_blocks("n^0.4", 5000, 15) == 30
+    assert gupt.num_blocks("n/3k", 5000, 15) == 111
+    assert gupt.num_blocks("n^0.9", 5000, 15) == 5000 // 15               # clamped: blocks hold ≥ k points
+    v = np.linspace(-0.5, 0.5, 101)
+    qs = [gupt.private_quantile(v, 0.5, -1, 1, 50.0, np.random.default_rng(s), None, "") for s in range(50)]
+    assert abs(np.median(qs)) < 0.1
+
+
+def test_hybrid_threshold_matches_inequality_15():
+    # §6.4: on Adult-num (N=48,841, d=6, k=5) the rule falls back to EUGkM at ε = 0.05; on Gowalla
+    # (N=107,091, d=2, k=5) the hybrid is applied at ε = 0.7 (its NICV differs from EUGkM's there)
+    e_adult = hybrid.epsilon_threshold(48841, 5, 6, 1.0, 1.0, 0.225, 10.0)
+    e_gowalla = hybrid.epsilon_threshold(107091, 5, 2, 1.0, 1.0, 0.225, 10.0)
+    assert 0.05 < e_adult and e_gowalla < 0.7
+    X_adult = hybrid.epsilon_threshold(48841, 5, 6, 1.0, 1.0, 0.0, 10.0)
+    assert X_adult < e_adult                                            # ρ enters X through (1 + (2ρr)²)
+    X = blobs()
+    r = hybrid.hybrid(X, 3, 0.05, 0.0, np.random.default_rng(0), settings(hybrid, mode="forced"))
+    assert r.info["hybrid_applied"] is True
+    assert [c[0] for c in r.ledger] == ["hybrid: EUGkM part", "hybrid: one DPLloyd iteration"]
+
+
+def test_gene_trace_and_lloyd_trace():
+    X = blobs()
+    g = privgene.gene(X, 3, None, 0.0, np.random.default_rng(0), dict(settings(privgene), generations=6, pool_size=30))
+    assert len(g.info["trace_nicv"]) == 6 and np.all(np.diff(g.info["trace_nicv"]) <= 1e-12)
+    res = lloyd.lloyd(X, 3, None, 0.0, None, settings(lloyd, record_trace=True))
+    assert res.info["trace_nicv"][-1] <= res.info["trace_nicv"][0]
+
+
+@pytest.mark.parametrize("bad", [
+    lambda X: dplloyd.dplloyd(X, 3, 1.0, 0.0, np.random.default_rng(0), settings(dplloyd, allocation="nope")),
+    lambda X: dplloyd.dplloyd(X, 3, 1.0, 0.0, np.random.default_rng(0), {k: v for k, v in settings(dplloyd).items() if k != "bounds"}),
+    lambda X: dplloyd.dplloyd(X, 400, 1.0, 0.0, np.random.default_rng(0), settings(dplloyd)),
+    lambda X: eugkm.eugkm(X, 3, -1.0, 0.0, np.random.default_rng(0), settings(eugkm)),
+    lambda X: gupt.gkm(X, 3, 1.0, 0.0, np.random.default_rng(0), settings(gupt, blocks="sqrt")),
+    lambda X: hybrid.hybrid(X, 3, 1.0, 0.0, np.random.default_rng(0), settings(hybrid, mode="x")),
+    lambda X: eugkm.eugkm(X, 3, 1.0, 0.0, np.random.default_rng(0), settings(eugkm, init="random_points")),
+    lambda X: dplloyd.dplloyd(np.full((10, 2), np.nan), 3, 1.0, 0.0, np.random.default_rng(0), settings(dplloyd)),
+])
+def test_bad_input_raises_one_clear_error(bad):
+    with pytest.raises(DPClustError):
+        bad(blobs())
+
+
+def test_estimators():
+    X = blobs()
+    est = dplloyd.DPLloyd(n_clusters=3, epsilon=1.0, random_state=0, settings={"bounds": BOUNDS}).fit(X)
+    assert est.cluster_centers_.shape == (3, 2) and est.epsilon_spent_ == pytest.approx(1.0)
+    for Est in (eugkm.EUGkM, gupt.GkM, hybrid.Hybrid):
+        assert Est(n_clusters=3, epsilon=0.5, random_state=1, settings={"bounds": BOUNDS}).fit(X).epsilon_spent_ == pytest.approx(0.5)
