@@ -12,6 +12,7 @@ from snakemake.utils import min_version
 
 from dpclust.codehash import code_hash
 from dpclust.data import load_registry
+from dpclust.pipeline import caption_text
 from dpclust.workflow import function_module, load_config, plan
 
 min_version("9.0")
@@ -30,6 +31,7 @@ RESULTS = CFG["results_dir"]
 MIRROR = CFG.get("data_mirror") or os.environ.get("DPCLUST_DATA_MIRROR", "")
 
 
+include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/runs.smk"
 include: "workflow/rules/aggregate.smk"
@@ -39,5 +41,6 @@ include: "workflow/rules/report.smk"
 
 rule all:
     default_target: True
+    localrule: True
     input:
         [path for item in PLAN.items for path in item.outputs],

@@ -56,11 +56,22 @@ def read_table(path) -> pd.DataFrame:
     return pd.read_csv(path, keep_default_na=True)
 
 
+def caption_text(target: ItemTarget) -> str:
+    cfg = target.cfg
+    return f"**{cfg['title']}** ({cfg['reproduces']}). {cfg['caption']}"
+
+
 def render_item(config: dict, target: ItemTarget, table_csv, stem=None) -> None:
+    """Render `stem.png`/`stem.pdf` (+ `stem.md`: the table for tables, caption and link for figures)."""
     func = _resolve(config, target, "render")
     if func is None:
         raise DPClustError(f"item {target.key} has no `render` function")
-    func(read_table(table_csv), target.cfg, str(stem or target.figure_stem))
+    stem = Path(stem or target.figure_stem)
+    func(read_table(table_csv), target.cfg, str(stem))
+    if target.kind == "figure":
+        stem.with_suffix(".md").write_text(
+            f"![{target.cfg['title']}]({stem.name}.png)\n\n{caption_text(target)}\n\nData: "
+            f"`{Path(table_csv).as_posix()}`\n", encoding="utf-8")
 
 
 def check_item(config: dict, target: ItemTarget, table_csv, stem=None) -> pd.DataFrame:

@@ -57,9 +57,11 @@ def validate(data: dict, schema_name: str, where: str) -> None:
 
     schema = _read_yaml(SCHEMA_DIR / f"{schema_name}.schema.yaml")
     validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    errors = list(validator.iter_errors(data))
     if errors:
-        err = errors[0]
+        err = jsonschema.exceptions.best_match(errors)
+        while err.context:  # anyOf/oneOf: report the most specific sub-error
+            err = jsonschema.exceptions.best_match(err.context)
         loc = "/".join(str(p) for p in err.absolute_path) or "<top level>"
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
         raise DPClustError(f"invalid config in {where} at '{loc}': {err.message}{more}")
@@ -262,6 +264,8 @@ def plan(config: dict) -> Plan:
         for item_name, item in paper_cfg["items"].items():
             target = ItemTarget(paper, item_name, item, results_dir=results_dir)
             for group_name, group in (item.get("runs") or {}).items():
+                if group is None:  # a preset may drop a run group with `group: null`
+                    continue
                 target.runs.extend(_expand_group(paper, item_name, group_name, group, algorithms, results_dir))
             items.append(target)
     by_key = {t.key: t for t in items}

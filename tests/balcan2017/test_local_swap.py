@@ -17,17 +17,20 @@ def _brute(Y, C, idx, power):
 
 
 @pytest.mark.parametrize("power", [1, 2])
-def test_incremental_gains_match_brute_force(rng, power, monkeypatch):
+@pytest.mark.parametrize("cached", [True, False])
+def test_incremental_gains_match_brute_force(rng, power, cached, monkeypatch):
     Y = rng.normal(size=(300, 3))
     C = rng.normal(size=(12, 3))
     idx = np.array([0, 3, 3, 7])        # duplicates are allowed (i.i.d. initial draws)
     import dpclust.balcan2017.local_swap as ls
     monkeypatch.setattr(ls, "CHUNK_ENTRIES", 12 * 70)   # force several row chunks
+    monkeypatch.setattr(ls, "SWAP_CACHE_ENTRIES", 10**9 if cached else 0)
     st = SwapState(Y, C, idx, power)
-    np.testing.assert_allclose(st.new_losses(), _brute(Y, C, idx, power), rtol=1e-10)
+    tol = 1e-6 if cached else 1e-10                     # the cache holds float32 distances
+    np.testing.assert_allclose(st.new_losses(), _brute(Y, C, idx, power), rtol=tol)
     st.swap(1, 11)
-    np.testing.assert_allclose(st.new_losses(), _brute(Y, C, st.idx, power), rtol=1e-10)
-    assert st.loss == pytest.approx(_brute(Y, C, st.idx, power)[0, st.idx[0]])
+    np.testing.assert_allclose(st.new_losses(), _brute(Y, C, st.idx, power), rtol=tol)
+    assert st.loss == pytest.approx(_brute(Y, C, st.idx, power)[0, st.idx[0]], rel=tol)
 
 
 def test_local_swap_budget_and_choices(rng):

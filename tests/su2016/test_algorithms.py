@@ -199,6 +199,9 @@ def test_gene_trace_and_lloyd_trace():
     lambda X: hybrid.hybrid(X, 3, 1.0, 0.0, np.random.default_rng(0), settings(hybrid, mode="x")),
     lambda X: eugkm.eugkm(X, 3, 1.0, 0.0, np.random.default_rng(0), settings(eugkm, init="random_points")),
     lambda X: dplloyd.dplloyd(np.full((10, 2), np.nan), 3, 1.0, 0.0, np.random.default_rng(0), settings(dplloyd)),
+    lambda X: dplloyd.dplloyd(X * 3, 3, 1.0, 0.0, np.random.default_rng(0), settings(dplloyd)),   # outside the box
+    lambda X: eugkm.eugkm(X + 2, 3, 1.0, 0.0, np.random.default_rng(0), settings(eugkm)),
+    lambda X: privgene.pgkm(X - 2, 3, 1.0, 0.0, np.random.default_rng(0), settings(privgene)),
 ])
 def test_bad_input_raises_one_clear_error(bad):
     with pytest.raises(DPClustError):

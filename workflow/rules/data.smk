@@ -9,27 +9,35 @@ rule fetch_source:
     log:
         "logs/fetch/{source}.log",
     params:
+        py=PY,
+        raw_dir=lambda w, output: Path(output[0]).parent.parent,
         mirror=shlex.quote(MIRROR),
         timeout=CFG.get("download", {}).get("timeout_s", 60),
         retries=CFG.get("download", {}).get("retries", 2),
         registry=CONFIG_DIR / "datasets.yaml",
         code=code_hash("dpclust.data.download"),
+    conda:
+        "../envs/dpclust.yaml"
     shell:
-        "{PY} -m dpclust data fetch {wildcards.source} --raw-dir {DATA}/raw --mirror {params.mirror}"
-        " --timeout {params.timeout} --retries {params.retries} --registry {params.registry}"
-        " 2>&1 | tee {log}"
+        "{params.py} -m dpclust data fetch {wildcards.source} --raw-dir {params.raw_dir}"
+        " --mirror {params.mirror} --timeout {params.timeout} --retries {params.retries}"
+        " --registry {params.registry} 2>&1 | tee {log}"
 
 
 rule prepare_dataset:
     input:
-        lambda w: [f"{DATA}/raw/{s}/manifest.json" for s in REGISTRY.sources_for(w.dataset)],
+        sources_of,
     output:
         f"{DATA}/processed/{{dataset}}.h5",
     log:
         "logs/prepare/{dataset}.log",
     params:
+        py=PY,
+        raw_dir=lambda w, output: Path(output[0]).parent.parent / "raw",
         registry=CONFIG_DIR / "datasets.yaml",
         code=code_hash("dpclust.data"),
+    conda:
+        "../envs/dpclust.yaml"
     shell:
-        "{PY} -m dpclust data prepare {wildcards.dataset} --raw-dir {DATA}/raw --out {output}"
-        " --registry {params.registry} 2>&1 | tee {log}"
+        "{params.py} -m dpclust data prepare {wildcards.dataset} --raw-dir {params.raw_dir}"
+        " --out {output} --registry {params.registry} 2>&1 | tee {log}"

@@ -1,11 +1,6 @@
 # Figures and tables are rendered from the tidy tables only; claims are checked on them.
 
 
-def caption_of(w):
-    cfg = item_of(w).cfg
-    return f"**{cfg['title']}** ({cfg['reproduces']}). {cfg['caption']}"
-
-
 rule render:
     input:
         f"{RESULTS}/tables/{{paper}}/{{item}}.csv",
@@ -25,6 +20,8 @@ rule render:
         code=item_code,
         caption=caption_of,
         config_dir=CONFIG_DIR,
+    conda:
+        "../envs/dpclust.yaml"
     script:
         "../scripts/render.py"
 
@@ -48,5 +45,7 @@ rule check_claims:
         code=item_code,
         caption=caption_of,
         config_dir=CONFIG_DIR,
+    conda:
+        "../envs/dpclust.yaml"
     script:
         "../scripts/check_claims.py"

@@ -1,6 +1,7 @@
 # One job per (paper, item, run group, dataset, algorithm, k, epsilon, seed block).
 # params.code hashes the algorithm's module and every dpclust module it imports, so editing an
 # algorithm re-runs exactly the jobs that use it; a fresh checkout of the same code re-runs nothing.
+# Each job is single-threaded (BLAS too): Snakemake runs --cores of them side by side.
 
 RUN_CODE = {
     name: code_hash(function_module(entry["function"]), "dpclust.runner")
@@ -19,12 +20,19 @@ rule run:
         k=r"\d+",
         block=r"\d+",
         eps=r"[0-9.e+-]+|none",
+    threads: 1
     params:
-        args=lambda w, output: shlex.join(PLAN.runs_by_path[output[0]].cli_args()),
+        py=PY,
+        args=run_args,
+        config_dir=CONFIG_DIR,
+        base_seed=CFG["base_seed"],
         code=lambda w: RUN_CODE[w.algorithm],
     resources:
         mem_mb=4000,
         runtime=60,
+    conda:
+        "../envs/dpclust.yaml"
     shell:
-        "{PY} -m dpclust run {params.args} --data {input} --config-dir {CONFIG_DIR}"
-        " --base-seed {CFG[base_seed]} --out {output} > {log} 2>&1"
+        "export OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads};"
+        " {params.py} -m dpclust run {params.args} --data {input} --config-dir {params.config_dir}"
+        " --base-seed {params.base_seed} --out {output} > {log} 2>&1"

@@ -9,9 +9,5 @@ config = load_config(sm.params.config_dir, base={k: v for k, v in sm.config.item
 target = plan(config).item(sm.wildcards.paper, sm.wildcards.item)
 stem = str(Path(sm.output.png).with_suffix(""))
 render_item(config, target, sm.input[0], stem)
-if target.kind == "figure":
-    Path(sm.output.md).write_text(
-        f"![{target.cfg['title']}]({Path(stem).name}.png)\n\n{sm.params.caption}\n\nData: "
-        f"`{sm.input[0]}`\n", encoding="utf-8")
 with open(sm.log[0], "w") as log:
     print(f"rendered {stem}", file=log)

@@ -35,6 +35,10 @@ from scipy import sparse
 from ..mechanisms import exponential_mechanism
 from ..metrics import CHUNK_ENTRIES, squared_distances
 
+#: The (n, |C|) point-candidate distances do not change between rounds: they are cached in float32
+#: when n·|C| is at most this many entries (≤ 600 MB), else recomputed per round in row chunks.
+SWAP_CACHE_ENTRIES = 150_000_000
+
 
 def swap_rounds(rule: str, cap: int, k: int, n: int, delta: float) -> int:
     """T of Alg. 3: `capped` → min(k, cap) (EXT authors' code), `theory` → ⌈100 k ln(n/δ)⌉."""
@@ -72,7 +76,21 @@ class SwapState:
         self.Y_sq = np.einsum("ij,ij->i", Y, Y)
         self.idx = np.array(idx, dtype=np.int64)
         self.Dk = _powered(squared_distances(Y, C[self.idx], self.Y_sq), power)
+        self._cache = None
         self._refresh()
+
+    def _candidate_distances(self, sl: slice) -> np.ndarray:
+        """(rows, |C|) powered distances of the rows in `sl` to every candidate (float64)."""
+        n, m = self.Y.shape[0], self.C.shape[0]
+        if self._cache is None and n * m <= SWAP_CACHE_ENTRIES:
+            self._cache = np.empty((n, m), dtype=np.float32)
+            step = max(1, min(n, CHUNK_ENTRIES // max(m, 1)))
+            for s in range(0, n, step):
+                rows = slice(s, s + step)
+                self._cache[rows] = _powered(squared_distances(self.Y[rows], self.C, self.Y_sq[rows]), self.power)
+        if self._cache is not None:
+            return self._cache[sl].astype(np.float64)
+        return _powered(squared_distances(self.Y[sl], self.C, self.Y_sq[sl]), self.power)
 
     def _refresh(self):
         self.a, self.d1, self.d2 = _nearest_two(self.Dk)
@@ -80,7 +98,10 @@ class SwapState:
 
     def swap(self, j: int, y: int) -> None:
         self.idx[j] = y
-        self.Dk[:, j] = _powered(squared_distances(self.Y, self.C[y:y + 1], self.Y_sq)[:, 0], self.power)
+        if self._cache is not None:
+            self.Dk[:, j] = self._cache[:, y]
+        else:
+            self.Dk[:, j] = _powered(squared_distances(self.Y, self.C[y:y + 1], self.Y_sq)[:, 0], self.power)
         self._refresh()
 
     def new_losses(self) -> np.ndarray:
@@ -88,11 +109,10 @@ class SwapState:
         n, k, m = self.Y.shape[0], self.idx.size, self.C.shape[0]
         base = np.zeros(m)
         grouped = np.zeros((k, m))
-        C_sq = None
         step = max(1, min(n, CHUNK_ENTRIES // max(m, 1)))
         for s in range(0, n, step):
             sl = slice(s, s + step)
-            D = _powered(squared_distances(self.Y[sl], self.C, self.Y_sq[sl]), self.power)
+            D = self._candidate_distances(sl)
             d1 = self.d1[sl, None]
             m1 = np.minimum(D, d1)
             base += m1.sum(axis=0)
@@ -101,7 +121,6 @@ class SwapState:
             rows = D.shape[0]
             onehot = sparse.csr_matrix((np.ones(rows), (self.a[sl], np.arange(rows))), shape=(k, rows))
             grouped += onehot @ D
-        del C_sq
         return base[None, :] + grouped
 
 

@@ -35,6 +35,16 @@ from ..api import DPClustError, data_bounds
 from ..metrics import squared_distances
 
 
+def check_in_box(X: np.ndarray, settings: Mapping) -> tuple[float, float]:
+    """The public box [lo, hi] from settings; raise if a point lies outside it (the sensitivity
+    analyses of every algorithm here assume X ⊂ [lo, hi]^d — never clip silently)."""
+    lo, hi = data_bounds(settings)
+    if X.size and (X.min() < lo - 1e-12 or X.max() > hi + 1e-12):
+        raise DPClustError(f"X has values outside the public box [{lo}, {hi}] given in settings['bounds']; "
+                           "transform the data into the box first (e.g. transform minmax_pm1)")
+    return lo, hi
+
+
 def sum_sensitivity_radius(bounds) -> float:
     lo, hi = bounds
     return float(max(abs(lo), abs(hi)))
@@ -97,12 +107,6 @@ def init_set_seeds(init_seed: int, count: int) -> list[int]:
     """`count` data-independent seeds for the initial sets of one synopsis (EUGkM, §5.1)."""
     ss = np.random.SeedSequence(int(init_seed))
     return [int(s.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1)) for s in ss.spawn(count)]
-
-
-def assign_labels(X: np.ndarray, C: np.ndarray, X_sq: np.ndarray | None = None) -> np.ndarray:
-    from ..metrics import assign
-
-    return assign(X, C)[0]
 
 
 def cluster_stats(X: np.ndarray, labels: np.ndarray, k: int, weights: np.ndarray | None = None):

@@ -40,7 +40,7 @@ from ..accountant import Accountant
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
 from ..mechanisms import laplace_mechanism
 from ..metrics import assign
-from .common import cluster_stats, initial_centers, sum_sensitivity_radius
+from .common import check_in_box, cluster_stats, initial_centers, sum_sensitivity_radius
 
 DEFAULTS = {
     "iterations": 5,            # STATED §4.1.1 "t = 5"
@@ -115,6 +115,7 @@ def noisy_lloyd_step(X, C, budget, acc: Accountant, rng, r: float, bounds, setti
 
 def dplloyd_from(X, C0, epsilon, rng, settings, acc: Accountant | None = None, label_prefix: str = ""):
     """DPLloyd from given (data-independent) centres C0; returns (centres, accountant, info)."""
+    settings = {**DEFAULTS, **settings}
     n, d = X.shape
     k = C0.shape[0]
     bounds = data_bounds(settings)
@@ -135,7 +136,9 @@ def dplloyd_from(X, C0, epsilon, rng, settings, acc: Accountant | None = None, l
 
 def dplloyd(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """DPLloyd (§4.1.1) with the allocation named in `settings["allocation"]`."""
+    settings = {**DEFAULTS, **settings}   # keys a caller omits take the documented defaults
     X = validate_inputs(X, k, epsilon, delta)
+    check_in_box(X, settings)
     C0 = initial_centers(X, k, settings)
     C, acc, info = dplloyd_from(X, C0, float(epsilon), rng, settings)
     return ClusteringResult.from_accountant(C, acc, iterations=info["iterations_run"], **info)

@@ -46,7 +46,7 @@ import numpy as np
 from .. import mechanisms as mech
 from ..accountant import Accountant
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
-from .common import batched_weighted_lloyd, init_set_seeds, initial_centers
+from .common import check_in_box, batched_weighted_lloyd, init_set_seeds, initial_centers
 
 DEFAULTS = {
     "theta": 10.0,                  # STATED §4.2.1 / §5.1 "θ = 10"
@@ -149,6 +149,7 @@ def lloyd_on_synopsis(P, w, k, settings, bounds, d):
 
 
 def eugkm_centers(X, k, epsilon, rng, settings, acc: Accountant):
+    settings = {**DEFAULTS, **settings}
     bounds = data_bounds(settings)
     P, w, info = synopsis(X, epsilon, rng, settings, acc)
     C, linfo = lloyd_on_synopsis(P, w, k, settings, bounds, X.shape[1])
@@ -158,7 +159,9 @@ def eugkm_centers(X, k, epsilon, rng, settings, acc: Accountant):
 
 def eugkm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """EUGkM (§4.2.1): ε-DP grid synopsis + weighted Lloyd from 30 inits, best on the synopsis."""
+    settings = {**DEFAULTS, **settings}   # keys a caller omits take the documented defaults
     X = validate_inputs(X, k, epsilon, delta)
+    check_in_box(X, settings)
     if settings.get("init", "sphere_packing") != "sphere_packing":
         raise DPClustError("EUGkM's initial sets must be data independent: init must be sphere_packing")
     acc = Accountant(float(epsilon))

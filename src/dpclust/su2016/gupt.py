@@ -34,7 +34,6 @@ sets). Both use `analysis_epsilon` (REC 1.0) and spend nothing from a run budget
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from functools import lru_cache
 
@@ -43,7 +42,7 @@ import numpy as np
 from .. import mechanisms as mech
 from ..accountant import Accountant
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
-from .common import batched_weighted_lloyd, init_set_seeds, sphere_packing_init
+from .common import check_in_box, batched_weighted_lloyd, init_set_seeds, sphere_packing_init
 
 DEFAULTS = {
     "blocks": "n^0.4",              # STATED §4.1.2 (GkM); "n/3k" for GkM-3K
@@ -179,7 +178,9 @@ def _prepare(X, k, settings, rng):
 
 def gkm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """GkM / GkM-3K (§4.1.2): sample and aggregate with a private output range and Eq. (3)."""
+    settings = {**DEFAULTS, **settings}   # keys a caller omits take the documented defaults
     X = validate_inputs(X, k, epsilon, delta)
+    check_in_box(X, settings)
     lo, hi = data_bounds(settings)
     epsilon = float(epsilon)
     frac = float(settings["range_fraction"])

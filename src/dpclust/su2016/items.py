@@ -9,7 +9,6 @@ not hold in our runs is reported as not holding.
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
@@ -100,6 +99,7 @@ def aggregate_fig4(records, item, ctx=None) -> pd.DataFrame:
     """Mean NICV after each iteration for Lloyd (over the 30 sets) and Gene (over runs)."""
     options = item.get("options") or {}
     rows = []
+    run_id = 0
     for rec in records:
         method = _label(options, rec.get("group", ""), rec["algorithm"])
         if rec.get("status") != "ok":
@@ -108,9 +108,10 @@ def aggregate_fig4(records, item, ctx=None) -> pd.DataFrame:
             continue
         traces = [run["info"].get("trace_nicv") or [] for run in rec["runs"]]
         for tr in traces:
+            run_id += 1
             for i, v in enumerate(tr, start=1):
                 rows.append({"dataset": rec["dataset"], "k": rec["k"], "method": method, "iteration": i,
-                             "nicv": v, "status": "ok", "reason": "", "run": id(tr)})
+                             "nicv": v, "status": "ok", "reason": "", "run": run_id})
     df = pd.DataFrame(rows)
     if df.empty:
         return pd.DataFrame(columns=["dataset", "k", "method", "iteration", "nicv_mean", "n_runs", "status", "reason"])
@@ -376,7 +377,8 @@ def render_fig7(table, item, stem):
             ax.text(j, 0.5, "data\nunavailable", ha="center", va="center", fontsize=7, color="0.3",
                     transform=ax.get_xaxis_transform())
     ax.set_xticks(x, [PANEL_TITLES.get(p, p) for p in panels])
-    ax.set_yscale("log")
+    if (t["wall_mean_s"] > 0).any():
+        ax.set_yscale("log")
     ax.set_ylabel("seconds per run (log)")
     ax.set_title(f"Running time per run, ε = {eps:g}")
     ax.legend()

@@ -33,6 +33,7 @@ import numpy as np
 
 from .. import mechanisms as mech
 from ..accountant import Accountant
+from .common import check_in_box
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
 
 DEFAULTS = {
@@ -106,7 +107,9 @@ def pgkm_rounds(n: int, epsilon: float, settings) -> int:
 
 def pgkm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """PGkM (§4.1.3)."""
+    settings = {**DEFAULTS, **settings}   # keys a caller omits take the documented defaults
     X = validate_inputs(X, k, epsilon, delta)
+    check_in_box(X, settings)
     _check(settings)
     n, d = X.shape
     lo, hi = data_bounds(settings)
