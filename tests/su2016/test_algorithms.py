@@ -214,3 +214,111 @@ def test_estimators():
     assert est.cluster_centers_.shape == (3, 2) and est.epsilon_spent_ == pytest.approx(1.0)
     for Est in (eugkm.EUGkM, gupt.GkM, hybrid.Hybrid):
         assert Est(n_clusters=3, epsilon=0.5, random_state=1, settings={"bounds": BOUNDS}).fit(X).epsilon_spent_ == pytest.approx(0.5)
+
+
+# ---------------------------------------------------------------------------------------------
+# Review regressions (each failed before its fix) and calibration checks of the GkM / PGkM draws
+# ---------------------------------------------------------------------------------------------
+def test_hybrid_rejects_a_data_dependent_init():
+    """The hybrid runs EUGkM's Lloyd from its 30 sets: they must be data independent (as for EUGkM)."""
+    with pytest.raises(DPClustError):
+        hybrid.hybrid(blobs(), 3, 1.0, 0.0, np.random.default_rng(0), settings(hybrid, init="random_points"))
+
+
+@pytest.mark.parametrize("cap", [5000, 20], ids=["all_cells", "thresholded"])
+def test_eugkm_synopsis_is_released_in_grid_order(cap):
+    """Cells come out sorted by grid index, not "non-empty cells first" (which tells where data is)."""
+    X = blobs(n=300) * 0.3
+    P, w, info = eugkm.synopsis(X, 1.0, np.random.default_rng(0), settings(eugkm, max_synopsis_cells=cap),
+                                Accountant(1.0))
+    m = info["cells_per_dim"]
+    lin = np.floor((P + 1.0) / (2.0 / m)).astype(int) @ (m ** np.arange(1, -1, -1))
+    assert np.all(np.diff(lin) > 0)
+
+
+def test_eugkm_dense_empty_cell_sampling_is_fast_and_uniform():
+    """Grid just above max_synopsis_cells: almost every empty cell is kept. Rejection sampling took
+    seconds there (coupon collector); the dense path lists the empty cells instead (same law)."""
+    import time
+
+    total = 50_000
+    occ = np.arange(0, total, 97, dtype=np.int64)
+    K = total - occ.size - 2
+    t0 = time.perf_counter()
+    got = eugkm._sample_empty_cells(K, total, occ, np.random.default_rng(0))
+    assert time.perf_counter() - t0 < 0.5
+    assert got.size == K and np.unique(got).size == K and not np.isin(got, occ).any()
+    # uniform K-subset of the empty cells, in the dense and in the sparse regime
+    occ = np.array([3, 7], dtype=np.int64)
+    rng = np.random.default_rng(1)
+    for K in (12, 4):
+        freq = np.zeros(20)
+        for _ in range(2000):
+            np.add.at(freq, eugkm._sample_empty_cells(K, 20, occ, rng), 1)
+        assert freq[occ].sum() == 0
+        p = K / 18
+        empty = np.setdiff1d(np.arange(20), occ)
+        assert np.abs(freq[empty] / 2000 - p).max() < 5 * math.sqrt(p * (1 - p) / 2000)
+
+
+def test_gkm_private_quantile_follows_the_exponential_mechanism_law():
+    """Pr[interval] ∝ length · exp(ε/2 · −|rank − qℓ|) (Δrank = 1); a doubled logit is rejected."""
+    v, eps = np.array([-0.5, 0.0, 0.5]), 2.0
+    edges = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+    u = -np.abs(np.arange(4) - 0.5 * 3)
+    rng = np.random.default_rng(0)
+    out = np.array([gupt.private_quantile(v, 0.5, -1.0, 1.0, eps, rng, None, "") for _ in range(4000)])
+    obs = np.bincount(np.searchsorted(edges, out, side="right") - 1, minlength=4)
+    for logit, should_fit in ((eps / 2, True), (eps, False)):
+        p = 0.5 * np.exp(logit * u)
+        p /= p.sum()
+        pval = stats.chisquare(obs, 4000 * p).pvalue
+        assert (pval > 1e-3) if should_fit else (pval < 1e-6)
+    acc = Accountant(1.0)
+    gupt.private_quantile(v, 0.5, -1.0, 1.0, 0.25, rng, acc, "q")
+    assert acc.spent_epsilon == pytest.approx(0.25)
+
+
+def test_gkm_charges_half_for_the_range_and_half_for_eq3():
+    r = gupt.gkm(blobs(), 3, 0.8, 0.0, np.random.default_rng(0), settings(gupt))
+    rng_part = sum(e for label, e, _ in r.ledger if label.startswith("GkM range"))
+    eq3 = [e for label, e, _ in r.ledger if label.startswith("GkM Eq. (3)")]
+    assert len([1 for label, _, _ in r.ledger if label.startswith("GkM range")]) == 2 * 3 * 2
+    assert rng_part == pytest.approx(0.4) and eq3 == [pytest.approx(0.4)]
+
+
+def test_pgkm_selection_logit_is_eps_sel_over_2_delta(monkeypatch):
+    """Every PGkM selection samples ∝ exp(−ε_sel·f/(2Δf)), Δf = d·(hi − lo)², ε_sel = ε/(rounds·m')."""
+    costs, logits = [], []
+    real_costs, real_sample = privgene.pool_costs, privgene.mech.sample_from_log_weights
+
+    def spy_costs(*a, **kw):
+        c = real_costs(*a, **kw)
+        costs.append(c.copy())
+        return c
+
+    def spy_sample(logw, rng, *a, **kw):
+        logits.append((len(costs), np.array(logw, dtype=float)))
+        return real_sample(logw, rng, *a, **kw)
+
+    monkeypatch.setattr(privgene, "pool_costs", spy_costs)
+    monkeypatch.setattr(privgene.mech, "sample_from_log_weights", spy_sample)
+    X, eps = blobs(d=3), 0.6
+    st = dict(settings(privgene), pool_size=30)
+    r = privgene.pgkm(X, 3, eps, 0.0, np.random.default_rng(0), st)
+    rounds = privgene.pgkm_rounds(X.shape[0], eps, st)
+    eps_sel = eps / (rounds * st["selected"])
+    delta_f = 3 * 2.0 ** 2
+    assert len(logits) == rounds * st["selected"] == len(r.ledger)
+    for rnd, logw in logits:
+        fin = np.isfinite(logw)
+        assert np.allclose(logw[fin], -eps_sel / (2 * delta_f) * costs[rnd - 1][fin], rtol=1e-12, atol=0)
+    assert r.epsilon_spent == pytest.approx(eps)
+
+
+def test_eugkm_synopsis_falls_back_to_the_documented_cells_rounding():
+    """A direct `synopsis` call without `cells_rounding` uses the documented default (round_log), not ceil."""
+    st = {k: v for k, v in settings(eugkm).items() if k != "cells_rounding"}
+    X = blobs(n=5000)
+    _, _, info = eugkm.synopsis(X, 1.0, np.random.default_rng(0), st, Accountant(1.0))
+    assert info["cells_per_dim"] == eugkm.grid_cells(5000, 1.0, 2, 10.0, "round_log")[1] == 22

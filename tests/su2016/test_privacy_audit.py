@@ -1,4 +1,5 @@
-"""Empirical privacy audits of DPLloyd's iteration and EUGkM's synopsis on neighbouring datasets.
+"""Empirical privacy audits of DPLloyd's iteration (joint and su_tops split budgets), GkM's Eq. (3)
+release and EUGkM's synopsis on neighbouring datasets.
 
 Each audit must pass (lower bound ≤ the claimed ε) with the real noise and FAIL (lower bound > ε)
 when `dpclust.audit.halved_noise()` halves every noise scale. The statistics are likelihood-ratio
@@ -12,7 +13,7 @@ import pytest
 
 from dpclust import audit
 from dpclust.accountant import Accountant
-from dpclust.su2016 import dplloyd, eugkm
+from dpclust.su2016 import dplloyd, eugkm, gupt
 
 EPS = 1.0
 
@@ -39,13 +40,36 @@ def _eug_cell(data, rng):
     return float(w[hit].sum())
 
 
+def _dplloyd_step_su_tops(data, rng):
+    """The su_tops split path of the same iteration: counts Lap(1/ε_0), sums Lap(r/ε_s), ε_0 + ε_s = ε."""
+    T, e0, es = dplloyd.su_tops_schedule(1.0, 20, 1, 1, 0.225)     # one iteration's split, rescaled to ε
+    assert T * (e0 + es) == pytest.approx(1.0) and e0 < es
+    st = dict(dplloyd.DEFAULTS, bounds=[-1.0, 1.0], init_seed=0)
+    _, counts, sums = dplloyd.noisy_lloyd_step(data, np.zeros((1, 1)), (EPS * T * e0, EPS * T * es), Accountant(EPS),
+                                               rng, 1.0, (-1.0, 1.0), st, "audit")
+    return min(counts[0] - 20.0, sums[0, 0])
+
+
+def _gkm_eq3(data, rng):
+    """GkM's Eq. (3) release (k = d = 1) on block outputs `data` (ℓ,) with the range fixed to [0, 1]."""
+    cents = np.asarray(data, dtype=float).reshape(-1, 1, 1)
+    out = gupt.noisy_average(cents, np.zeros((1, 1)), np.ones((1, 1)), EPS, rng, Accountant(EPS), cents.shape[0])
+    return float(out[0, 0])
+
+
+D_GKM = np.zeros(10)                                           # ℓ = 10 block outputs
+DP_GKM = np.r_[np.zeros(9), 1.0]                               # one block (one tuple's block) changed
+
 D_EUG = np.full((95, 2), -0.95)                                # N = 95 → M = 95, m = 10
 DP_EUG = np.vstack([D_EUG, [[0.55, 0.55]]])                    # N = 96 → m = 10; the new point's cell is empty in D
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mech,D,Dp,n", [(_dplloyd_step, D_LLOYD, DP_LLOYD, 10_000), (_eug_cell, D_EUG, DP_EUG, 6_000)],
-                         ids=["dplloyd_iteration", "eugkm_synopsis"])
+@pytest.mark.parametrize("mech,D,Dp,n", [(_dplloyd_step, D_LLOYD, DP_LLOYD, 10_000),
+                                         (_dplloyd_step_su_tops, D_LLOYD, DP_LLOYD, 10_000),
+                                         (_gkm_eq3, D_GKM, DP_GKM, 10_000),
+                                         (_eug_cell, D_EUG, DP_EUG, 6_000)],
+                         ids=["dplloyd_iteration", "dplloyd_su_tops_split", "gkm_eq3", "eugkm_synopsis"])
 def test_audit_passes_and_catches_halved_noise(mech, D, Dp, n):
     res = audit.audit(mech, D, Dp, n_samples=n, seed=1)
     assert res.epsilon_lower_bound <= EPS, res

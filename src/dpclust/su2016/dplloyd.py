@@ -27,7 +27,10 @@ Interpretations (named settings, see config/papers/su2016.yaml):
 * `clip_centers` (REC true): new centres are clipped to the public box (post-processing).
 * `init`: ``sphere_packing`` (§4.1.1, data independent) or ``random_points`` (Lu & Shen); drawn
   from `default_rng(settings["init_seed"])`, so the 30 sets of §5.1 are shared via the runner.
-* Neighbouring datasets: add/remove one tuple (§3.1, Def. 1).
+  ``random_points`` picks k actual data points and is NOT differentially private (nothing is
+  charged for it): it is Lu & Shen's protocol, used only where their config asks for it.
+* Neighbouring datasets: add/remove one tuple (§3.1, Def. 1). ``uniform`` and ``geometric`` do not
+  use N; ``su_tops`` sets T from N, treated as public.
 """
 
 from __future__ import annotations

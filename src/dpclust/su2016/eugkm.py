@@ -27,14 +27,25 @@ sample T_τ(S) EXACTLY without drawing M_tot variables:
   * empty cells: each is kept independently with probability p = Pr[|ν| > τ] = exp(−τ/b), so the
     number kept is K ~ Binomial(M_empty, p); by exchangeability the kept set is a uniformly random
     K-subset of the empty cells (drawn by rejection of uniform cell indices that are non-empty or
-    repeated); given |ν| > τ, the Laplace law is symmetric with |ν| − τ ~ Exp(b) (memorylessness),
+    repeated, or — when K exceeds half the empty cells — by listing them and drawing K without
+    replacement); given |ν| > τ, the Laplace law is symmetric with |ν| − τ ~ Exp(b) (memorylessness),
     so each kept empty cell gets value ±(τ + Exp(b)) with a fair sign.
 This is the same joint law as thresholding S, so the output has the privacy of S; the expected
-number of pure-noise cells kept is ≤ max_synopsis_cells. When τ > 0 (grids above the cap, e.g.
-Adult-num, Lifesci, synthetic d ≥ 5, Gowalla at ε ≥ 0.3) cells with |ñ| ≤ τ are dropped: a
-documented deviation from the paper's all-cells estimator, needed to keep d = 10 tractable (the
-run record stores `tau` and the number of kept cells — both functions of the released synopsis;
-the true number of occupied cells is never recorded, it is private).
+number of pure-noise cells kept is ≤ max_synopsis_cells. When τ > 0 (grids above the cap; at the
+default cap of 5,000 and the ε grid of the config: Adult-num and Lifesci at ε ≥ 0.1, Image at
+ε ≥ 0.4, Gowalla at ε ≥ 0.5, synthetic d ≥ 4 at ε = 1; never S1 or TIGER) cells with |ñ| ≤ τ
+are dropped: a documented deviation from the paper's all-cells estimator, needed to keep d = 10
+tractable (the run record stores `tau` and the number of kept cells — both functions of the
+released synopsis; the true number of occupied cells is never recorded, it is private). The kept
+cells are released in grid-index order (never "non-empty cells first"), so the order of the
+synopsis carries nothing.
+
+Neighbouring relation: add/remove one tuple (§3.1), under which the cell-count histogram has L1
+sensitivity 1 (§4.2.1). The grid size m follows N through Eq. 4, i.e. N is treated as public (the
+paper's choice): the guarantee is for neighbours that get the same grid, m(N) = m(N ± 1), which
+fails only at the jump points of the rounding. (Fixing N and replacing one tuple instead would give
+the histogram L1 sensitivity 2, so Lap(1/ε) would be 2ε-DP under replace-one; the paper's ε is the
+add/remove one.)
 """
 
 from __future__ import annotations
@@ -78,7 +89,17 @@ def grid_cells(n: int, epsilon: float, d: int, theta: float, rounding: str = "ce
 
 
 def _sample_empty_cells(K: int, total: int, occupied: np.ndarray, rng) -> np.ndarray:
-    """K distinct cell indices uniform among [0, total) minus `occupied` (sorted int64)."""
+    """K distinct cell indices uniform among [0, total) minus `occupied` (sorted int64).
+
+    Sparse case (K ≤ half the empty cells, the usual one: K ≈ max_synopsis_cells ≪ total): rejection
+    of uniform indices. Dense case (K > half the empty cells, i.e. the grid is only a little above
+    max_synopsis_cells): the empty cells are listed (fewer than 2K + N of them) and K drawn without
+    replacement — the same law, without the coupon-collector tail of rejection sampling.
+    """
+    n_empty = total - occupied.size
+    if K > n_empty // 2:
+        empty = np.setdiff1d(np.arange(total, dtype=np.int64), occupied, assume_unique=True)
+        return rng.choice(empty, size=K, replace=False)
     chosen = np.empty(0, dtype=np.int64)
     while chosen.size < K:
         need = K - chosen.size
@@ -97,7 +118,8 @@ def synopsis(X, epsilon, rng, settings, acc: Accountant):
     """The thresholded EUG synopsis: (cell centres (m', d), noisy weights (m',), info)."""
     n, d = X.shape
     lo, hi = data_bounds(settings)
-    M, m = grid_cells(n, epsilon, d, float(settings["theta"]), settings.get("cells_rounding", "ceil"))
+    M, m = grid_cells(n, epsilon, d, float(settings["theta"]),
+                      settings.get("cells_rounding", DEFAULTS["cells_rounding"]))
     total = m ** d
     if total >= 2 ** 62:
         raise DPClustError(f"EUGkM grid of {m}^{d} cells is too large to index")
@@ -124,6 +146,10 @@ def synopsis(X, epsilon, rng, settings, acc: Accountant):
     keep = np.abs(noisy) > tau
     cells = np.concatenate([occupied[keep], empty])
     weights = np.concatenate([noisy[keep], empty_vals])
+    # Release the cells in grid order: the order of concatenation (non-empty cells first) would tell
+    # which cells hold data, and Lloyd's floating-point sums would depend on it.
+    order = np.argsort(cells, kind="stable")
+    cells, weights = cells[order], weights[order]
     multi = (cells[:, None] // radix[None, :]) % m
     centres = lo + (multi + 0.5) * width
     info = {"M": M, "cells_per_dim": m, "cells_total": total,
@@ -150,6 +176,9 @@ def lloyd_on_synopsis(P, w, k, settings, bounds, d):
 
 def eugkm_centers(X, k, epsilon, rng, settings, acc: Accountant):
     settings = {**DEFAULTS, **settings}
+    if settings.get("init", "sphere_packing") != "sphere_packing":
+        # also guards the hybrid: any other init would be data dependent (or degenerate)
+        raise DPClustError("EUGkM's initial sets must be data independent: init must be sphere_packing")
     bounds = data_bounds(settings)
     P, w, info = synopsis(X, epsilon, rng, settings, acc)
     C, linfo = lloyd_on_synopsis(P, w, k, settings, bounds, X.shape[1])
@@ -162,8 +191,6 @@ def eugkm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     settings = {**DEFAULTS, **settings}   # keys a caller omits take the documented defaults
     X = validate_inputs(X, k, epsilon, delta)
     check_in_box(X, settings)
-    if settings.get("init", "sphere_packing") != "sphere_packing":
-        raise DPClustError("EUGkM's initial sets must be data independent: init must be sphere_packing")
     acc = Accountant(float(epsilon))
     C, info = eugkm_centers(X, k, float(epsilon), rng, settings, acc)
     return ClusteringResult.from_accountant(C, acc, iterations=info["lloyd_iterations"], **info)

@@ -23,7 +23,14 @@ Nissim, Raskhodnikova & Smith 2007; Mohan et al. 2012), and GkM-3K (block size 3
 
 Privacy: one tuple lies in exactly one block, so it changes one block's k·d outputs; ranks move
 by ≤ 1 (step 4) and each clamped, normalised average by ≤ 1/ℓ (step 5). ℓ depends on N, which is
-treated as public (as in the paper). Neighbours: add/remove one tuple.
+treated as public (as in the paper). Neighbouring relation, precisely: with N public the proof holds
+for datasets of the same size N that differ in one tuple (replace-one). The partition is a
+data-independent random permutation of the N row positions dealt round-robin into ℓ blocks, so
+replacing one tuple changes exactly one block — the only thing the proof needs (one block's outputs
+may change arbitrarily). The paper's add/remove relation (§3.1) is not covered literally: for N and
+N + 1 points ℓ may differ, and the round-robin block sizes of N + 1 positions cannot in general be
+coupled to those of N with a single block changed. This is the paper's "N is public" assumption, stated here
+rather than hidden.
 
 `gkm_analysis` (Figure 3, §5.2, non-private analysis): ``output: sag`` = the aligned block average
 without noise; ``output: noise`` = Eq. (3) noise (with the private range estimate) added to the
