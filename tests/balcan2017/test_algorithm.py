@@ -146,3 +146,37 @@ def test_data_radius_geometry_and_clipping(rng):
     res = balcan(X, 3, 1.0, 1e-6, np.random.default_rng(0), {**SET, "data_radius": 0.5})
     assert res.epsilon_spent == pytest.approx(1.0)
     assert (np.linalg.norm(res.centers - 0.5, axis=1) <= 0.5 + 1e-9).all()  # centres clipped to the ball
+
+
+def test_sample_aggregate_noise_scale_and_audit_hook():
+    """Sample and aggregate adds Laplace noise of L1 sensitivity k·d·(hi − lo)/m to the mean of the m
+    block outputs. Identical points make every block output exact, so the output spread is the noise:
+    its median absolute deviation is b·ln 2 (robust to a rare empty block). The draw goes through
+    `mechanisms.laplace_scale`, so `halved_noise()` halves it."""
+    import math
+
+    from dpclust import audit
+    from dpclust.mechanisms import laplace_scale
+
+    X = np.full((200, 1), 0.5)
+
+    def spread():
+        out = []
+        for s in range(250):
+            r = sample_aggregate(X, 1, 1.0, 0.0, np.random.default_rng(s), {"bounds": [0.0, 1.0],
+                                                                               "block_lloyd_iterations": 1})
+            out.append(r.centers[0, 0])
+        return float(np.median(np.abs(np.asarray(out) - 0.5)) / math.log(2)), r.info["blocks"]
+
+    b_hat, m = spread()
+    b = laplace_scale(1 * 1 * 1.0 / m, 1.0)
+    assert b_hat == pytest.approx(b, rel=0.2)            # ~2 standard errors at 250 draws
+    with audit.halved_noise() as calls:
+        b_half, _ = spread()
+    assert calls["laplace_scale"] > 0 and b_half == pytest.approx(b / 2, rel=0.2)
+
+
+def test_sulq_zero_iterations_is_a_clear_error(wide):
+    with pytest.raises(DPClustError, match="iterations"):
+        sulq(wide, 3, 1.0, 1e-6, np.random.default_rng(0), {**SET, "iterations": 0, "count_fraction": 0.5,
+                                                              "sum_mechanism": "gaussian"})

@@ -90,3 +90,11 @@ def test_projection_dimension_and_clipping(rng):
     Y, G, R = jl_project(X, 5, math.sqrt(50), 1.0, rng)
     assert Y.shape == (500, 5) and R == math.sqrt(50)
     assert (np.linalg.norm(Y, axis=1) <= R + 1e-9).all()
+
+
+def test_partition_refuses_dimensions_that_overflow_cube_codes(rng):
+    """p = 8 ln n (the theory's rule) gives 2^p children per cube: int64 cube codes would wrap around
+    silently (merging distinct cubes); a clear error instead."""
+    Y = rng.uniform(-0.5, 0.5, size=(50, 63))
+    with pytest.raises(ValueError, match="64-bit cube codes"):
+        private_partition(Y, 1.0, 0.1, np.full(63, -1.0), 2.0, rng, Accountant(1.0))

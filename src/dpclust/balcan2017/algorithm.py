@@ -29,6 +29,12 @@ local swap on the k-median loss and recovers each centre by a private 1-median
 (`dpclust.cohenaddad2022.one_median:private_one_median`, parallel over clusters). Data are centred
 at the middle of the public box; Λ = √d·(hi − lo)/2. Other interpretations: see `partition.py`,
 `candidates.py`, `local_swap.py`, `sulq.py`.
+
+Run-record diagnostics (not part of the private output): `info.trials[*].swap_loss_trace` (the
+exact local-swap losses L(Z⁽ᵗ⁾) in the projected space) and `info.refine_cost_trace` (the exact
+k-means cost before each SuLQ step) are computed from the private data without noise, like the
+runner's evaluation costs; no released quantity of the algorithm depends on them. Everything else
+in `info` is a function of released (noised) quantities and public parameters.
 """
 
 from __future__ import annotations

@@ -6,19 +6,32 @@ k-variates++: k-means++ seeding in which every chosen data point x is replaced b
 instance). For t = 1..k: pick x_i with probability ∝ D(x_i)² (squared distance to the centres
 released so far; uniform for t = 1), release c_t = x_i + Lap(b)^d.
 
-Privacy (read this): Nock et al.'s DP guarantee for k-variates++ holds under an assumption on the
-data's spread (Balcan et al. Table 1 marks it "*"): the D²-sampling step itself is not noised. The
-accountant charges the k probe releases — each a Laplace release of one data point, calibrated to
-the L1 diameter d·(hi − lo) of the public box (any two points differ by at most that), at ε/k
-(sequential) — and `info.privacy_assumption` records that the
-sampling step relies on Nock et al.'s assumption, which is not verified here.
+Privacy (read this). The D²-sampling step is not noised. Nock et al.'s DP theorem calibrates the
+probe to the data's spread and needs an assumption on it (Balcan et al. Table 1 marks it "*").
+dpclust does NOT rely on that assumption: every probe is calibrated to the L1 diameter
+d·(hi − lo) of the public box (at ε/k per round, sequential). Then, for any two points x, x' of the
+box, the densities of x + Lap(b) and x' + Lap(b) are within a factor e^{ε/k} everywhere, hence so
+are ANY two mixtures of such densities: whatever the (data-dependent) sampling weights are, a
+round's output law on D and on a neighbour D' (add/remove or replace one point) differ by at most
+e^{ε/k}, and adaptive sequential composition over the k rounds gives ε-DP unconditionally
+(clipping to the box is post-processing). The price is utility: this calibration is far coarser
+than Nock et al.'s spread-based one, so our k-variates++ is worse than theirs. `info.privacy_note`
+says so in every run record. (Audit: tests/balcan2017/test_kvariates_audit.py.)
 
 Distributed version (`kvariates_simhash`): the data are centred (public box centre) and split by
 SimHash (⌈log2 N⌉ random Gaussian hyperplanes; bucket = code mod N, N = `nodes` = 500, EXT HST
 paper / google-research hst_clustering). Per round a node is chosen with probability ∝ its noisy
-D² potential (Laplace, sensitivity (2Λ)² since one point lies in one node: parallel composition, a
-share `potential_fraction` of the round's budget), then a point of that node ∝ D², released with
-the Laplace probe (the rest of the round's budget). Same assumption caveat for the in-node sampling.
+D² potential (Laplace, sensitivity (2Λ)² — 1 in the first round, where the potential is a count —
+since one point lies in one node under add/remove (Def. 1): parallel composition, a share
+`potential_fraction` of the round's budget), then a point of that node ∝ D², released with the
+Laplace probe (the rest of the round's budget). The same mixture argument makes the in-node step
+DP. An empty node (its noisy potential can be positive) releases the probe around the box centre,
+a data-independent point of the box, so its law is also a box-centred Laplace (a uniform proposal
+would not be within e^{ε} of the probe and broke DP). The number of non-empty nodes is an exact
+count of the data and is not released. The per-round protocol (noisy node potentials, in-node D²
+choice, probe) is REC in the k-variates++ spirit; the google-research code's kvars instead lets each
+node propose a DP 1-median or a random point and picks among the proposals by D¹ weights (INVENTORY,
+EXT) — that protocol is not reproduced here.
 """
 
 from __future__ import annotations
@@ -33,8 +46,9 @@ from ..mechanisms import laplace_mechanism
 from ..metrics import squared_distances
 
 DEFAULTS = {"nodes": 500, "potential_fraction": 0.5}
-ASSUMPTION = ("D^2 sampling is not noised: epsilon-DP holds under Nock et al. (2016)'s data-spread "
-              "assumption (Balcan et al. Table 1 '*'), not verified here")
+PRIVACY_NOTE = ("D^2 sampling is not noised, but every probe is Laplace calibrated to the public box's L1 "
+                "diameter, so each round is (epsilon/k)-DP for any sampling weights: epsilon-DP without "
+                "Nock et al. (2016)'s data-spread assumption (and a coarser, worse-utility probe than theirs)")
 
 
 def _d2_update(Xc, D, c):
@@ -61,7 +75,7 @@ def kvariates(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
         C[t] = laplace_mechanism(Xc[i], 2 * d * h, epsilon / k, rng, acc, label=f"k-variates++ probe {t + 1}")
         np.clip(C[t], -h, h, out=C[t])
         D = _d2_update(Xc, D, C[t])
-    return ClusteringResult.from_accountant(C + centre, acc, iterations=k, privacy_assumption=ASSUMPTION)
+    return ClusteringResult.from_accountant(C + centre, acc, iterations=k, privacy_note=PRIVACY_NOTE)
 
 
 def simhash_buckets(Xc: np.ndarray, nodes: int, rng: np.random.Generator) -> np.ndarray:
@@ -90,7 +104,6 @@ def kvariates_simhash(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     sens_pot = (2.0 * math.sqrt(d) * h) ** 2
     C = np.empty((k, d))
     D = None
-    used_nodes = np.bincount(bucket, minlength=nodes) > 0
     for t in range(k):
         w = np.ones(n) if D is None else D
         pot = np.bincount(bucket, weights=w, minlength=nodes)
@@ -102,17 +115,15 @@ def kvariates_simhash(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
         else:
             node = int(rng.choice(nodes, p=noisy / noisy.sum()))
         members = np.flatnonzero(bucket == node)
-        if members.size == 0:  # an empty node proposes a uniform point of the box (data-independent)
-            acc.spend((1 - frac) * eps_round, 0.0, label=f"kvars probe {t + 1} (empty node, nothing released)")
-            C[t] = rng.uniform(-h, h, size=d)
+        if members.size == 0:  # empty node: probe around the box centre (data-independent point of the box)
+            x = np.zeros(d)
         else:
             wm = w[members]
-            i = int(members[rng.integers(members.size)] if wm.sum() <= 0 else rng.choice(members, p=wm / wm.sum()))
-            C[t] = laplace_mechanism(Xc[i], 2 * d * h, (1 - frac) * eps_round, rng, acc, label=f"kvars probe {t + 1}")
-            np.clip(C[t], -h, h, out=C[t])
+            x = Xc[int(members[rng.integers(members.size)] if wm.sum() <= 0 else rng.choice(members, p=wm / wm.sum()))]
+        C[t] = laplace_mechanism(x, 2 * d * h, (1 - frac) * eps_round, rng, acc, label=f"kvars probe {t + 1}")
+        np.clip(C[t], -h, h, out=C[t])
         D = _d2_update(Xc, D, C[t])
-    return ClusteringResult.from_accountant(C + centre, acc, iterations=k, nodes=nodes,
-                                            nonempty_nodes=int(used_nodes.sum()), privacy_assumption=ASSUMPTION)
+    return ClusteringResult.from_accountant(C + centre, acc, iterations=k, nodes=nodes, privacy_note=PRIVACY_NOTE)
 
 
 KVariates = estimator_for(kvariates, DEFAULTS, "KVariates")

@@ -44,6 +44,10 @@ import numpy as np
 
 from ..mechanisms import laplace_scale
 
+#: Child cubes are coded as parent·2^p + offset in int64 (and slots are drawn with `rng.integers`):
+#: active cubes × 2^p must stay below 2^MAX_CODE_BITS.
+MAX_CODE_BITS = 62
+
 
 def activation_probability(m, gamma: float, scale: float) -> np.ndarray:
     """f(m) = Pr[m + Lap(scale) > γ] (Alg. 1 with scale = 1/ε'), computed without overflow."""
@@ -108,6 +112,10 @@ def private_partition(Y: np.ndarray, epsilon: float, delta: float, lower, side: 
     gamma = threshold(eps_level, n_param, delta, gamma_factor)
     lower = np.asarray(lower, dtype=float).reshape(1, p)
     n_children = 1 << p
+    if p > MAX_CODE_BITS:
+        raise ValueError(f"Algorithm 1 in p = {p} dimensions: 2^p children per cube exceed the 64-bit cube codes "
+                         f"(p <= {MAX_CODE_BITS}); use projection_rule 'half_log_n' (the 'eight_log_n' rule of the "
+                         "theory gives p ≈ 8 ln n)")
     bit_weights = (np.int64(1) << np.arange(p, dtype=np.int64))
     active_lower = lower.copy()
     cur_side = float(side)
@@ -117,6 +125,9 @@ def private_partition(Y: np.ndarray, epsilon: float, delta: float, lower, side: 
     L = math.log(max(n_param, 3))
     a = 0
     while a <= L and active_lower.shape[0] > 0:
+        if active_lower.shape[0] * n_children >= 1 << MAX_CODE_BITS:  # a function of released cubes only
+            raise ValueError(f"Algorithm 1: {active_lower.shape[0]} active cubes × 2^{p} children overflow the "
+                             "64-bit cube codes; use a smaller projection dimension")
         a += 1
         centres.append(active_lower + cur_side / 2.0)
         depths.append(np.full(active_lower.shape[0], a - 1))

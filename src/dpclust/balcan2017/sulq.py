@@ -20,6 +20,8 @@ Interpretations (named settings):
   between counts and sums; δ split evenly over iterations.
 * Initial centres are drawn from `default_rng(settings["init_seed"])` so runs with equal init_seed
   share them (data-independent, no privacy cost).
+* `info.trace_cost` (the exact cost before each step) is a non-private run-record diagnostic, like the
+  runner's evaluation costs; it is never fed back into the algorithm.
 """
 
 from __future__ import annotations
@@ -93,6 +95,8 @@ def private_lloyd_steps(Xc: np.ndarray, C0c: np.ndarray, iterations: int, epsilo
     radius_l1 = d * half_side if radius_l1 is None else float(radius_l1)
     if not 0 < count_fraction < 1:
         raise DPClustError(f"count_fraction must lie in (0, 1), got {count_fraction!r}")
+    if iterations < 1:
+        raise DPClustError(f"SuLQ needs iterations >= 1, got {iterations!r}")
     eps_it = epsilon / iterations
     eps_c, eps_s = count_fraction * eps_it, (1 - count_fraction) * eps_it
     delta_it = delta / iterations
