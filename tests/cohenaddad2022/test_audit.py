@@ -69,3 +69,33 @@ def test_one_median_default_split_audit_passes():
     res = audit.audit(lambda D, r: private_one_median(D, EPS, 0.0, [0, 1], r, None, settings)[0],
                       _P, _PP, n_samples=1500, seed=3)
     assert res.epsilon_lower_bound <= EPS
+
+
+# --- one private Lloyd-median step through the real code path (assignment, bottom-k cap sampling,
+# parallel 1-medians): 1-D, cluster of 4 points at 0 with cap 4, the neighbour adds a point at 1, so a
+# capped sample of D' usually *replaces* a point of D (why the step uses replace-one 1-medians).
+_LD = np.zeros((4, 1))
+_LDP = np.r_[_LD, [[1.0]]]
+
+
+def _lloyd_step(mode):
+    from dpclust.cohenaddad2022.private_lloyd import private_lloyd_step
+
+    s = {**_OM, "one_median_neighbouring": mode, "max_points_per_cluster": 4, "chunk_rows": 1000,
+         "one_median_output_fraction": 0.01, "one_median_gradient_tol": 1e-7, "one_median_max_newton_iter": 200}
+
+    def step(data, rng):
+        return private_lloyd_step(data, np.array([[0.5]]), EPS, (0.0, 1.0), rng, Accountant(EPS), s, "step")[0, 0]
+    return step
+
+
+@pytest.mark.slow
+def test_capped_lloyd_step_audit_needs_replace_neighbours_and_halved_noise_fails():
+    res = audit.audit(_lloyd_step("replace"), _LD, _LDP, n_samples=3000, seed=2)
+    assert res.epsilon_lower_bound <= EPS
+    # halving the replace-one scale 2L/eps_b gives exactly the add/remove scale L/eps_b: this positive
+    # control is also the run of add/remove 1-medians on a capped sample, which is not EPS-DP
+    with audit.halved_noise() as calls:
+        bad = audit.audit(_lloyd_step("replace"), _LD, _LDP, n_samples=3000, seed=2)
+    assert sum(calls.values()) > 0
+    assert bad.epsilon_lower_bound > EPS

@@ -59,3 +59,19 @@ def test_spent_epsilon_mismatch_is_reported(repo):
     bad["runs"][0]["epsilon_spent"] = 0.9
     table = items.aggregate_normalised([bad, _record("shuttle", "cohenaddad2022.kmedpp", 5, None, [1.0])], item, None)
     assert items._eps_rows(table).holds is False
+
+
+def test_fig3_comparable_band_is_the_configured_option(repo):
+    """Regression: the 'comparable' band of Fig. 3 was a silent [0.5, 2] in the code; it is now the
+    documented option `comparable_band` of the item."""
+    item = _item(repo, "fig3")
+    assert [float(v) for v in item["options"]["comparable_band"]] == [0.5, 2.0]
+    recs = [_record("covertype", "cohenaddad2022.hst", 5, 1.0, [3.0]),
+            _record("covertype", "cohenaddad2022.coreset", 5, 1.0, [1.0])]
+    table = items.aggregate_normalised(recs, item, None)
+    claim = "on Covertype HST is comparable to Coreset"
+    held = {c.claim.split(" (")[0]: c.holds for c in items.check_fig3(table, item)}
+    assert held[claim] is False                              # ratio 3 outside [0.5, 2]
+    wide = {**item, "options": {**item["options"], "comparable_band": [0.25, 4.0]}}
+    held = {c.claim.split(" (")[0]: c.holds for c in items.check_fig3(table, wide)}
+    assert held[claim] is True

@@ -96,3 +96,11 @@ def test_defaults_are_documented_in_config(repo):
     s = cfg["algorithms"]["cohenaddad2022.hst"]["settings"]
     for key in ONE_MEDIAN_DEFAULTS:
         assert key in s
+
+
+def test_huge_epsilon_is_one_clear_error_before_any_charge():
+    """Regression: exp(eps_J/d) overflowed (OverflowError) instead of a DPClustError; nothing is charged."""
+    acc = Accountant(1e4)
+    with pytest.raises(DPClustError, match="too large"):
+        private_one_median(_cluster(10)[:, :1], 1e4, 0.0, [0, 1], np.random.default_rng(0), acc, {})
+    assert acc.spent_epsilon == 0.0

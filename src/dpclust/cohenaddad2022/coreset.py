@@ -26,6 +26,7 @@ import numpy as np
 from ..accountant import Accountant
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
 from ..mechanisms import laplace_mechanism, laplace_scale
+from ..metrics import nearest
 from .one_median import ONE_MEDIAN_DEFAULTS, private_one_median
 
 CORESET_DEFAULTS = {
@@ -73,7 +74,7 @@ def weighted_kmedian(P: np.ndarray, w: np.ndarray, k: int, iterations: int, rng:
         dist = np.minimum(dist, np.sqrt(((P - P[idx]) ** 2).sum(1)))
     C = np.array(C)
     for _ in range(iterations):
-        lab = np.argmin(((P[:, None, :] - C[None]) ** 2).sum(-1), axis=1)
+        lab = nearest(P, C)  # chunked GEMM: no (m, k, d) temporary (m = #leaves can be ~1e5)
         for j in range(k):
             sel = lab == j
             if sel.any() and w[sel].sum() > 0:

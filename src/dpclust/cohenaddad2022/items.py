@@ -227,8 +227,9 @@ def check_fig3(table: pd.DataFrame, item) -> list[Check]:
     common = sorted(set(H.index) & set(C.index))
     if common:
         r = {k: H[k] / C[k] for k in common}
-        checks.append(Check("on Covertype HST is comparable to Coreset (ratio within [0.5, 2] at every k)",
-                            all(0.5 <= v <= 2 for v in r.values()),
+        lo, hi = (float(v) for v in opt["comparable_band"])
+        checks.append(Check(f"on Covertype HST is comparable to Coreset (ratio within [{lo:g}, {hi:g}] at every k)",
+                            all(lo <= v <= hi for v in r.values()),
                             ", ".join(f"k={k}: {fmt(v, 3)}" for k, v in r.items())))
     else:
         checks.append(Check("on Covertype HST is comparable to Coreset", None, "data unavailable or no runs"))

@@ -21,7 +21,8 @@ clusters are disjoint), draw at most ``max_points_per_cluster`` points of each c
 without replacement (STATED 20k; bottom-k sampling over row chunks), and replace the centre by `private_one_median` of the sample with
 the step's ε. Clusters are disjoint, so the step costs ε_step by parallel composition. Because a
 fixed-size sample turns an added point into a replaced one, the 1-median uses replace-one
-neighbours (Δ_b = 2L), which covers both cases. Empty clusters still get a private 1-median (of
+neighbours (Δ_b = 2L), which covers both cases (enforced: `one_median_neighbouring` must be
+`replace`, else `DPClustError`). Empty clusters still get a private 1-median (of
 the empty set), covered by the same guarantee.
 """
 
@@ -62,6 +63,16 @@ def _bottom_k_merge(pts, keys, new_pts, new_keys, cap):
     return pts, keys
 
 
+def _check_step_settings(settings) -> None:
+    """The capped sample of a Lloyd step turns an added point into a replaced one, so its 1-medians
+    must be calibrated to replace-one neighbours; anything else is not ε-DP (see the capped-step audit
+    in tests/cohenaddad2022/test_audit.py). Checked on the settings only (data independent)."""
+    if settings.get("one_median_neighbouring") != "replace":
+        raise DPClustError("a private Lloyd-median step samples at most max_points_per_cluster points per "
+                           "cluster and needs one_median_neighbouring: replace (Delta_b = 2L), got "
+                           f"{settings.get('one_median_neighbouring')!r}")
+
+
 def private_lloyd_step(source, C, epsilon, bounds, rng, accountant, settings, label):
     """One private Lloyd-median iteration (parallel over the k disjoint clusters).
 
@@ -69,6 +80,7 @@ def private_lloyd_step(source, C, epsilon, bounds, rng, accountant, settings, la
     iterable of row chunks. One pass: each chunk is assigned to the nearest centre and every point
     gets a uniform key; per cluster the ``max_points_per_cluster`` smallest keys are kept (bottom-k
     sampling = a uniform sample without replacement, merged across chunks, so memory is O(k·cap))."""
+    _check_step_settings(settings)
     k, d = C.shape
     cap = int(settings["max_points_per_cluster"])
     kept = [np.empty((0, d)) for _ in range(k)]
@@ -120,6 +132,8 @@ def hst_kmedian_stream(source, d, k, epsilon, delta, rng, settings) -> Clusterin
     frac = float(settings["tree_budget_fraction"])
     if T < 0 or not (0 < frac <= 1) or (T > 0 and frac >= 1):
         raise DPClustError("tree_budget_fraction must be in (0, 1) (or 1 with lloyd_iterations = 0)")
+    if T > 0:
+        _check_step_settings(settings)  # before the tree spends anything
     eps_tree = epsilon * frac if T > 0 else epsilon
     tree = _tree(source, eps_tree, rng, acc, settings, bounds, d)
     C, tree_cost, n_distinct = dynamic_program.solve(tree, k, 1, float(settings["empty_cell_cost_factor"]))
@@ -153,6 +167,7 @@ def private_lloyd(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     T = int(settings["iterations"])
     if T < 1:
         raise DPClustError("iterations must be >= 1")
+    _check_step_settings(settings)
     C = np.random.default_rng(settings["init_seed"]).uniform(lo, hi, size=(k, X.shape[1]))
     for it in range(T):
         C = private_lloyd_step(X, C, epsilon / T, (lo, hi), rng, acc, settings, f"Lloyd-median step {it + 1}")
@@ -193,6 +208,8 @@ def hst_kmeans(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     if not ok:
         raise DPClustError("tree and size budget fractions must be positive and sum to 1 (lloyd_iterations = 0) "
                            "or leave budget for the Lloyd steps")
+    if T > 0:
+        _check_step_settings(settings)
     tree = _tree(X, epsilon * f_tree, rng, acc, settings, bounds)
     Z = float(settings["empty_cell_cost_factor"])
     C2, _, _ = dynamic_program.solve(tree, k, 2, Z)
