@@ -177,3 +177,70 @@ def test_prior_controller_is_the_next_lloyd_mean_clipped_to_the_convergent_zone(
     # without clipping the controller is the next Lloyd mean itself
     Xc3, _ = _prior_controller(X, S, a, S_prev, active, dict(DEFAULTS, prior_clip=False), np.random.default_rng(0))
     np.testing.assert_allclose(Xc3[0], [0.11, 0.5])
+
+
+# --- review regressions ----------------------------------------------------------------------------
+def test_expdp_with_a_large_step_budget_finishes():
+    """Regression: the rejection envelope was exp(c·(q − 2)) although q ≤ 2 − δ_min < 2 on the whole
+    zone (S lies outside it), so the acceptance decayed like exp(−c·δ_min) and a large ε_step
+    (c = ε/4 ≥ ~20) raised RuntimeError. The envelope is now the zone's own sup of q."""
+    X = _blobs()
+    res = lushen(X, 4, 1000.0, 0.0, np.random.default_rng(1), dict(SETTINGS, atom_steps=10, strategy="posterior"))
+    assert res.info["sampling_iterations"] >= 1
+    assert res.epsilon_spent <= 1000.0 * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("eps", [12.0, 120.0])
+def test_expdp_in_zone_is_exact_for_strong_tilts(eps):
+    """E[δ] and E[α] of the sampler equal the exact exp(ε q/4)-weighted averages over the zone,
+    computed by quadrature on a fine polar grid around S (independent of the sampler)."""
+    rng = np.random.default_rng(8)
+    S, S_prev = np.array([[0.2, 0.3]]), np.array([[0.5, 0.7]])
+    a = np.linalg.norm(S - S_prev, axis=1)
+    X = sz.posterior_controller(S, S_prev, rng)
+    P, rho, _ = sz.make_zone(S, X, rng)
+    m = 20_000
+    draws = sz.expdp_in_zones(np.repeat(P, m, 0), np.repeat(rho, m), np.repeat(S, m, 0), np.repeat(a, m),
+                              np.repeat(X, m, 0), eps, rng)
+    assert (np.linalg.norm(draws - P, axis=1) <= rho * (1 + 1e-9)).all()
+    # quadrature: fine Cartesian grid restricted to the zone, weights exp(c q) (area element constant)
+    g = np.linspace(-1, 1, 1501)
+    xx, yy = np.meshgrid(g, g)
+    pts = np.stack([xx.ravel(), yy.ravel()], 1)
+    pts = pts[(pts ** 2).sum(1) <= 1] * rho[0] + P[0]
+    q = sz.score(pts[None], S, a, X)[0]
+    w = np.exp(eps / 4 * (q - q.max()))
+    dist = np.linalg.norm(pts - S, axis=1) / a[0]
+    exact = float((w * dist).sum() / w.sum())
+    d_draw = np.linalg.norm(draws - S, axis=1) / a[0]
+    se = d_draw.std() / math.sqrt(m)
+    assert abs(d_draw.mean() - exact) < 5 * se + 1e-4
+
+
+@pytest.mark.parametrize("strategy", ["posterior", "prior"])
+def test_every_draw_is_calibrated_to_the_epsilon_it_charges(monkeypatch, strategy):
+    """Through `lushen` itself: each iteration's ExpDP is calibrated to the ε_step its parallel
+    block charged (Thm 5), and line 12's Laplace to sensitivity 1 and the ε₀ it charges."""
+    from dpclust.lushen2020 import algorithm as alg
+
+    seen = {"expdp": [], "laplace": []}
+    real_expdp, real_lap = sz.expdp_in_zones, alg.laplace_mechanism
+
+    def expdp(P, rho, S, a, X, epsilon, rng, **kw):
+        seen["expdp"].append((float(epsilon), P.shape[0]))
+        return real_expdp(P, rho, S, a, X, epsilon, rng, **kw)
+
+    def lap(value, sensitivity, epsilon, rng, **kw):
+        seen["laplace"].append((float(sensitivity), float(epsilon)))
+        return real_lap(value, sensitivity, epsilon, rng, **kw)
+
+    monkeypatch.setattr(alg.sz, "expdp_in_zones", expdp)
+    monkeypatch.setattr(alg, "laplace_mechanism", lap)
+    res = lushen(_blobs(), 4, 10.0, 0.0, np.random.default_rng(2), dict(SETTINGS, strategy=strategy))
+    eps_step = 10.0 / SETTINGS["atom_steps"]
+    charges = [row for row in res.ledger if row[0].startswith("iteration")]
+    assert len(seen["expdp"]) == len(charges) == res.info["sampling_iterations"] >= 1
+    for (eps, _), row in zip(seen["expdp"], charges):
+        assert eps == pytest.approx(eps_step, rel=1e-12) and row[1] == pytest.approx(eps, rel=1e-12)
+    assert seen["laplace"] == [(1.0, pytest.approx(eps_step * SETTINGS["epsilon0_steps"]))]
+    assert res.ledger[-1][1] == pytest.approx(seen["laplace"][0][1], rel=1e-12)

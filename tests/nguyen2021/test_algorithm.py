@@ -115,3 +115,64 @@ def test_run_record_spends_the_configured_epsilon_and_delta(repo, tmp_path):
     for run in rec["runs"]:
         assert run["epsilon_spent"] == pytest.approx(1.0, rel=1e-12)
         assert run["delta_spent"] == pytest.approx(150 ** -1.5, rel=1e-12)
+
+
+# --- review additions ------------------------------------------------------------------------------
+def test_too_few_candidates_for_k_raises_one_clear_error():
+    """Regression: with m·k' < k candidates (tiny n, rounds_factor < 1) Step 4 could not pick k
+    initial centres and numpy raised a bare ValueError."""
+    X = np.random.default_rng(0).uniform(0, 1, size=(4, 2))
+    with pytest.raises(DPClustError, match="candidates"):
+        nguyen(X, 4, 1.0, 4 ** -1.5, np.random.default_rng(0), _settings(rounds_factor=0.25))
+
+
+def test_every_stage_is_calibrated_to_what_it_charges(monkeypatch):
+    """Through `nguyen` itself: Alg. 2's logit is exponential_logit_scale(1, ε_E) with the ε_E of
+    Lemma 17 for the (ε_em, δ_em) charged; the proxy counts use sensitivity 1 and the ε_L charged;
+    NoisyAVG gets (ε_G, δ_G), the public diameter (hi − lo)·√d and the public box."""
+    from dpclust import mechanisms
+    from dpclust.nguyen2021 import algorithm as alg
+
+    seen = {"cover": [], "laplace": [], "navg": []}
+    real_cover, real_lap, real_navg = alg.private_grid_cover, mechanisms.laplace_mechanism, alg.noisy_avg_centers
+
+    def cover(P, alive, t, r, rounds, logit, rng, max_trials=200_000):
+        seen["cover"].append(logit)
+        return real_cover(P, alive, t, r, rounds, logit, rng, max_trials)
+
+    def lap(value, sensitivity, epsilon, rng, **kw):
+        seen["laplace"].append((sensitivity, epsilon))
+        return real_lap(value, sensitivity, epsilon, rng, **kw)
+
+    def navg(X, labels, k, eps, delta, diameter, bounds, rng, acc, label=""):
+        seen["navg"].append((eps, delta, diameter, tuple(bounds)))
+        return real_navg(X, labels, k, eps, delta, diameter, bounds, rng, acc, label=label)
+
+    monkeypatch.setattr(alg, "private_grid_cover", cover)
+    monkeypatch.setattr(alg.mechanisms, "laplace_mechanism", lap)
+    monkeypatch.setattr(alg, "noisy_avg_centers", navg)
+    X, _ = _blobs()
+    n, d = X.shape
+    delta = n ** -1.5
+    res = nguyen(X, 3, 1.0, delta, np.random.default_rng(0), _settings())
+    (em_label, eps_em, delta_em), (_, eps_L, _), (_, eps_G, delta_G), (_, eps_ll, delta_ll) = res.ledger
+    eps_E = 2 * eps_em / (math.e * math.log(1 / delta_em))
+    assert len(seen["cover"]) == res.info["scales"]
+    assert all(s == pytest.approx(eps_E / 2, rel=1e-12) for s in seen["cover"])
+    assert seen["laplace"] == [(1.0, pytest.approx(eps_L, rel=1e-12))]
+    diam = math.sqrt(d)
+    assert seen["navg"] == [(pytest.approx(eps_G), pytest.approx(delta_G), pytest.approx(diam), (0.0, 1.0)),
+                            (pytest.approx(eps_ll), pytest.approx(delta_ll), pytest.approx(diam), (0.0, 1.0))]
+
+
+def test_halved_noise_reaches_every_stage():
+    """`audit.halved_noise()` (the audits' positive control) reaches the noise of every stage of
+    Algorithm 1: the exponential mechanism, the proxy counts, and NoisyAVG's count and Gaussian."""
+    from dpclust import audit
+
+    X, _ = _blobs()
+    with audit.halved_noise() as calls:
+        nguyen(X, 3, 1.0, 1e-4, np.random.default_rng(0), _settings())
+    assert calls["exponential_logit_scale"] == 1
+    assert calls["laplace_scale"] >= 3          # proxy counts + NoisyAVG count (recovery, Lloyd)
+    assert calls["gaussian_sigma"] >= 1

@@ -87,3 +87,31 @@ def test_bad_input_raises_one_clear_error(rng, kwargs):
     args.update(kwargs)
     with pytest.raises(DPClustError):
         noisy_avg_centers(**args)
+
+
+class _SpyGenerator(np.random.Generator):
+    """A Generator that records the scale of every Laplace draw (the count noise of Alg. 3)."""
+
+    def __init__(self, seed):
+        super().__init__(np.random.PCG64(seed))
+        self.laplace_scales = []
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        self.laplace_scales.append(float(scale))
+        return super().laplace(loc, scale, size)
+
+
+@pytest.mark.parametrize("eps, expected", [(0.4, 5 / 0.4), (1.0, 5.0), (3.0, 5 / 1.25)])
+def test_count_noise_is_lap_5_over_epsilon(eps, expected):
+    """m̂ = |V| + Lap(5/ε) − (5/ε)ln(2/δ) (Alg. 3; ε capped at 1.25 with the Gaussian calibration):
+    the count noise's scale is checked directly (a halved scale moves m̂ by too little for the
+    centre's law to show it), and `halved_noise` reaches it."""
+    from dpclust import audit
+
+    X, labels = _data(np.random.default_rng(0))
+    rng = _SpyGenerator(1)
+    noisy_avg_centers(X, labels, 3, eps, 1e-5, math.sqrt(3), [0.0, 1.0], rng, Accountant(eps, 1e-5))
+    assert rng.laplace_scales == [pytest.approx(expected, rel=1e-8)]
+    with audit.halved_noise():
+        noisy_avg_centers(X, labels, 3, eps, 1e-5, math.sqrt(3), [0.0, 1.0], rng, Accountant(eps, 1e-5))
+    assert rng.laplace_scales[1] == pytest.approx(expected / 2, rel=1e-8)

@@ -42,8 +42,12 @@ object (Theorem 5 compares the ExpDP densities as if the zone were fixed); for t
 controller S_i^(t+1) depends on points of other clusters after re-assignment, so the clusters are
 not disjoint inputs of the zone; line 12 divides *exact* sums by noisy counts (the direction of each
 centre is released exactly: `tests/lushen2020/test_privacy_audit.py` shows the audit exceeding ε₀);
-the stopping time, and with it the total ε, is data dependent. The paper's "local sensitivity" is
-used for the count (1) and the score (2) as stated.
+the stopping time, and with it the total ε, is data dependent; line 1's initial centroids Ŝ^(0) are
+k data records (not private: a cluster that stays empty, e.g. a duplicated record's, releases its
+Ŝ^(0) verbatim in line 12's output). The paper's "local sensitivity" is used for the count (1) and
+the score (2) as stated. ``info`` also holds exact, non-private diagnostics (``max_a_trace``: the
+largest ‖S_i − Ŝ_i‖ per iteration, and the Lloyd comparison listed above); they are not part of the
+private output.
 """
 
 from __future__ import annotations

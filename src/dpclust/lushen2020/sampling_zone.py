@@ -27,8 +27,9 @@ ExpDP in the zone (§6.1): Ŝ has density ∝ exp(ε·q/(2Δq)) over the points 
 measure on the d-ball; interpretation: the paper samples "a pair (δ, α)" as coordinates of a point
 of the zone), with q(δ, α) = (1 − δ) + (1 − 2|α|/π), δ = ‖Ŝ − S‖/a, α = ∠Ŝ S X (the unsigned angle in
 d > 2, so given (δ, α) the direction is uniform on the cone's (d−2)-sphere), Δq = 2 (STATED). The
-draw is exact: uniform proposals in the ball accepted with probability exp(c·(q − 2)), c =
-`exponential_logit_scale(Δq, ε)` (q ≤ 2 always). The data-independent draws γ and λ are not
+draw is exact: uniform proposals in the ball accepted with probability exp(c·(q − q_max)), c =
+`exponential_logit_scale(Δq, ε)`, q_max = 2 − dist(S, zone)/a ≥ q on the whole zone (`zone_score_bound`;
+an envelope of 2 made the acceptance decay like exp(−c·dist(S, zone)/a), which failed for large ε). The data-independent draws γ and λ are not
 charged: the paper does not charge them (they are not calibrated to ε).
 
 Privacy note (stated in the report): Theorem 5 charges only the ExpDP draws and the final counts.
@@ -120,6 +121,15 @@ def uniform_in_balls(P: np.ndarray, rho: np.ndarray, m: int, rng: np.random.Gene
     return P[:, None, :] + radius[..., None] * g
 
 
+def zone_score_bound(P, rho, S, a) -> np.ndarray:
+    """An upper bound of q over each zone B(P_i, ρ_i): q ≤ 2 − δ_min with δ_min = dist(S_i, zone)/a_i
+    (α ≥ 0 everywhere). It is the zone's supremum of q when P_i lies on the ray from S_i towards the
+    controller (Alg. 2 always builds it so); a relative slack of 1e-9 on δ_min keeps it a bound in
+    floating point."""
+    gap = np.maximum(np.linalg.norm(P - S, axis=1) - rho, 0.0)
+    return 2.0 - (gap / a) * (1.0 - 1e-9)
+
+
 def expdp_in_zones(P, rho, S, a, X, epsilon: float, rng: np.random.Generator, batch: int = 64,
                    max_rounds: int = 100_000) -> np.ndarray:
     """Exact draw of Ŝ_i with density ∝ exp(ε q / (2Δq)) on each zone B(P_i, ρ_i) (rejection).
@@ -128,6 +138,7 @@ def expdp_in_zones(P, rho, S, a, X, epsilon: float, rng: np.random.Generator, ba
     """
     c = mechanisms.exponential_logit_scale(SCORE_SENSITIVITY, epsilon)
     k, d = P.shape
+    q_max = zone_score_bound(P, rho, S, a)
     out = np.empty((k, d))
     todo = np.arange(k)
     for _ in range(max_rounds):
@@ -135,7 +146,8 @@ def expdp_in_zones(P, rho, S, a, X, epsilon: float, rng: np.random.Generator, ba
             return out
         pts = uniform_in_balls(P[todo], rho[todo], batch, rng)
         q = score(pts, S[todo], a[todo], X[todo])
-        accept = rng.random(q.shape) < np.exp(c * (np.minimum(q, 2.0) - 2.0))
+        qm = q_max[todo, None]
+        accept = rng.random(q.shape) < np.exp(c * (np.minimum(q, qm) - qm))
         hit = accept.any(axis=1)
         first = np.argmax(accept, axis=1)
         idx = np.nonzero(hit)[0]

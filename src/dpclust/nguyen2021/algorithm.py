@@ -22,6 +22,13 @@ add their own (ε, δ) by basic composition. The shares are the named settings `
 (fractions of ε) and `delta_split` (fractions of δ); the accountant records each stage and the run
 record's (ε, δ) spent equals the budget.
 
+Public quantities (the paper's choice, kept): n is treated as public although Definition 4's
+neighbours add or remove a record; it sets d' = ⌊ln(n)/2⌋, the radii r_1 = 1/n, the number of scales m
+and the experiments' δ = n^-1.5. `info` holds, besides public/private quantities, exact non-private
+diagnostics that the paper does not release and that are not part of the (ε, δ)-DP output:
+`scale_trace` (per scale: points covered, largest cover, sampler trials and leaves), `points_covered`
+and `projected_to_sphere`.
+
 Interpretations (every one is a named setting in config/papers/nguyen2021.yaml):
 * `alpha` is the ε of Alg. 1 (radius growth 1 + α, grid side α r/√d', JL scaling Δ(1 + α)/2).
   The authors' code doubles radii (α = 1, EXT); the theory wants α < 0.618.
@@ -150,6 +157,9 @@ def nguyen(X, k, epsilon, delta, rng: np.random.Generator, settings: Mapping[str
     k_prime = int(math.ceil(rounds_factor * k))
     if k_prime < 1:
         raise DPClustError(f"rounds_factor·k must be >= 1, got {rounds_factor}·{k}")
+    m = int(math.ceil(math.log(2.0 * n) / math.log1p(alpha)))  # scales (public: n, α)
+    if m * k_prime < k:  # checked before any charge: Step 4 needs k candidates to start Lloyd
+        raise DPClustError(f"only m·k' = {m}·{k_prime} grid candidates for k = {k} centres: raise rounds_factor")
 
     acc = Accountant(epsilon, delta)
     eps_em, delta_em = epsilon * split["em"], delta * dsplit["em"]
@@ -163,7 +173,6 @@ def nguyen(X, k, epsilon, delta, rng: np.random.Generator, settings: Mapping[str
     diameter = emb["diameter"]
 
     # Step 2: m calls of Algorithm 2; Lemma 17 prices all of them together ----------------------
-    m = int(math.ceil(math.log(2.0 * n) / math.log1p(alpha)))
     eps_E = 2.0 * eps_em / (math.e * math.log(1.0 / delta_em))  # per call (Lemma 17 / Thm 16)
     logit = mechanisms.exponential_logit_scale(1.0, eps_E)     # exp(ε_E·|cover|/2)
     acc.spend(eps_em, delta_em, label=f"Alg.2 exponential mechanism, {m}x{k_prime} calls at "
