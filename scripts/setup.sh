@@ -20,7 +20,6 @@ want=$(cat requirements.lock pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
   .venv/bin/python -m pip install --quiet -r requirements.lock
-  .venv/bin/python -m pip install --quiet --no-deps --no-build-isolation -e . \
-    || .venv/bin/python -m pip install --quiet --no-deps -e .
+  .venv/bin/python -m pip install --quiet --no-deps -e .
   echo "$want" > "$stamp"
 fi
