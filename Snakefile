@@ -43,4 +43,4 @@ rule all:
     default_target: True
     localrule: True
     input:
-        [path for item in PLAN.items for path in item.outputs],
+        PLAN.outputs,

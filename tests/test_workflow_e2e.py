@@ -76,10 +76,11 @@ def test_every_item_is_rendered_and_checked(test_run):
     config = load_config(work / "config", overrides={"preset": "test"})
     targets = plan(config).items
     assert {t.paper for t in targets} == set(config["papers"])
-    for target in targets:
-        for out in target.outputs:
-            path = work / out
-            assert path.exists() and path.stat().st_size > 0, f"missing {out}"
+    for out in plan(config).outputs:
+        path = work / out
+        assert path.exists() and path.stat().st_size > 0, f"missing {out}"
+    summary = (work / "results" / "checks" / "summary.csv").read_text()
+    assert summary.count("\n") > len([t for t in targets if t.has_checks])  # a row per claim
 
 
 def test_report_builds(test_run):
@@ -108,6 +109,14 @@ def test_editing_a_module_reruns_exactly_its_dependents(test_run):
         counts, text = _dry(work, *common)
         assert "run" not in counts, f"editing item rendering must not rerun experiments: {counts}"
         assert counts.get("render", 0) >= 2 and counts.get("aggregate", 0) >= 2
+    finally:
+        target.write_text(original)
+    target = work / "src" / "dpclust" / "workflow.py"  # the job planner
+    original = target.read_text()
+    try:
+        target.write_text(original + "\n# edited\n")
+        counts, _ = _dry(work, *common)
+        assert "run" not in counts, f"editing the planner must not rerun experiments: {counts}"
     finally:
         target.write_text(original)
     config = load_config(work / "config", overrides={"preset": "test"})

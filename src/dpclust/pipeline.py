@@ -102,6 +102,34 @@ def checks_html(frame: pd.DataFrame, title: str) -> str:
             f"<tr><th>claim</th><th>result</th><th>detail</th></tr>{rows}</table></body></html>\n")
 
 
+def summarize_checks(check_csvs, out_stem) -> pd.DataFrame:
+    """One table of every claim check of every item: paper, item, claim, result, detail.
+
+    Written as `out_stem.{csv,md,html}`; the report shows it first, so a reader sees at a glance
+    which of the papers' claims hold in our runs and which do not.
+    """
+    frames = []
+    for path in sorted(map(str, check_csvs)):
+        frame = pd.read_csv(path, keep_default_na=False)
+        parts = Path(path).with_suffix("").parts
+        frame.insert(0, "item", parts[-1])
+        frame.insert(0, "paper", parts[-2])
+        frames.append(frame)
+    table = (pd.concat(frames, ignore_index=True) if frames
+             else pd.DataFrame(columns=["paper", "item", "claim", "result", "detail"]))
+    stem = Path(out_stem)
+    _atomic_csv(table, stem.with_suffix(".csv"))
+    counts = table["result"].value_counts().to_dict() if len(table) else {}
+    title = ("Every claim check: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))) if counts else "No claim checks"
+    from .plotting import to_markdown
+
+    stem.with_suffix(".md").write_text(f"**{title}**\n\n" + to_markdown(table), encoding="utf-8")
+    body = checks_html(table.drop(columns=["paper", "item"]).assign(
+        claim=table["paper"] + " / " + table["item"] + ": " + table["claim"]), title)
+    stem.with_suffix(".html").write_text(body, encoding="utf-8")
+    return table
+
+
 def run_item_locally(paper: str, item: str, workdir: str | Path, config_dir=None, overrides=None,
                      mirror: str | None = None, log=print) -> ItemTarget:
     """Run every step of one item in-process under `workdir` (no Snakemake)."""

@@ -25,7 +25,7 @@ import numpy as np
 from . import __version__
 from .api import DPClustError, validate_inputs
 from .metrics import all_costs
-from .workflow import REPO_ROOT, function_module, import_object, resolve_delta
+from .resolve import REPO_ROOT, function_module, import_object, resolve_delta
 
 #: Relative slack when checking that an algorithm spent no more than its budget.
 SPEND_TOLERANCE = 1e-9

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -20,8 +19,8 @@ from typing import Any
 import yaml
 
 from .api import DPClustError
+from .resolve import REPO_ROOT, function_module, import_object, resolve_delta  # noqa: F401 (re-exported)
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = REPO_ROOT / "workflow" / "schemas"
 PRESETS = ("full", "quick", "test")
 
@@ -239,6 +238,20 @@ class Plan:
     def datasets(self) -> list[str]:
         return sorted({d for item in self.items for d in item.datasets})
 
+    @property
+    def summary_stem(self) -> str:
+        return f"{self.config.get('results_dir', 'results')}/checks/summary"
+
+    @property
+    def check_tables(self) -> list[str]:
+        return [t.checks_stem + ".csv" for t in self.items if t.has_checks]
+
+    @property
+    def outputs(self) -> list[str]:
+        """Every final output: each item's files and the summary of all claim checks."""
+        items = [path for item in self.items for path in item.outputs]
+        return items + [self.summary_stem + e for e in (".csv", ".md", ".html")]
+
     def item(self, paper: str, item: str) -> ItemTarget:
         key = f"{paper}/{item}"
         if key not in self.items_by_key:
@@ -325,48 +338,3 @@ def _expand_group(paper, item_name, group_name, group, algorithms, results_dir) 
     return jobs
 
 
-# ---------------------------------------------------------------------------------------------
-# helpers used at run time
-# ---------------------------------------------------------------------------------------------
-def resolve_delta(delta, n: int) -> float:
-    """δ from a number or an expression of n: 'n^-1.5', '1/n', '0.1/n'."""
-    if isinstance(delta, (int, float)):
-        value = float(delta)
-    else:
-        text = str(delta).replace(" ", "")
-        try:
-            if text.startswith("n^"):
-                value = float(n) ** float(text[2:])
-            elif text.endswith("/n"):
-                value = float(text[:-2]) / n
-            else:
-                value = float(text)
-        except ValueError:
-            raise DPClustError(f"cannot read delta {delta!r}: use a number, 'n^-1.5' or 'c/n'") from None
-    if not (math.isfinite(value) and 0 <= value < 1):
-        raise DPClustError(f"delta must be in [0, 1), got {delta!r} = {value!r}")
-    return value
-
-
-def import_object(spec: str, default_module: str | None = None):
-    """'pkg.mod:name' (or 'name' looked up in `default_module`) → the object."""
-    import importlib
-
-    module_name, _, attr = spec.rpartition(":")
-    if not module_name:
-        if not default_module:
-            raise DPClustError(f"{spec!r} needs the form 'package.module:function'")
-        module_name, attr = default_module, spec
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        raise DPClustError(f"cannot import {module_name!r} for {spec!r}: {exc}") from None
-    try:
-        return getattr(module, attr)
-    except AttributeError:
-        raise DPClustError(f"{module_name!r} has no {attr!r} (needed for {spec!r})") from None
-
-
-def function_module(spec: str, default_module: str | None = None) -> str:
-    module_name, _, _ = spec.rpartition(":")
-    return module_name or default_module or ""

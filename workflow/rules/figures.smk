@@ -49,3 +49,25 @@ rule check_claims:
         "../envs/dpclust.yaml"
     script:
         "../scripts/check_claims.py"
+
+
+rule summarize_claims:
+    input:
+        PLAN.check_tables,
+    output:
+        html=report(
+            f"{PLAN.summary_stem}.html",
+            caption="../report/summary.rst",
+            category="0 summary",
+            labels={"paper": "all", "item": "claims", "file": "summary of claim checks"},
+        ),
+        csv=f"{PLAN.summary_stem}.csv",
+        md=f"{PLAN.summary_stem}.md",
+    log:
+        "logs/checks/summary.log",
+    params:
+        code=code_hash("dpclust.pipeline"),
+    conda:
+        "../envs/dpclust.yaml"
+    script:
+        "../scripts/summarize_claims.py"
