@@ -76,6 +76,9 @@ def num_blocks(spec: str, n: int, k: int) -> int:
     return int(min(max(1, round(ell)), max(1, n // k)))
 
 
+_GROUP_BYTES = 1 << 20   # target size of one block-group distance slab (engineering)
+
+
 def block_kmeans(X, ell, k, restarts, max_iter, rng):
     """Centroids (ℓ, k, d) of every block (random partition into ℓ near-equal blocks)."""
     n, d = X.shape
@@ -94,30 +97,62 @@ def block_kmeans(X, ell, k, restarts, max_iter, rng):
     keys[np.broadcast_to(~valid[:, None, :], keys.shape)] = np.inf
     start_idx = np.argpartition(keys, k - 1, axis=2)[:, :, :k]                  # (ℓ, R, k)
     C = np.take_along_axis(Xb[:, None, :, :], start_idx[..., None], axis=2)      # (ℓ, R, k, d)
-    Xr = Xb[:, None]                                                            # (ℓ, 1, B, d)
-    x_sq = np.einsum("lbd,lbd->lb", Xb, Xb)[:, None, :, None]
+    # augmented points [x, ‖x‖², 1] (ℓ, d + 2, B): with centres [−2c, 1, ‖c‖²] one GEMM gives
+    # ((x·c)·(−2) + ‖x‖²) + ‖c‖², accumulated in that order by a BLAS that runs the inner dimension
+    # in order (OpenBLAS here: bit-identical to adding the terms one pass at a time)
+    xT = np.empty((ell, d + 2, B), dtype=np.float32)
+    xT[:, :d] = np.swapaxes(Xb, 1, 2)
+    xT[:, d] = np.einsum("lbd,lbd->lb", Xb, Xb)
+    xT[:, d + 1] = 1.0
+    xT64 = xT.astype(np.float64)
+    m2 = np.float32(-2.0)
+    lab_dtype = np.min_scalar_type(k)                                            # small labels: less memory traffic
 
-    def dists(C):  # (ℓ, R, B, k) by batched BLAS matmul
-        D = np.matmul(Xr, np.swapaxes(C, 2, 3))
-        D *= -2.0
-        D += x_sq
-        D += np.einsum("lrkd,lrkd->lrk", C, C)[:, :, None, :]
-        return D
+    c_dim = restarts * k
+    group = max(1, _GROUP_BYTES // (c_dim * B * 8))       # blocks per cache-resident distance slab
+
+    def nearest(C):
+        """(min_j D, argmin_j D) over the k centres, D = ‖x‖² − 2x·c + ‖c‖², laid out (ℓ, k, R, B)
+        so every pass below runs over long contiguous rows, and computed a few blocks at a time
+        so each slab stays in cache. −2 is folded into the centres (exact power-of-two scaling),
+        so every entry equals (x·c)·(−2) + ‖x‖² + ‖c‖² summed in that order; the label is the
+        lowest index attaining the minimum, as argmin's."""
+        Ca = np.empty((ell, k, restarts, d + 2), dtype=C.dtype)                  # rows (j, r)
+        Ca[..., :d] = np.swapaxes(C, 1, 2) * m2
+        Ca[..., d] = 1.0
+        Ca[..., d + 1] = np.swapaxes(np.einsum("lrkd,lrkd->lrk", C, C), 1, 2)
+        Ca = Ca.reshape(ell, c_dim, d + 2)
+        xs = xT if C.dtype == xT.dtype else xT64
+        m = lab = eq = None
+        for g0 in range(0, ell, group):
+            sl = slice(g0, min(g0 + group, ell))
+            D = np.matmul(Ca[sl], xs[sl]).reshape(-1, k, restarts, B)
+            if m is None:
+                m = np.empty((ell, restarts, B), dtype=D.dtype)
+                lab = np.zeros((ell, restarts, B), dtype=lab_dtype)
+                eq = np.empty((D.shape[0], restarts, B), dtype=bool)
+            mg, lg, eg = m[sl], lab[sl], eq[:D.shape[0]]
+            np.minimum.reduce(D, axis=1, out=mg)
+            for j in range(k - 1, 0, -1):   # descending, so the lowest index of a tie wins
+                np.equal(D[:, j], mg, out=eg)
+                np.copyto(lg, j, where=eg)
+        return m, lab
 
     base = (np.arange(ell * restarts) * k).reshape(ell, restarts, 1)
     wflat = np.broadcast_to(wb[:, None, :], (ell, restarts, B)).ravel()
+    # loop-invariant bincount weights, cast once to the float64 that bincount accumulates in
+    xw = [(np.broadcast_to(Xb[:, None, :, i], (ell, restarts, B)).ravel() * wflat).astype(np.float64) for i in range(d)]
+    wflat = wflat.astype(np.float64)
     for _ in range(max_iter):
-        lab = dists(C).argmin(axis=3)                                           # (ℓ, R, B)
+        lab = nearest(C)[1]                                              # (ℓ, R, B)
         flat = (lab + base).ravel()                                             # cluster id per (block, restart, point)
         counts = np.bincount(flat, weights=wflat, minlength=ell * restarts * k).reshape(ell, restarts, k)
         sums = np.empty((ell, restarts, k, d), dtype=np.float32)
         for i in range(d):  # loop over dimensions only
-            xi = np.broadcast_to(Xb[:, None, :, i], (ell, restarts, B)).ravel()
-            sums[..., i] = np.bincount(flat, weights=xi * wflat, minlength=ell * restarts * k).reshape(ell, restarts, k)
+            sums[..., i] = np.bincount(flat, weights=xw[i], minlength=ell * restarts * k).reshape(ell, restarts, k)
         ok = counts > 0
         C = np.where(ok[..., None], sums / np.where(ok, counts, 1.0)[..., None], C)
-    D = dists(C)
-    distortion = (np.maximum(D.min(axis=3), 0.0) * wb[:, None, :]).sum(axis=2)   # (ℓ, R)
+    distortion = (np.maximum(nearest(C)[0], 0.0) * wb[:, None, :]).sum(axis=2)   # (ℓ, R)
     best = distortion.argmin(axis=1)
     return C[np.arange(ell), best].astype(float)                                # (ℓ, k, d)
 
@@ -137,13 +172,20 @@ def private_quantile(values: np.ndarray, q: float, lo: float, hi: float, epsilon
     z = np.sort(np.clip(values, lo, hi))
     edges = np.concatenate([[lo], z, [hi]])
     lengths = np.diff(edges)
+    with np.errstate(divide="ignore"):
+        log_lengths = np.log(lengths)
+    return _draw_quantile(z, edges, lengths, log_lengths, q, epsilon, rng, acc, label)
+
+
+def _draw_quantile(z, edges, lengths, log_lengths, q, epsilon, rng, acc, label) -> float:
+    """The exponential-mechanism draw of `private_quantile` from its precomputed sorted values,
+    interval edges, lengths and log-lengths (charge, then draw)."""
     ranks = np.arange(z.size + 1)
     utility = -np.abs(ranks - q * z.size)
     c = mech.exponential_logit_scale(1.0, epsilon)
     if acc is not None:
         acc.spend(epsilon, 0.0, label=label)
-    with np.errstate(divide="ignore"):
-        logw = np.log(lengths) + c * utility
+    logw = log_lengths + c * utility
     if not np.isfinite(logw).any():
         return float(z[0])
     i = mech.sample_from_log_weights(logw, rng)
@@ -156,11 +198,19 @@ def private_range(cents, lo, hi, epsilon, quantiles, rng, acc):
     per = epsilon / (2 * k * d)
     mins = np.empty((k, d))
     maxs = np.empty((k, d))
+    # sorted values, interval edges and log-lengths of all k·d coordinates at once (columns
+    # j·d + i); the draws below then run coordinate by coordinate in the original order
+    z_all = np.sort(np.clip(cents.reshape(ell, k * d), lo, hi), axis=0).T.copy()        # (kd, ℓ)
+    edges_all = np.concatenate([np.full((k * d, 1), lo), z_all, np.full((k * d, 1), hi)], axis=1)
+    len_all = np.diff(edges_all, axis=1)
+    with np.errstate(divide="ignore"):
+        log_all = np.log(len_all)
     for j in range(k):          # loop over the k·d output coordinates only
         for i in range(d):
-            vals = cents[:, j, i]
-            a = private_quantile(vals, q_lo, lo, hi, per, rng, acc, f"GkM range min[{j},{i}]")
-            b = private_quantile(vals, q_hi, lo, hi, per, rng, acc, f"GkM range max[{j},{i}]")
+            col = j * d + i
+            parts = (z_all[col], edges_all[col], len_all[col], log_all[col])
+            a = _draw_quantile(*parts, q_lo, per, rng, acc, f"GkM range min[{j},{i}]")
+            b = _draw_quantile(*parts, q_hi, per, rng, acc, f"GkM range max[{j},{i}]")
             mins[j, i], maxs[j, i] = min(a, b), max(a, b)
     return mins, maxs
 

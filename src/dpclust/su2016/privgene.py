@@ -47,33 +47,58 @@ DEFAULTS = {
 }
 
 
+_CACHE_ENTRIES = 65_536   # entries (n_rows × P float64, 512 KiB) of one cache-resident distance block
+
+
 def pool_costs(X: np.ndarray, pool: np.ndarray, chunk_entries: int = 4_000_000) -> np.ndarray:
     """k-means cost of every candidate: pool (P, k, d) → (P,).
 
     For each centre slot j one GEMM gives ‖c_j‖² − 2x·c_j for all candidates at once and a running
     elementwise minimum keeps the nearest slot (contiguous, no small-axis reductions); ‖x‖² is added
-    after the minimum. Rows are processed in chunks of at most `chunk_entries` (n × P) entries.
+    after the minimum. Rows are processed in chunks of at most `chunk_entries` (n × P) entries, each
+    in cache-sized sub-blocks whose rows are summed in order into the chunk's total (the same
+    floating-point sums as one pass over the whole chunk).
+
+    The GEMM operands are augmented, [x, 1]·[−2c_j; ‖c_j‖²], so the ‖c_j‖² term is accumulated
+    by the GEMM itself after the d products (−2 scaling is exact). With a BLAS that accumulates
+    the inner dimension in order (OpenBLAS here) this is bit-identical to (x·c_j)·(−2) + ‖c_j‖²;
+    another BLAS may differ in the last bit, as any GEMM may.
     """
     P, k, d = pool.shape
+    n = X.shape[0]
     X_sq = np.einsum("ij,ij->i", X, X)
-    slots = [np.ascontiguousarray(pool[:, j, :].T) for j in range(k)]          # (d, P) each
-    c_sq = [np.einsum("ij,ij->j", s, s) for s in slots]
+    Xa = np.empty((n, d + 1))
+    Xa[:, :d] = X
+    Xa[:, d] = 1.0
+    slots = []
+    for j in range(k):
+        s = np.ascontiguousarray(pool[:, j, :].T)                              # (d, P)
+        a = np.empty((d + 1, P))
+        a[:d] = s * -2.0
+        a[d] = np.einsum("ij,ij->j", s, s)
+        slots.append(a)
     out = np.zeros(P)
     step = max(1, int(chunk_entries) // P)
-    for s0 in range(0, X.shape[0], step):
-        xb = X[s0:s0 + step]
-        best = None
-        for j in range(k):
-            D = xb @ slots[j]
-            D *= -2.0
-            D += c_sq[j]
-            if best is None:
-                best = D
-            else:
+    sub = max(1, min(step, _CACHE_ENTRIES // P))
+    best_buf = np.empty((min(sub, n), P))
+    d_buf = np.empty_like(best_buf)
+    part = np.empty(P)
+    for s0 in range(0, n, step):
+        s1 = min(s0 + step, n)
+        part[:] = 0.0
+        for r0 in range(s0, s1, sub):
+            xb = Xa[r0:min(r0 + sub, s1)]
+            r = xb.shape[0]
+            best, D = best_buf[:r], d_buf[:r]
+            np.matmul(xb, slots[0], out=best)
+            for j in range(1, k):
+                np.matmul(xb, slots[j], out=D)
                 np.minimum(best, D, out=best)
-        best += X_sq[s0:s0 + step, None]
-        np.maximum(best, 0.0, out=best)
-        out += best.sum(axis=0)
+            best += X_sq[r0:r0 + r, None]
+            np.maximum(best, 0.0, out=best)
+            best[0] += part                      # running row-by-row sum, continued across sub-blocks
+            np.sum(best, axis=0, out=part)
+        out += part
     return out
 
 
