@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from sklearn.cluster import KMeans
 
-from dpclust.baselines import (geometric_median, kmedian_plus_plus, lloyd, lloyd_algorithm,
+from dpclust.baselines import (LLOYD_SPARSE_SUMS_MIN_K, geometric_median, kmedian_plus_plus, lloyd, lloyd_algorithm,
                                lloyd_kmedian)
 from dpclust.metrics import CHUNK_ENTRIES, all_costs, assign, kmeans_cost, kmedian_cost, nicv
 
@@ -47,6 +47,22 @@ def test_lloyd_matches_sklearn_same_init(rng):
     ref = KMeans(6, init=init, n_init=1, max_iter=20, tol=0.0, algorithm="lloyd").fit(X)
     assert np.allclose(np.sort(ours.centers, axis=0), np.sort(ref.cluster_centers_, axis=0), atol=1e-8)
     assert ours.cost == pytest.approx(ref.inertia_, rel=1e-9)
+
+
+@pytest.mark.parametrize("k", [5, LLOYD_SPARSE_SUMS_MIN_K + 6])  # dense and sparse one-hot sums
+@pytest.mark.parametrize("weighted", [False, True])
+def test_lloyd_step_matches_brute_force(rng, k, weighted):
+    from dpclust.baselines import lloyd_step
+
+    X = rng.standard_normal((1300, 4))  # not a multiple of the block size
+    C = rng.standard_normal((k, 4))
+    w = rng.normal(1.0, 2.0, size=len(X)) if weighted else None  # EUGkM weights can be negative
+    labels = ((X[:, None, :] - C[None]) ** 2).sum(-1).argmin(1)
+    ww = np.ones(len(X)) if w is None else w
+    sums, counts = lloyd_step(X, C, w)
+    assert np.allclose(counts, np.bincount(labels, weights=ww, minlength=k))
+    expected = np.stack([(ww[labels == j, None] * X[labels == j]).sum(0) for j in range(k)])
+    assert np.allclose(sums, expected)
 
 
 def test_lloyd_converges_and_counts_iterations(blobs):

@@ -31,19 +31,26 @@ def squared_distances(X: np.ndarray, C: np.ndarray, X_sq: np.ndarray | None = No
 
 
 def assign(X: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Nearest centre of every row and its squared distance, in chunks of rows."""
+    """Nearest centre of every row and its squared distance, in chunks of rows.
+
+    Scores are laid out (k × rows) so the argmin runs down columns, vectorised across rows.
+    """
     X = np.asarray(X, dtype=float)
     C = np.atleast_2d(np.asarray(C, dtype=float))
     n = X.shape[0]
     labels = np.empty(n, dtype=np.int64)
     d2 = np.empty(n, dtype=float)
+    minus_2C = -2.0 * C
+    C_sq = np.einsum("ij,ij->i", C, C)[:, None]
     step = _chunk_rows(n, C.shape[0])
     for start in range(0, n, step):
         block = X[start:start + step]
-        D = squared_distances(block, C)
-        lab = np.argmin(D, axis=1)
+        D = minus_2C @ block.T
+        D += C_sq
+        D += np.einsum("ij,ij->i", block, block)[None, :]
+        lab = np.argmin(D, axis=0)
         labels[start:start + step] = lab
-        d2[start:start + step] = D[np.arange(D.shape[0]), lab]
+        d2[start:start + step] = np.maximum(D[lab, np.arange(D.shape[1])], 0.0)
     return labels, d2
 
 
@@ -53,13 +60,13 @@ def nearest(X: np.ndarray, C: np.ndarray) -> np.ndarray:
     C = np.atleast_2d(np.asarray(C, dtype=float))
     n = X.shape[0]
     labels = np.empty(n, dtype=np.int64)
-    C_sq = np.einsum("ij,ij->i", C, C)
+    minus_2C = -2.0 * C
+    C_sq = np.einsum("ij,ij->i", C, C)[:, None]
     step = _chunk_rows(n, C.shape[0])
     for start in range(0, n, step):
-        D = X[start:start + step] @ C.T
-        D *= -2.0
-        D += C_sq[None, :]
-        labels[start:start + step] = np.argmin(D, axis=1)
+        D = minus_2C @ X[start:start + step].T
+        D += C_sq
+        labels[start:start + step] = np.argmin(D, axis=0)
     return labels
 
 
