@@ -29,6 +29,14 @@ PY = shlex.quote(sys.executable)
 DATA = CFG["data_dir"]
 RESULTS = CFG["results_dir"]
 MIRROR = CFG.get("data_mirror") or os.environ.get("DPCLUST_DATA_MIRROR", "")
+# Where raw files come from (mirror or canonical URL) and how patiently they are downloaded are not
+# part of what they are (checksums are verified), so these reach the fetch jobs through the
+# environment, not params: changing or unsetting them never re-runs a fetch and everything after it.
+os.environ.update({
+    "DPCLUST_DATA_MIRROR": MIRROR,
+    "DPCLUST_DOWNLOAD_TIMEOUT": str(CFG.get("download", {}).get("timeout_s", 60)),
+    "DPCLUST_DOWNLOAD_RETRIES": str(CFG.get("download", {}).get("retries", 2)),
+})
 
 
 include: "workflow/rules/common.smk"

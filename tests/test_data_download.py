@@ -183,6 +183,38 @@ def test_unreachable_with_mirror_copies_from_mirror(closed_port, tmp_path, mirro
     assert man["files"][0]["from"] == "mirror" and man["files"][0]["verified"] == "sha256"
 
 
+def test_refetch_offline_keeps_verified_files(closed_port, tmp_path, mirror):
+    """A fetch re-run without the mirror and without network keeps the verified raw file."""
+    reg = _registry([_s1_file(f"{closed_port}/s1.data.gz", sha256="f" * 64)])
+    fetch_source("src", raw_dir=tmp_path, mirror=mirror, registry=reg, timeout=2, retries=0, log=Log())
+    log = Log()
+    man = fetch_source("src", raw_dir=tmp_path, mirror=None, registry=reg, timeout=2, retries=0, log=log)
+    assert man["status"] == "ok" and man["files"][0]["from"] == "existing"
+    assert man["files"][0]["sha256"] == S1_SHA and len(log) == 1 and "kept" in log[0]
+
+
+def test_refetch_replaces_a_file_that_does_not_verify(closed_port, tmp_path, mirror):
+    reg = _registry([_s1_file(f"{closed_port}/s1.data.gz", sha256="f" * 64)])
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "s1.data.gz").write_bytes(b"not the data")
+    man = fetch_source("src", raw_dir=tmp_path, mirror=mirror, registry=reg, timeout=2, retries=0, log=Log())
+    assert man["files"][0]["from"] == "mirror"
+    assert (tmp_path / "src" / "s1.data.gz").read_bytes() == (mirror / S1).read_bytes()
+    (tmp_path / "src" / "s1.data.gz").write_bytes(b"not the data")
+    man = fetch_source("src", raw_dir=tmp_path, mirror=None, registry=reg, timeout=2, retries=0, log=Log())
+    assert man["status"] == "unavailable"  # an unverified leftover is never passed off as the data
+
+
+def test_unavailable_second_file_keeps_earlier_verified_file(closed_port, tmp_path, mirror):
+    reg = _registry([_s1_file(f"{closed_port}/s1.data.gz", sha256="f" * 64),
+                     {"name": "more", "url": f"{closed_port}/more.gz", "mirror_path": None}])
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "s1.data.gz").write_bytes((mirror / S1).read_bytes())
+    man = fetch_source("src", raw_dir=tmp_path, registry=reg, timeout=2, retries=0, log=Log())
+    assert man["status"] == "unavailable"
+    assert (tmp_path / "src" / "s1.data.gz").exists()  # not fetched by this call, so not removed
+
+
 def test_unreachable_and_file_absent_from_mirror(closed_port, tmp_path, mirror):
     log = Log()
     reg = _registry([_s1_file(f"{closed_port}/s1.txt", mirror_path="sipu/not-there.gz")])

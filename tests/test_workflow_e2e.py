@@ -2,7 +2,7 @@
 
 * the test preset completes with every item's table, figure and checks, and the report builds;
 * a second dry run has nothing to do, also after every source file got a new timestamp
-  (a fresh checkout), while editing one module re-runs exactly the jobs that depend on it;
+  (a fresh checkout) and without the data mirror, while editing one module re-runs exactly the jobs that depend on it;
 * the default (full) config plans jobs for every item, and `snakemake --lint` is clean.
 """
 import os
@@ -98,6 +98,10 @@ def test_nothing_reruns_after_fresh_checkout_timestamps(test_run):
         os.utime(path)  # a fresh checkout gives every file a new mtime
     counts, text = _dry(work, *common)
     assert not counts, f"new timestamps alone must not rerun anything, got {counts}"
+    slow_net = work / "slow_net.yaml"
+    slow_net.write_text("download: {timeout_s: 7, retries: 0}\n")
+    counts, text = _dry(work, "--configfile", str(work / "config" / "test.yaml"), str(slow_net))
+    assert not counts, f"unsetting the mirror or changing download settings must not re-fetch, got {counts}"
 
 
 def test_editing_a_module_reruns_exactly_its_dependents(test_run):

@@ -1,5 +1,6 @@
 # Raw data: download from the canonical URL, or copy from a mirror (config data_mirror or
-# $DPCLUST_DATA_MIRROR); checksums verified, written atomically. A source that cannot be had
+# $DPCLUST_DATA_MIRROR, passed through the environment by the Snakefile); checksums verified,
+# written atomically; raw files already present and verified are kept. A source that cannot be had
 # gets a manifest with status "unavailable" (one clear line in the log), never a substitute.
 
 
@@ -11,16 +12,12 @@ rule fetch_source:
     params:
         py=PY,
         raw_dir=lambda w, output: Path(output[0]).parent.parent,
-        mirror=shlex.quote(MIRROR),
-        timeout=CFG.get("download", {}).get("timeout_s", 60),
-        retries=CFG.get("download", {}).get("retries", 2),
         registry=CONFIG_DIR / "datasets.yaml",
         code=code_hash("dpclust.data.download"),
     conda:
         "../envs/dpclust.yaml"
     shell:
         "{params.py} -m dpclust data fetch {wildcards.source} --raw-dir {params.raw_dir}"
-        " --mirror {params.mirror} --timeout {params.timeout} --retries {params.retries}"
         " --registry {params.registry} 2>&1 | tee {log}"
 
 

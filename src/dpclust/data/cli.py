@@ -4,7 +4,9 @@
                                [--registry config/datasets.yaml]
   python -m dpclust data prepare DATASET [--raw-dir DIR] --out FILE [--registry ...]
 
-`--mirror ""` (or no --mirror) falls back to $DPCLUST_DATA_MIRROR. Exit status: 0 on success and
+`--mirror ""` (or no --mirror) falls back to $DPCLUST_DATA_MIRROR, and --timeout / --retries to
+$DPCLUST_DOWNLOAD_TIMEOUT / $DPCLUST_DOWNLOAD_RETRIES (the Snakefile sets all three from the
+config, so that they are not rule params whose change would re-run every job). Exit status: 0 on success and
 for an unavailable source/dataset (recorded in the manifest / marker file, one line logged);
 non-zero (via DPClustError) for checksum mismatches, truncated downloads, parse errors and n/d
 mismatches, which leave no output.
@@ -44,8 +46,10 @@ def register(subparsers) -> None:
     fetch.add_argument("--mirror", default="",
                        help="local mirror root (layout of ../shared/datasets); empty: $DPCLUST_DATA_MIRROR, "
                             "else download from the canonical URLs")
-    fetch.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
-    fetch.add_argument("--retries", type=int, default=2, help="extra attempts after a failed request (default 2)")
+    fetch.add_argument("--timeout", type=float, default=float(os.environ.get("DPCLUST_DOWNLOAD_TIMEOUT") or 60),
+                       help="seconds per request (default $DPCLUST_DOWNLOAD_TIMEOUT, else 60)")
+    fetch.add_argument("--retries", type=int, default=int(os.environ.get("DPCLUST_DOWNLOAD_RETRIES") or 2),
+                       help="extra attempts after a failed request (default $DPCLUST_DOWNLOAD_RETRIES, else 2)")
     fetch.add_argument("--registry", default=None, help="dataset registry (default: config/datasets.yaml)")
     fetch.set_defaults(func=cmd_fetch)
 

@@ -24,6 +24,8 @@ Outcomes:
 * checksum mismatch, truncated download, corrupt gzip: `FetchError` (a `DPClustError`; the CLI
   exits non-zero) and NO output: no manifest, no temporary files, no files of this call.
 
+A file already in ``raw_dir/<source>/`` that matches the published checksum of one of its origins
+is kept as it is (``"from": "existing"``): re-running a fetch offline never loses verified data.
 Every file is written to a temporary name in the target directory and moved into place with
 ``os.replace``.
 """
@@ -218,7 +220,8 @@ def fetch_source(source: str, raw_dir: str | Path = "data/raw", mirror: str | Pa
                     continue
                 unavailable_reason = f"dataset source {source!r} unavailable: {exc}"
                 break
-            written.append(out_dir / rec["path"])
+            if rec["from"] != "existing":  # only files of this call are removed on failure
+                written.append(out_dir / rec["path"])
             records.append(rec)
         if unavailable_reason is not None:
             for p in written:
@@ -237,8 +240,37 @@ def fetch_source(source: str, raw_dir: str | Path = "data/raw", mirror: str | Pa
         raise
 
 
+def _already_verified(f, out_dir: Path) -> dict | None:
+    """The record of a file of this entry already in `out_dir` that matches the published checksum
+    of one of its origins (local file, mirror copy, canonical URL), else None. Files without a known
+    checksum are never reused."""
+    candidates = []
+    if f.get("local_path"):
+        candidates.append(("local", Path(f["local_path"]).name, {"sha256": f.get("local_sha256")}))
+    if f.get("mirror_path"):
+        candidates.append(("mirror", Path(f["mirror_path"]).name, {"sha256": f.get("mirror_sha256")}))
+    if f.get("url"):
+        candidates.append(("url", Path(str(f["url"]).split("?")[0]).name,
+                           {"sha256": f.get("sha256"), "md5": f.get("md5")}))
+    for origin, target_name, expected in candidates:
+        path = out_dir / target_name
+        if not target_name or not path.is_file() or not any(expected.values()):
+            continue
+        digests = file_digests(path)
+        algo = next((a for a in ("sha256", "md5") if expected.get(a)), None)
+        if digests[algo] == expected[algo]:
+            return {"name": f["name"], "path": target_name, "sha256": digests["sha256"], "md5": digests["md5"],
+                    "size": path.stat().st_size, "from": "existing", "location": f"{origin} copy {path}",
+                    "verified": algo}
+    return None
+
+
 def _fetch_file(source, f, out_dir: Path, mirror_root, timeout, retries, backoff, log) -> dict:
     name = f["name"]
+    kept = _already_verified(f, out_dir)
+    if kept is not None:
+        log(f"dataset source {source!r}: {kept['path']} already present and verified ({kept['verified']}); kept")
+        return kept
     local = f.get("local_path")
     if local:
         origin, location = "local", Path(local).expanduser()
