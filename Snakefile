@@ -25,7 +25,12 @@ CONFIG_DIR = Path(workflow.basedir) / "config"
 CFG = load_config(CONFIG_DIR, base=config)
 PLAN = plan(CFG)
 REGISTRY = load_registry(CONFIG_DIR / "datasets.yaml")
-PY = shlex.quote(sys.executable)
+# Params hold only what determines a result, never where things live: the config directory is
+# given relative to the working directory, and jobs call the `python3` first on PATH, i.e. the
+# interpreter running Snakemake (its directory goes first here) or, under `--sdm conda`, the
+# activated environment's. Moving the project or switching interpreters re-runs nothing.
+os.environ.update(PATH=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
+CONFIG_ARG = os.path.relpath(CONFIG_DIR)
 DATA = CFG["data_dir"]
 RESULTS = CFG["results_dir"]
 MIRROR = CFG.get("data_mirror") or os.environ.get("DPCLUST_DATA_MIRROR", "")

@@ -2,7 +2,7 @@
 
 * the test preset completes with every item's table, figure and checks, and the report builds;
 * a second dry run has nothing to do, also after every source file got a new timestamp
-  (a fresh checkout) and without the data mirror, while editing one module re-runs exactly the jobs that depend on it;
+  (a fresh checkout), without the data mirror and after moving the project, while editing one module re-runs exactly the jobs that depend on it;
 * the default (full) config plans jobs for every item, and `snakemake --lint` is clean.
 """
 import os
@@ -102,6 +102,15 @@ def test_nothing_reruns_after_fresh_checkout_timestamps(test_run):
     slow_net.write_text("download: {timeout_s: 7, retries: 0}\n")
     counts, text = _dry(work, "--configfile", str(work / "config" / "test.yaml"), str(slow_net))
     assert not counts, f"unsetting the mirror or changing download settings must not re-fetch, got {counts}"
+
+
+def test_moving_the_project_reruns_nothing(test_run, tmp_path_factory, mirror):
+    work, _ = test_run
+    moved = tmp_path_factory.mktemp("moved") / "elsewhere"
+    shutil.copytree(work, moved, symlinks=True)  # copy2 keeps the timestamps, .snakemake included
+    counts, text = _dry(moved, "--configfile", str(moved / "config" / "test.yaml"),
+                        "--config", f"data_mirror={mirror}")
+    assert not counts, f"a moved project must not rerun anything, got {counts}\n{text[-2000:]}"
 
 
 def test_editing_a_module_reruns_exactly_its_dependents(test_run):

@@ -11,7 +11,7 @@ rule aggregate:
         "logs/aggregate/{paper}/{item}.log",
     params:
         code=item_code,
-        config_dir=CONFIG_DIR,
+        config_dir=CONFIG_ARG,
     conda:
         "../envs/dpclust.yaml"
     script:

@@ -10,14 +10,13 @@ rule fetch_source:
     log:
         "logs/fetch/{source}.log",
     params:
-        py=PY,
         raw_dir=lambda w, output: Path(output[0]).parent.parent,
-        registry=CONFIG_DIR / "datasets.yaml",
+        registry=os.path.join(CONFIG_ARG, "datasets.yaml"),
         code=code_hash("dpclust.data.download"),
     conda:
         "../envs/dpclust.yaml"
     shell:
-        "{params.py} -m dpclust data fetch {wildcards.source} --raw-dir {params.raw_dir}"
+        "python3 -m dpclust data fetch {wildcards.source} --raw-dir {params.raw_dir}"
         " --registry {params.registry} 2>&1 | tee {log}"
 
 
@@ -29,12 +28,11 @@ rule prepare_dataset:
     log:
         "logs/prepare/{dataset}.log",
     params:
-        py=PY,
         raw_dir=lambda w, output: Path(output[0]).parent.parent / "raw",
-        registry=CONFIG_DIR / "datasets.yaml",
+        registry=os.path.join(CONFIG_ARG, "datasets.yaml"),
         code=code_hash("dpclust.data"),
     conda:
         "../envs/dpclust.yaml"
     shell:
-        "{params.py} -m dpclust data prepare {wildcards.dataset} --raw-dir {params.raw_dir}"
+        "python3 -m dpclust data prepare {wildcards.dataset} --raw-dir {params.raw_dir}"
         " --out {output} --registry {params.registry} 2>&1 | tee {log}"

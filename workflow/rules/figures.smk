@@ -19,7 +19,7 @@ rule render:
     params:
         code=item_code,
         caption=caption_of,
-        config_dir=CONFIG_DIR,
+        config_dir=CONFIG_ARG,
     conda:
         "../envs/dpclust.yaml"
     script:
@@ -44,7 +44,7 @@ rule check_claims:
     params:
         code=item_code,
         caption=caption_of,
-        config_dir=CONFIG_DIR,
+        config_dir=CONFIG_ARG,
     conda:
         "../envs/dpclust.yaml"
     script:

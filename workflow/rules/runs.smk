@@ -22,9 +22,8 @@ rule run:
         eps=r"[0-9.e+-]+|none",
     threads: 1
     params:
-        py=PY,
         args=run_args,
-        config_dir=CONFIG_DIR,
+        config_dir=CONFIG_ARG,
         base_seed=CFG["base_seed"],
         code=lambda w: RUN_CODE[w.algorithm],
     resources:
@@ -34,5 +33,5 @@ rule run:
         "../envs/dpclust.yaml"
     shell:
         "export OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads};"
-        " {params.py} -m dpclust run {params.args} --data {input} --config-dir {params.config_dir}"
+        " python3 -m dpclust run {params.args} --data {input} --config-dir {params.config_dir}"
         " --base-seed {params.base_seed} --out {output} > {log} 2>&1"
