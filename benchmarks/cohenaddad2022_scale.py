@@ -52,7 +52,7 @@ def peak_rss_gb() -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", type=float, nargs="+", default=[1e6, 2e6, 4e6])
+    ap.add_argument("--sizes", type=float, nargs="+", default=[1e6, 2e6, 4e6, 11e6])
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0)
