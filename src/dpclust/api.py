@@ -15,7 +15,10 @@ Keys the runner always puts into `settings` (besides the algorithm's own):
   experiment's named transform);
 * ``init_seed``: an int; runs with equal ``init_seed`` share their initial centres (Su et al.
   §5.1's 30 initial sets, Lu & Shen §7.1's shared initial centroids). Draw initial centres from
-  ``np.random.default_rng(settings["init_seed"])`` when the protocol says so.
+  ``np.random.default_rng(settings["init_seed"])`` when the protocol says so;
+* ``init_pool_seeds`` (only when the experiment sets ``init_sets``): the ``init_seed`` of every
+  member of that shared pool, in order, for algorithms that run from all of them (Su et al.'s
+  EUGkM uses "the same 30 sets of initial centroids as those generated for DPLloyd", §5.1).
 
 `PrivateClusterer` wraps any such function as a scikit-learn style estimator.
 """

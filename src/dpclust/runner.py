@@ -2,8 +2,9 @@
 
 Seeds: run `s` uses the mechanism generator `default_rng(derive_seed(base, "run", dataset,
 algorithm, k, ε, s))` and the shared-initialisation seed `derive_seed(base, "init", dataset, k,
-s mod init_sets)` (passed as `settings["init_seed"]`). Nothing depends on the job layout, so the
-same run gives the same bytes whatever the block size.
+s mod init_sets)` (passed as `settings["init_seed"]`; with `init_sets`, the seeds of the whole pool,
+j = 0 .. init_sets-1, are passed as `settings["init_pool_seeds"]`). Nothing depends on the job
+layout, so the same run gives the same bytes whatever the block size.
 """
 
 from __future__ import annotations
@@ -149,12 +150,15 @@ def run_block(req: RunRequest, algorithms: dict) -> dict:
     record.update(status="ok", reason="", delta=delta, bounds=settings["bounds"],
                   dataset_sha256=str(data.attrs.get("sha256", "")), n=int(X.shape[0]), d=int(X.shape[1]))
     runs = []
+    pool = [derive_seed(req.base_seed, "init", req.dataset, req.k, j) for j in range(req.init_sets or 0)]
     for seed in req.seeds:
         init_index = seed % req.init_sets if req.init_sets else seed
         init_seed = derive_seed(req.base_seed, "init", req.dataset, req.k, init_index)
         rng = np.random.default_rng(derive_seed(req.base_seed, "run", req.dataset, req.algorithm, req.k,
                                                 req.epsilon, seed))
         run_settings = dict(settings, init_seed=init_seed)
+        if pool:
+            run_settings["init_pool_seeds"] = pool
         start = time.perf_counter()
         result = function(X, req.k, req.epsilon, delta, rng, run_settings)
         wall = time.perf_counter() - start

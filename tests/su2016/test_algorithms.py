@@ -125,6 +125,54 @@ def test_shared_init_between_dplloyd_and_baseline():
     assert np.allclose(C0, initial_centers(X, 3, st))
 
 
+def test_eugkm_runs_from_dplloyds_initial_sets_via_the_runner_pool():
+    """§5.1: EUGkM uses "the same 30 sets of initial centroids as those generated for DPLloyd"."""
+    from dpclust.su2016.common import initial_centers
+
+    pool = [101, 202, 303, 404]
+    st = settings(eugkm, n_init_sets=3, init_pool_seeds=pool)
+    seeds = eugkm.initial_set_seeds(st)
+    assert seeds == pool[:3]
+    X = blobs()
+    for j in range(3):  # DPLloyd's run with init_seed = pool[j] starts from EUGkM's j-th set
+        dp_init = initial_centers(X, 3, dict(settings(dplloyd), init_seed=pool[j]))
+        assert np.array_equal(dp_init, initial_centers(X[:0], 3, st, seed=seeds[j]))
+    with pytest.raises(DPClustError, match="pool has 4"):
+        eugkm.initial_set_seeds(settings(eugkm, init_pool_seeds=pool))  # n_init_sets 30 > 4
+    assert len(eugkm.initial_set_seeds(settings(eugkm))) == 30  # library use: derived from init_seed
+
+
+def test_runner_passes_the_init_pool_only_with_init_sets(monkeypatch, tmp_path):
+    from pathlib import Path
+
+    from dpclust import runner
+    from dpclust.api import ClusteringResult
+    from dpclust.data import write_processed
+
+    seen = []
+
+    def spy(X, k, epsilon, delta, rng, st):
+        seen.append((st["init_seed"], st.get("init_pool_seeds")))
+        return ClusteringResult(centers=X[:k].copy(), epsilon_spent=0.0)
+
+    monkeypatch.setattr(runner, "import_object", lambda name: spy)
+    data = tmp_path / "iris.h5"
+    write_processed(data, np.random.default_rng(0).random((20, 4)), None,
+                    {"name": "iris", "source": "test", "sha256": "", "parser_version": 0})
+    algorithms = {"spy": {"function": "dpclust.baselines:lloyd_algorithm", "private": False, "defaults": {}}}
+    registry = str(Path(__file__).resolve().parents[2] / "config" / "datasets.yaml")
+    pool = [runner.derive_seed(0, "init", "iris", 2, j) for j in range(3)]
+    for init_sets, expected_pool in ((3, pool), (None, None)):
+        seen.clear()
+        req = runner.RunRequest(dataset="iris", algorithm="spy", k=2, epsilon=None, seeds=[0, 4],
+                                data_path=str(data), init_sets=init_sets, registry_path=registry,
+                                transform="minmax_01")
+        assert runner.run_block(req, algorithms)["status"] == "ok"
+        assert [p for _, p in seen] == [expected_pool] * 2
+        if init_sets:  # run s starts from pool member s mod init_sets
+            assert [s for s, _ in seen] == [pool[0], pool[1]]
+
+
 def test_eugkm_grid_and_all_cells_noisy():
     M, m = eugkm.grid_cells(5000, 1.0, 2, 10.0)
     assert M == pytest.approx(500.0) and m == 23

@@ -10,7 +10,7 @@ treated as public, as in the paper. Noisy counts are kept unrounded — negative
 used as weights of the cell centres in Lloyd's update (§4.2: "its contribution to the centroid is
 c × ñ"); a cluster whose total weight is ≤ 0 keeps its centre and centres are clipped to the box
 (REC; the paper does not say). Lloyd runs from each of `n_init_sets` (STATED 30) sphere-packing
-initialisations until no centre moves more than `lloyd_tol` or `lloyd_max_iter` iterations (REC; the
+initialisations — the same sets as DPLloyd's when the runner passes its shared pool (§5.1) — until no centre moves more than `lloyd_tol` or `lloyd_max_iter` iterations (REC; the
 paper says "until converge"), and the result with the lowest NICV *measured on the synopsis* is
 returned (§5.1) — a post-processing of the synopsis.
 
@@ -157,10 +157,24 @@ def synopsis(X, epsilon, rng, settings, acc: Accountant):
     return centres, weights, info
 
 
+def initial_set_seeds(settings) -> list[int]:
+    """The seeds of EUGkM's n_init_sets sphere-packing sets: "the same 30 sets of initial centroids
+    as those generated for the DPLloyd method" (§5.1), i.e. the first n_init_sets of the runner's
+    shared pool (`init_pool_seeds`, the experiment's `init_sets`) when there is one, else sets
+    derived from `init_seed` alone (library use)."""
+    S = int(settings["n_init_sets"])
+    pool = settings.get("init_pool_seeds")
+    if pool:
+        if len(pool) < S:
+            raise DPClustError(f"EUGkM needs n_init_sets = {S} shared initial sets but the experiment's "
+                               f"pool has {len(pool)} (init_sets)")
+        return [int(s) for s in pool[:S]]
+    return init_set_seeds(int(settings["init_seed"]), S)
+
+
 def lloyd_on_synopsis(P, w, k, settings, bounds, d):
     """Lloyd from the n_init_sets initial sets; pick the lowest NICV on the synopsis (§5.1)."""
-    S = int(settings["n_init_sets"])
-    seeds = init_set_seeds(int(settings["init_seed"]), S)
+    seeds = initial_set_seeds(settings)
     dummy = np.zeros((k, d))  # sphere packing ignores the data
     inits = np.stack([initial_centers(dummy, k, settings, seed=s) for s in seeds])
     if P.shape[0] == 0:
