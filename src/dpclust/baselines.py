@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .api import ClusteringResult
-from .metrics import assign
+from .metrics import assign, centre_scores, centre_terms
 
 
 @dataclass
@@ -55,13 +55,12 @@ LLOYD_SPARSE_SUMS_MIN_K = 24
 def lloyd_step(X: np.ndarray, C: np.ndarray, weights: np.ndarray | None = None):
     """One assignment + accumulation pass: per-cluster (weighted) sums (k, d) and counts (k,).
 
-    Fused per block of rows: the (k × rows) score matrix ‖c‖² − 2c·x by one GEMM, argmin down its
-    columns (vectorised across rows, unlike a per-row argmin over k), then the block's one-hot
-    matrix times the block, so X is read from memory once per iteration.
+    Fused per block of rows: the (k × rows) scores ‖c‖² − 2c·x by one GEMM (`centre_scores`),
+    argmin down their columns, then the block's one-hot matrix times the block, so X is read from
+    memory once per iteration.
     """
     k, d = C.shape
-    minus_2C = -2.0 * C  # scaling by a power of two is exact: same scores as −2(c·x)
-    C_sq = np.einsum("ij,ij->i", C, C)[:, None]
+    terms = centre_terms(C)
     sums = np.zeros((k, d))
     counts = np.zeros(k)
     sparse = None
@@ -71,9 +70,7 @@ def lloyd_step(X: np.ndarray, C: np.ndarray, weights: np.ndarray | None = None):
     for start in range(0, X.shape[0], step):
         block = X[start:start + step]
         m = block.shape[0]
-        scores = minus_2C @ block.T
-        scores += C_sq
-        lab = np.argmin(scores, axis=0)
+        lab = np.argmin(centre_scores(block, terms), axis=0)
         w = np.ones(m) if weights is None else weights[start:start + step]
         if sparse is None:
             onehot = np.zeros((k, m))

@@ -30,23 +30,32 @@ def squared_distances(X: np.ndarray, C: np.ndarray, X_sq: np.ndarray | None = No
     return D
 
 
-def assign(X: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Nearest centre of every row and its squared distance, in chunks of rows.
+def centre_terms(C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The centre side of `centre_scores`: (−2C, ‖c‖² as a column). Scaling by −2 is exact."""
+    return -2.0 * C, np.einsum("ij,ij->i", C, C)[:, None]
 
-    Scores are laid out (k × rows) so the argmin runs down columns, vectorised across rows.
-    """
+
+def centre_scores(block: np.ndarray, terms: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """‖c‖² − 2c·x for every centre and row, laid out (k × rows) by one GEMM, so an argmin runs
+    down the columns, vectorised across rows (unlike a per-row argmin over a short k axis)."""
+    minus_2C, C_sq = terms
+    D = minus_2C @ block.T
+    D += C_sq
+    return D
+
+
+def assign(X: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Nearest centre of every row and its squared distance, in chunks of rows."""
     X = np.asarray(X, dtype=float)
     C = np.atleast_2d(np.asarray(C, dtype=float))
     n = X.shape[0]
     labels = np.empty(n, dtype=np.int64)
     d2 = np.empty(n, dtype=float)
-    minus_2C = -2.0 * C
-    C_sq = np.einsum("ij,ij->i", C, C)[:, None]
+    terms = centre_terms(C)
     step = _chunk_rows(n, C.shape[0])
     for start in range(0, n, step):
         block = X[start:start + step]
-        D = minus_2C @ block.T
-        D += C_sq
+        D = centre_scores(block, terms)
         D += np.einsum("ij,ij->i", block, block)[None, :]
         lab = np.argmin(D, axis=0)
         labels[start:start + step] = lab
@@ -60,13 +69,10 @@ def nearest(X: np.ndarray, C: np.ndarray) -> np.ndarray:
     C = np.atleast_2d(np.asarray(C, dtype=float))
     n = X.shape[0]
     labels = np.empty(n, dtype=np.int64)
-    minus_2C = -2.0 * C
-    C_sq = np.einsum("ij,ij->i", C, C)[:, None]
+    terms = centre_terms(C)
     step = _chunk_rows(n, C.shape[0])
     for start in range(0, n, step):
-        D = minus_2C @ X[start:start + step].T
-        D += C_sq
-        labels[start:start + step] = np.argmin(D, axis=0)
+        labels[start:start + step] = np.argmin(centre_scores(X[start:start + step], terms), axis=0)
     return labels
 
 

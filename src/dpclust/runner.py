@@ -152,8 +152,7 @@ def run_block(req: RunRequest, algorithms: dict) -> dict:
     runs = []
     pool = [derive_seed(req.base_seed, "init", req.dataset, req.k, j) for j in range(req.init_sets or 0)]
     for seed in req.seeds:
-        init_index = seed % req.init_sets if req.init_sets else seed
-        init_seed = derive_seed(req.base_seed, "init", req.dataset, req.k, init_index)
+        init_seed = pool[seed % len(pool)] if pool else derive_seed(req.base_seed, "init", req.dataset, req.k, seed)
         rng = np.random.default_rng(derive_seed(req.base_seed, "run", req.dataset, req.algorithm, req.k,
                                                 req.epsilon, seed))
         run_settings = dict(settings, init_seed=init_seed)

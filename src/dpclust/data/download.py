@@ -162,13 +162,12 @@ def _verify(path: Path, expected: dict[str, str | None], what: str, source: str,
             log) -> tuple[str | None, dict[str, str]]:
     """Check the file against the given checksums; returns (which one was verified or None, digests)."""
     digests = file_digests(path)
-    for algo in ("sha256", "md5"):
-        want = expected.get(algo)
-        if want:
-            if digests[algo] != want:
-                raise FetchError(f"checksum mismatch for {source}/{name} from {what}: expected {algo} {want}, "
-                                 f"got {digests[algo]}; the file was discarded")
-            return algo, digests
+    algo = _checksum_algo(expected)
+    if algo is not None:
+        if digests[algo] != expected[algo]:
+            raise FetchError(f"checksum mismatch for {source}/{name} from {what}: expected {algo} "
+                             f"{expected[algo]}, got {digests[algo]}; the file was discarded")
+        return algo, digests
     log(f"dataset source {source!r}: no published checksum for {name} ({what}); recorded sha256 "
         f"{digests['sha256']}")
     return None, digests
@@ -240,24 +239,39 @@ def fetch_source(source: str, raw_dir: str | Path = "data/raw", mirror: str | Pa
         raise
 
 
+def _checksum_algo(expected: dict[str, str | None]) -> str | None:
+    """The checksum a file is verified against: sha256 when published, else md5, else None."""
+    return next((a for a in ("sha256", "md5") if expected.get(a)), None)
+
+
+def _expected_checksums(f, origin: str) -> dict[str, str | None]:
+    """Published checksums of file entry `f` as obtained from `origin` (local, mirror or url):
+    the mirror's and the user's copies have their own, since the container may differ."""
+    if origin == "local":
+        return {"sha256": f.get("local_sha256")}
+    if origin == "mirror":
+        return {"sha256": f.get("mirror_sha256")}
+    return {"sha256": f.get("sha256"), "md5": f.get("md5")}
+
+
+def _target_name(location) -> str:
+    return Path(str(location).split("?")[0]).name
+
+
 def _already_verified(f, out_dir: Path) -> dict | None:
     """The record of a file of this entry already in `out_dir` that matches the published checksum
     of one of its origins (local file, mirror copy, canonical URL), else None. Files without a known
     checksum are never reused."""
-    candidates = []
-    if f.get("local_path"):
-        candidates.append(("local", Path(f["local_path"]).name, {"sha256": f.get("local_sha256")}))
-    if f.get("mirror_path"):
-        candidates.append(("mirror", Path(f["mirror_path"]).name, {"sha256": f.get("mirror_sha256")}))
-    if f.get("url"):
-        candidates.append(("url", Path(str(f["url"]).split("?")[0]).name,
-                           {"sha256": f.get("sha256"), "md5": f.get("md5")}))
-    for origin, target_name, expected in candidates:
+    for origin, key in (("local", "local_path"), ("mirror", "mirror_path"), ("url", "url")):
+        if not f.get(key):
+            continue
+        target_name = _target_name(f[key])
+        expected = _expected_checksums(f, origin)
+        algo = _checksum_algo(expected)
         path = out_dir / target_name
-        if not target_name or not path.is_file() or not any(expected.values()):
+        if not target_name or algo is None or not path.is_file():
             continue
         digests = file_digests(path)
-        algo = next((a for a in ("sha256", "md5") if expected.get(a)), None)
         if digests[algo] == expected[algo]:
             return {"name": f["name"], "path": target_name, "sha256": digests["sha256"], "md5": digests["md5"],
                     "size": path.stat().st_size, "from": "existing", "location": f"{origin} copy {path}",
@@ -276,20 +290,18 @@ def _fetch_file(source, f, out_dir: Path, mirror_root, timeout, retries, backoff
         origin, location = "local", Path(local).expanduser()
         if not location.is_file():
             raise FetchError(f"dataset source {source!r}: local_path {location} for {name} does not exist")
-        expected = {"sha256": f.get("local_sha256")}
     else:
         mirror_file = mirror_root / f["mirror_path"] if mirror_root is not None and f.get("mirror_path") else None
         if mirror_file is not None and mirror_file.is_file():
             origin, location = "mirror", mirror_file
-            expected = {"sha256": f.get("mirror_sha256")}
         elif f.get("url"):
             origin, location = "url", f["url"]
-            expected = {"sha256": f.get("sha256"), "md5": f.get("md5")}
         else:
             why = "no public download" if not f.get("url") else ""
             raise _Unavailable(f"{name}: {why or 'not available'}; " + _mirror_phrase(mirror_root, f) +
                                " and no local_path set in config/datasets.yaml")
-    target_name = Path(str(location).split("?")[0]).name or name
+    expected = _expected_checksums(f, origin)
+    target_name = _target_name(location) or name
     dest = out_dir / target_name
     tmp = _tmp_in(out_dir, target_name)
     try:
