@@ -1,19 +1,16 @@
 # dpclust: re-run the experiments of five papers on differentially private clustering.
 #   snakemake --cores 8                                   full protocol (default config)
 #   snakemake --cores 8 --configfile config/quick.yaml    every item, reduced, in minutes
-#   snakemake --report report.html                        one HTML report with every figure/table
-# Jobs are planned by dpclust.workflow from config/ (validated by workflow/schemas/).
+#   snakemake --report report.html [--configfile ...]     one HTML report with every figure/table
+# Jobs are planned by dpclust.workflow from config/ (validated by workflow/schemas/). Every value a
+# job depends on reaches it as a param (a resolved spec) or a planned input; no job reads config/.
 import os
-import shlex
 import sys
 from pathlib import Path
 
 from snakemake.utils import min_version
 
-from dpclust.codehash import code_hash
-from dpclust.data import load_registry
-from dpclust.pipeline import caption_text
-from dpclust.workflow import function_module, load_config, plan
+from dpclust.workflow import load_config, plan
 
 min_version("9.0")
 
@@ -24,13 +21,12 @@ configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 CONFIG_DIR = Path(workflow.basedir) / "config"
 CFG = load_config(CONFIG_DIR, base=config)
 PLAN = plan(CFG)
-REGISTRY = load_registry(CONFIG_DIR / "datasets.yaml")
-# Params hold only what determines a result, never where things live: the config directory is
-# given relative to the working directory, and jobs call the `python3` first on PATH, i.e. the
-# interpreter running Snakemake (its directory goes first here) or, under `--sdm conda`, the
-# activated environment's. Moving the project or switching interpreters re-runs nothing.
+REGISTRY = CFG["registry"]
+# Params hold only what determines a result, never where things live: jobs call the `python3`
+# first on PATH, i.e. the interpreter running Snakemake (its directory goes first here) or, under
+# `--sdm conda`, the activated environment's. Moving the project or switching interpreters re-runs
+# nothing.
 os.environ.update(PATH=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
-CONFIG_ARG = os.path.relpath(CONFIG_DIR)
 DATA = CFG["data_dir"]
 RESULTS = CFG["results_dir"]
 MIRROR = CFG.get("data_mirror") or os.environ.get("DPCLUST_DATA_MIRROR", "")
@@ -57,3 +53,6 @@ rule all:
     localrule: True
     input:
         PLAN.outputs,
+        # every processed dataset the plan uses: a deleted or corrupt one is rebuilt (and, being
+        # content-addressed, re-runs nothing when its content is unchanged)
+        [processed(d) for d in PLAN.datasets],

@@ -33,15 +33,22 @@ class Check:
 
 @dataclass
 class Context:
-    """What an aggregator may read besides the run records."""
+    """What an aggregator may read besides the run records: the processed files of the datasets
+    listed under the item's `datasets:` (planned inputs of the job)."""
 
-    config: dict
     dataset_paths: dict[str, str]
+    dataset_entries: dict[str, dict] | None = None
 
     def dataset_path(self, name: str) -> str:
         if name not in self.dataset_paths:
             raise KeyError(f"dataset {name!r} is not an input of this item; list it under the item's `datasets:`")
         return self.dataset_paths[name]
+
+    def entry(self, name: str) -> dict:
+        """The registry entry of an input dataset (planned with the job, never re-read)."""
+        if name not in (self.dataset_entries or {}):
+            raise KeyError(f"dataset {name!r} is not an input of this item; list it under the item's `datasets:`")
+        return self.dataset_entries[name]
 
 
 def load_records(paths: Iterable[str | Path]) -> list[dict]:

@@ -1,54 +1,55 @@
 """Item-level steps: aggregate run records into a table, render it, check the paper's claims.
 
-The Snakemake rules call these through `workflow/scripts/*.py`; `run_item_locally` runs one
-item's whole chain in-process (data, runs, table, figure, checks) for development and tests.
+Each step receives its *step spec* (`dpclust.workflow.ItemTarget.step_spec`): exactly the item
+settings it reads, planned by the workflow and passed to the job as a param. No step reads
+`config/`. The Snakemake rules call these through `workflow/scripts/*.py`; `run_item_locally`
+runs one item's whole chain in-process (data, runs, table, figure, checks) for development and
+tests.
+
+A step function is looked up by the name given in the item's config (`aggregate:`, `render:`,
+`checks:`) in the item's module, and called as::
+
+    aggregate(records, item, ctx) -> DataFrame     # ctx.dataset_path(name): processed files
+    render(table, item, stem)                       # writes stem.png / stem.pdf (tables: + .md)
+    checks(table, item) -> list[Check]
+
+where `item` is the step spec (a dict: `options`, `title`, `caption`, `names`, ...).
 """
 
 from __future__ import annotations
 
 import html
 import os
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 
 from .aggregate import Context, checks_frame, load_records, tidy
 from .api import DPClustError
-from .workflow import ItemTarget, import_object, load_config, plan
+from .fileio import write_csv_atomic, write_text_atomic
+from .resolve import import_object
 
 
-def _paper_module(config: dict, paper: str) -> str | None:
-    return config["paper_configs"][paper].get("module")
-
-
-def _resolve(config: dict, target: ItemTarget, key: str, default=None):
-    spec = target.cfg.get(key)
-    if not spec:
+def step_function(spec: dict, step: str, default=None):
+    """The function named by the spec's `step` entry (a name in the item's module, or
+    'module:function'), or `default`."""
+    name = spec.get(step)
+    if isinstance(name, dict):
+        name = name.get("function")
+    if not name:
         return default
-    return import_object(spec, _paper_module(config, target.paper))
+    return import_object(name, spec.get("module"))
 
 
-def _atomic_csv(df: pd.DataFrame, path: str | Path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".csv", dir=path.parent)
-    os.close(fd)
-    try:
-        df.to_csv(tmp, index=False, float_format="%.10g", lineterminator="\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def aggregate_item(config: dict, target: ItemTarget, record_paths, dataset_paths: dict, out_csv) -> pd.DataFrame:
+def aggregate_item(spec: dict, record_paths, dataset_paths: dict, out_csv) -> pd.DataFrame:
     records = load_records(record_paths)
-    func = _resolve(config, target, "aggregate", tidy)
-    table = func(records, target.cfg, Context(config=config, dataset_paths=dict(dataset_paths)))
+    func = step_function(spec, "aggregate", tidy)
+    table = func(records, spec, Context(dataset_paths=dict(dataset_paths),
+                                         dataset_entries=spec.get("dataset_entries") or {}))
     if not isinstance(table, pd.DataFrame):
-        raise DPClustError(f"aggregate of {target.key} returned {type(table).__name__}, not a DataFrame")
-    _atomic_csv(table, out_csv)
+        raise DPClustError(f"aggregate of {spec.get('paper')}/{spec.get('item')} returned "
+                           f"{type(table).__name__}, not a DataFrame")
+    write_csv_atomic(table, out_csv)
     return table
 
 
@@ -56,36 +57,33 @@ def read_table(path) -> pd.DataFrame:
     return pd.read_csv(path, keep_default_na=True)
 
 
-def caption_text(target: ItemTarget) -> str:
-    cfg = target.cfg
+def caption_text(cfg: dict) -> str:
     return f"**{cfg['title']}** ({cfg['reproduces']}). {cfg['caption']}"
 
 
-def render_item(config: dict, target: ItemTarget, table_csv, stem=None) -> None:
+def render_item(spec: dict, table_csv, stem) -> None:
     """Render `stem.png`/`stem.pdf` (+ `stem.md`: the table for tables, caption and link for figures)."""
-    func = _resolve(config, target, "render")
+    func = step_function(spec, "render")
     if func is None:
-        raise DPClustError(f"item {target.key} has no `render` function")
-    stem = Path(stem or target.figure_stem)
-    func(read_table(table_csv), target.cfg, str(stem))
-    if target.kind == "figure":
-        stem.with_suffix(".md").write_text(
-            f"![{target.cfg['title']}]({stem.name}.png)\n\n{caption_text(target)}\n\nData: "
-            f"`{Path(table_csv).as_posix()}`\n", encoding="utf-8")
+        raise DPClustError(f"item {spec.get('paper')}/{spec.get('item')} has no `render` function")
+    stem = Path(stem)
+    func(read_table(table_csv), spec, str(stem))
+    if spec.get("kind", "figure") == "figure":
+        write_text_atomic(f"![{spec['title']}]({stem.name}.png)\n\n{caption_text(spec)}\n\nData: "
+                          f"`{Path(table_csv).as_posix()}`\n", stem.with_suffix(".md"))
 
 
-def check_item(config: dict, target: ItemTarget, table_csv, stem=None) -> pd.DataFrame:
-    func = _resolve(config, target, "checks")
-    checks = func(read_table(table_csv), target.cfg)
+def check_item(spec: dict, table_csv, stem) -> pd.DataFrame:
+    func = step_function(spec, "checks")
+    checks = func(read_table(table_csv), spec)
     frame = checks_frame(list(checks))
-    stem = Path(stem or target.checks_stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_csv(frame, stem.with_suffix(".csv"))
+    stem = Path(stem)
+    write_csv_atomic(frame, stem.with_suffix(".csv"))
     from .plotting import to_markdown
 
-    title = f"Claims of {target.cfg.get('reproduces', target.key)}, checked on our runs"
-    stem.with_suffix(".md").write_text(f"**{title}**\n\n" + to_markdown(frame), encoding="utf-8")
-    stem.with_suffix(".html").write_text(checks_html(frame, title), encoding="utf-8")
+    title = f"Claims of {spec.get('reproduces') or spec.get('paper', '') + '/' + spec.get('item', '')}, checked on our runs"
+    write_text_atomic(f"**{title}**\n\n" + to_markdown(frame), stem.with_suffix(".md"))
+    write_text_atomic(checks_html(frame, title), stem.with_suffix(".html"))
     return frame
 
 
@@ -118,31 +116,31 @@ def summarize_checks(check_csvs, out_stem) -> pd.DataFrame:
     table = (pd.concat(frames, ignore_index=True) if frames
              else pd.DataFrame(columns=["paper", "item", "claim", "result", "detail"]))
     stem = Path(out_stem)
-    _atomic_csv(table, stem.with_suffix(".csv"))
+    write_csv_atomic(table, stem.with_suffix(".csv"))
     counts = table["result"].value_counts().to_dict() if len(table) else {}
     title = ("Every claim check: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))) if counts else "No claim checks"
     from .plotting import to_markdown
 
-    stem.with_suffix(".md").write_text(f"**{title}**\n\n" + to_markdown(table), encoding="utf-8")
+    write_text_atomic(f"**{title}**\n\n" + to_markdown(table), stem.with_suffix(".md"))
     body = checks_html(table.drop(columns=["paper", "item"]).assign(
         claim=table["paper"] + " / " + table["item"] + ": " + table["claim"]), title)
-    stem.with_suffix(".html").write_text(body, encoding="utf-8")
+    write_text_atomic(body, stem.with_suffix(".html"))
     return table
 
 
 def run_item_locally(paper: str, item: str, workdir: str | Path, config_dir=None, overrides=None,
-                     mirror: str | None = None, log=print) -> ItemTarget:
+                     mirror: str | None = None, log=print):
     """Run every step of one item in-process under `workdir` (no Snakemake)."""
-    from .data import fetch_source, load_registry, prepare_dataset
-    from .runner import RunRequest, run_block, write_json_atomic
+    from .data import fetch_source, prepare_dataset
+    from .runner import run_spec, write_json_atomic
+    from .workflow import load_config, plan
 
     workdir = Path(workdir)
     config = load_config(config_dir, overrides=overrides)
     config["results_dir"] = str(workdir / "results")
     the_plan = plan(config)
     target = the_plan.item(paper, item)
-    registry_path = Path(config["config_dir"]) / "datasets.yaml"
-    registry = load_registry(registry_path)
+    registry = config["registry"]
     raw_dir = workdir / "data" / "raw"
     dataset_paths = {}
     mirror = mirror or config.get("data_mirror") or os.environ.get("DPCLUST_DATA_MIRROR") or None
@@ -158,16 +156,11 @@ def run_item_locally(paper: str, item: str, workdir: str | Path, config_dir=None
         if Path(job.path).exists():
             continue
         log(f"run {job.path}")
-        req = RunRequest(dataset=job.dataset, algorithm=job.algorithm, k=job.k, epsilon=job.epsilon,
-                         seeds=list(range(job.seed_start, job.seed_start + job.seed_count)),
-                         data_path=dataset_paths[job.dataset], delta=job.delta, transform=job.transform,
-                         init_sets=job.init_sets, params=__import__("json").loads(job.params_json),
-                         base_seed=int(config["base_seed"]), store_centers=job.store_centers,
-                         paper=job.paper, item=job.item, group=job.group, registry_path=str(registry_path))
-        write_json_atomic(run_block(req, config["algorithms"]), job.path)
-    aggregate_item(config, target, [j.path for j in target.runs], dataset_paths, target.table)
-    render_item(config, target, target.table)
+        write_json_atomic(run_spec(job.spec, dataset_paths[job.dataset]), job.path)
+    aggregate_item(target.step_spec("aggregate"), [j.path for j in target.runs],
+                   {d: dataset_paths[d] for d in target.data_inputs}, target.table)
+    render_item(target.step_spec("render"), target.table, target.figure_stem)
     if target.has_checks:
-        check_item(config, target, target.table)
+        check_item(target.step_spec("checks"), target.table, target.checks_stem)
     log(f"done: {', '.join(target.outputs)}")
     return target

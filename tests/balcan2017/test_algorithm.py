@@ -69,7 +69,8 @@ def test_bad_input_is_one_clear_error(wide):
 
 
 def test_large_epsilon_recovers_the_clusters(wide):
-    from dpclust.baselines import kmeans_plus_plus, lloyd
+    from dpclust.baselines import lloyd
+    from dpclust.blocks.initialisation import kmeans_plus_plus
 
     opt = min(lloyd(wide, kmeans_plus_plus(wide, 4, np.random.default_rng(s))).cost for s in range(3))
     res = balcan(wide, 4, 1e4, 1e-6, np.random.default_rng(3), SET)

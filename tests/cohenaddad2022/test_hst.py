@@ -114,17 +114,17 @@ def test_bad_inputs_raise_one_clear_error():
 def test_run_records_spend_the_setting(repo, tmp_path):
     """Through the runner: every run of every algorithm of the paper records epsilon_spent = epsilon."""
     from dpclust.data import write_processed
-    from dpclust.runner import RunRequest, run_block
+    from dpclust.runner import run_spec
+    from dpclust.workflow import load_config, run_spec_for
 
-    cfg = yaml.safe_load((repo / "config/papers/cohenaddad2022.yaml").read_text())
-    algorithms = {k: dict(v, paper="cohenaddad2022") for k, v in cfg["algorithms"].items()}
+    config = load_config(repo / "config")
+    algorithms = {k: v for k, v in config["algorithms"].items() if v["paper"] == "cohenaddad2022"}
     X, _ = _blobs(800)
     path = tmp_path / "s1.h5"
     write_processed(path, X * 1000)
     for alg, entry in algorithms.items():
         eps = None if not entry.get("private", True) else 0.7
-        rec = run_block(RunRequest(dataset="s1", algorithm=alg, k=3, epsilon=eps, seeds=[0, 1],
-                                   data_path=str(path), transform="minmax_01"), algorithms)
+        rec = run_spec(run_spec_for(config, "s1", alg, 3, eps, seeds=(0, 2), transform="minmax_01"), str(path))
         assert rec["status"] == "ok"
         for run in rec["runs"]:
             assert math.isclose(run["epsilon_spent"], eps or 0.0, rel_tol=1e-9, abs_tol=0.0), alg

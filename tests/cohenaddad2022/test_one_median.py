@@ -10,7 +10,7 @@ from scipy import stats
 from dpclust.accountant import Accountant, BudgetExceeded
 from dpclust.api import DPClustError
 from dpclust.baselines import geometric_median
-from dpclust.cohenaddad2022.one_median import (ONE_MEDIAN_DEFAULTS, norm_laplace_noise,
+from dpclust.blocks.one_median import (ONE_MEDIAN_DEFAULTS, norm_laplace_noise,
                                                private_one_median)
 
 

@@ -8,7 +8,8 @@ import pytest
 from scipy import stats
 
 from dpclust.api import DPClustError
-from dpclust.baselines import initial_centers, lloyd
+from dpclust.baselines import lloyd
+from dpclust.blocks.initialisation import initial_centers
 from dpclust.lushen2020 import sampling_zone as sz
 from dpclust.lushen2020.algorithm import DEFAULTS, LuShen, lushen
 
@@ -114,7 +115,7 @@ def test_same_seed_same_bytes_and_different_seed_differs():
 
 def test_shares_lloyds_initial_centroids_and_prior_converges_to_lloyd():
     X = _blobs(seed=1)
-    C0 = initial_centers(X, 4, "random_points", np.random.default_rng(SETTINGS["init_seed"]))
+    C0 = initial_centers(X, 4, "random_points", rng=np.random.default_rng(SETTINGS["init_seed"]))
     ref = lloyd(X, C0, tol=0.0)
     matches, ratios = [], []
     for seed in range(8):

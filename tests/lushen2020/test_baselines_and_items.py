@@ -144,12 +144,11 @@ def iris_path(tmp_path_factory, mirror):
 
 
 def _record_for(iris_path, algorithms, name, eps=20.0):
-    from dpclust.runner import RunRequest, run_block
+    from dpclust.runner import run_spec
+    from dpclust.workflow import load_config, run_spec_for
 
-    algs = {k: dict(v) for k, v in algorithms.items()}
-    req = RunRequest(dataset="iris", algorithm=name, k=3, epsilon=eps, seeds=[0, 1], data_path=iris_path,
-                     transform="minmax_01", paper="lushen2020", item="fig7", group="main")
-    return run_block(req, algs)
+    spec = run_spec_for(load_config(), "iris", name, 3, eps, seeds=(0, 2), transform="minmax_01")
+    return run_spec(dict(spec, paper="lushen2020", item="fig7", group="main"), iris_path)
 
 
 def test_run_records_spend_the_bottom_up_total_and_are_reproducible(iris_path, algorithms):

@@ -101,16 +101,17 @@ def test_run_record_spends_the_configured_epsilon_and_delta(repo, tmp_path):
     import yaml
 
     from dpclust.data import write_processed
-    from dpclust.runner import RunRequest, run_block
+    from dpclust.runner import run_spec
+    from dpclust.workflow import load_config, run_spec_for
 
     cfg = yaml.safe_load((repo / "config/papers/nguyen2021.yaml").read_text())
     group = cfg["items"]["fig1"]["runs"]["private"]
     X = np.random.default_rng(0).uniform(0, 1, size=(150, 4))
     path = tmp_path / "iris.h5"
     write_processed(path, X)
-    req = RunRequest(dataset="iris", algorithm="nguyen2021.ours", k=2, epsilon=group["epsilon"],
-                     seeds=[0, 1], data_path=str(path), delta=group["delta"], transform="minmax_01")
-    rec = run_block(req, {"nguyen2021.ours": cfg["algorithms"]["nguyen2021.ours"]})
+    spec = run_spec_for(load_config(repo / "config"), "iris", "nguyen2021.ours", 2, group["epsilon"],
+                        seeds=(0, 2), delta=group["delta"], transform="minmax_01")
+    rec = run_spec(spec, str(path))
     assert rec["status"] == "ok" and rec["delta"] == pytest.approx(150 ** -1.5)
     for run in rec["runs"]:
         assert run["epsilon_spent"] == pytest.approx(1.0, rel=1e-12)

@@ -11,7 +11,7 @@ from scipy import stats
 from dpclust.accountant import Accountant
 from dpclust.api import DPClustError
 from dpclust.su2016 import dplloyd, eugkm, gupt, hybrid, lloyd, privgene
-from dpclust.su2016.common import sphere_packing_init
+from dpclust.blocks.initialisation import sphere_packing_init
 
 BOUNDS = [-1.0, 1.0]
 
@@ -143,8 +143,6 @@ def test_eugkm_runs_from_dplloyds_initial_sets_via_the_runner_pool():
 
 
 def test_runner_passes_the_init_pool_only_with_init_sets(monkeypatch, tmp_path):
-    from pathlib import Path
-
     from dpclust import runner
     from dpclust.api import ClusteringResult
     from dpclust.data import write_processed
@@ -157,17 +155,14 @@ def test_runner_passes_the_init_pool_only_with_init_sets(monkeypatch, tmp_path):
 
     monkeypatch.setattr(runner, "import_object", lambda name: spy)
     data = tmp_path / "iris.h5"
-    write_processed(data, np.random.default_rng(0).random((20, 4)), None,
-                    {"name": "iris", "source": "test", "sha256": "", "parser_version": 0})
-    algorithms = {"spy": {"function": "dpclust.baselines:lloyd_algorithm", "private": False, "defaults": {}}}
-    registry = str(Path(__file__).resolve().parents[2] / "config" / "datasets.yaml")
+    write_processed(data, np.random.default_rng(0).random((20, 4)), None, {"name": "iris", "source": "test"})
+    spec = {"dataset": "iris", "dataset_entry": {"name": "iris"}, "transform": "minmax_01", "algorithm": "spy",
+            "function": "spy:spy", "private": False, "settings": {}, "k": 2, "epsilon": None, "delta": 0.0,
+            "seeds": [0, 2], "base_seed": 0, "store_centers": False}
     pool = [runner.derive_seed(0, "init", "iris", 2, j) for j in range(3)]
     for init_sets, expected_pool in ((3, pool), (None, None)):
         seen.clear()
-        req = runner.RunRequest(dataset="iris", algorithm="spy", k=2, epsilon=None, seeds=[0, 4],
-                                data_path=str(data), init_sets=init_sets, registry_path=registry,
-                                transform="minmax_01")
-        assert runner.run_block(req, algorithms)["status"] == "ok"
+        assert runner.run_spec(dict(spec, init_sets=init_sets), str(data))["status"] == "ok"
         assert [p for _, p in seen] == [expected_pool] * 2
         if init_sets:  # run s starts from pool member s mod init_sets
             assert [s for s, _ in seen] == [pool[0], pool[1]]

@@ -1,4 +1,13 @@
 # Functions shared by the rules (kept apart from the rules, as `snakemake --lint` asks).
+# Every param below is a function of the wildcards only: Snakemake does not track params derived
+# from input or output files, so a job's spec must never be looked up by its output path.
+from snakemake.exceptions import IncompleteCheckpointException
+
+from dpclust.codehash import code_hash
+from dpclust.data.parsers import parser_module
+from dpclust.data.store import content_id, intact
+from dpclust.pipeline import caption_text
+from dpclust.workflow import canonical_json, function_module, run_path
 
 
 def item_of(w):
@@ -7,18 +16,80 @@ def item_of(w):
 
 
 def item_code(w):
-    """Hash of the item's functions and the pipeline code: editing them re-renders the item."""
-    items_module = CFG["paper_configs"][w.paper].get("module")
+    """Hash of the item's functions and the step runner: editing them re-runs the item's steps."""
+    items_module = item_of(w).module
     return code_hash(*([items_module] if items_module else []), "dpclust.pipeline")
 
 
+def step_spec(step):
+    """Param function: exactly what the item's `step` reads (dpclust.workflow.ItemTarget.step_spec)."""
+    return lambda w: item_of(w).step_spec_json(step)
+
+
 def caption_of(w):
-    return caption_text(item_of(w))
+    return caption_text(item_of(w).cfg)
 
 
-def run_args(w, output):
-    """Command-line arguments of `python -m dpclust run` for one planned run job."""
-    return shlex.join(PLAN.runs_by_path[output[0]].cli_args())
+def checks_caption_of(w):
+    cfg = item_of(w).cfg
+    return f"**{cfg['title']}** ({cfg['reproduces']})"
+
+
+def run_job(w):
+    return PLAN.run(run_path(RESULTS, w.paper, w.item, w.group, w.dataset, w.algorithm, w.k, w.eps, w.block))
+
+
+# ------------------------------------------------------------------------------------- data
+def processed(dataset):
+    return f"{DATA}/processed/{dataset}.h5"
+
+
+def processed_record(dataset):
+    return f"{DATA}/processed/{dataset}.json"
+
+
+def _checked(dataset):
+    """The processed file of `dataset` once its (checkpoint) job is complete. A file that no longer
+    matches the record written with it (truncated, replaced, altered) is moved aside here, once,
+    with one line saying so, so that it is rebuilt like a missing one."""
+    path = processed(dataset)
+    if dataset not in _CHECKED:
+        ok, why = intact(path)
+        if not ok and why != "missing":
+            print(f"dpclust: {path} {why}: it will be rebuilt", file=sys.stderr)
+            if not workflow.dryrun:
+                os.replace(path, path + ".corrupt")
+        _CHECKED.add(dataset)
+    return checkpoints.prepare_dataset.get(dataset=dataset).output.record
+
+
+_CHECKED = set()
+
+
+def data_input(dataset):
+    """A run's or item's processed input, content-addressed. The declared input is the file's
+    record (data/processed/<dataset>.json, written by the same job as the .h5), `ancient` (a
+    rebuilt file with the same content re-runs nothing; a deleted or corrupt .h5 whose record is
+    intact does not trigger its consumers) and behind the checkpoint, so that consumers are
+    re-planned with the new content id (param `data`) once the file is rebuilt. Jobs read the
+    .h5 beside the record."""
+    try:
+        return ancient(_checked(dataset))
+    except IncompleteCheckpointException as exc:
+        return ancient(exc.targetfile)
+
+
+def data_id(dataset):
+    """Content id of a processed file (sha256 of X, or 'unavailable:<reason hash>')."""
+    _checked(dataset)
+    return content_id(processed(dataset))
+
+
+def prepare_code(dataset):
+    """Code a dataset's preparation runs: its parser (or the synthetic generators) and the writer."""
+    entry = REGISTRY.datasets[dataset]
+    reader = "dpclust.data.synthetic" if entry["kind"] == "synthetic" else parser_module(entry["parser"])
+    return code_hash(reader, "dpclust.data.processed")
 
 
 def sources_of(w):

@@ -1,7 +1,10 @@
 # One job per (paper, item, run group, dataset, algorithm, k, epsilon, seed block).
-# params.code hashes the algorithm's module and every dpclust module it imports, so editing an
-# algorithm re-runs exactly the jobs that use it; a fresh checkout of the same code re-runs nothing.
-# Each job is single-threaded (BLAS too): Snakemake runs --cores of them side by side.
+# params.spec is the job's complete, resolved spec (algorithm function, privacy and full settings,
+# registry entry, transform, seeds, budget; dpclust.workflow); params.data the content id of the
+# processed input; params.code a hash of the algorithm's module and every dpclust module it
+# imports, and of the runner. Editing a setting, a grid or an algorithm re-runs exactly the jobs
+# whose spec or code changed. Each job is single-threaded (BLAS too): Snakemake runs --cores of
+# them side by side.
 
 RUN_CODE = {
     name: code_hash(function_module(entry["function"]), "dpclust.runner")
@@ -11,7 +14,7 @@ RUN_CODE = {
 
 rule run:
     input:
-        f"{DATA}/processed/{{dataset}}.h5",
+        data=lambda w: data_input(w.dataset),
     output:
         f"{RESULTS}/runs/{{paper}}/{{item}}/{{group}}/{{dataset}}/{{algorithm}}/k{{k}}_e{{eps}}_b{{block}}.json",
     log:
@@ -22,9 +25,9 @@ rule run:
         eps=r"[0-9.e+-]+|none",
     threads: 1
     params:
-        args=run_args,
-        config_dir=CONFIG_ARG,
-        base_seed=CFG["base_seed"],
+        spec=lambda w: run_job(w).spec_json,
+        h5=lambda w: processed(w.dataset),
+        data=lambda w: data_id(w.dataset),
         code=lambda w: RUN_CODE[w.algorithm],
     resources:
         mem_mb=4000,
@@ -33,5 +36,5 @@ rule run:
         "../envs/dpclust.yaml"
     shell:
         "export OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads};"
-        " python3 -m dpclust run {params.args} --data {input} --config-dir {params.config_dir}"
-        " --base-seed {params.base_seed} --out {output} > {log} 2>&1"
+        " python3 -m dpclust run --spec {params.spec:q} --data {params.h5} --data-sha256 {params.data:q}"
+        " --out {output} > {log} 2>&1"

@@ -24,9 +24,9 @@ count). The count and the sum each get half of the recovery budget (as the paper
 Lap(24T/ε) terms). Recovered centres are clipped to the public box (post-processing).
 
 Settings `recovery` ∈ {`noisy_mean` (Alg. 4), `noisyavg` (Nguyen et al. 2021 Alg. 3,
-`dpclust.nguyen2021.noisyavg:noisy_avg_centers`, (ε, δ))}. The k-median variant (§6.2) runs the
+`dpclust.blocks.noisy_average:noisy_avg_centers`, (ε, δ))}. The k-median variant (§6.2) runs the
 local swap on the k-median loss and recovers each centre by a private 1-median
-(`dpclust.cohenaddad2022.one_median:private_one_median`, parallel over clusters). Data are centred
+(`dpclust.blocks.one_median:private_one_median`, parallel over clusters). Data are centred
 at the middle of the public box; Λ = √d·(hi − lo)/2. Other interpretations: see `partition.py`,
 `candidates.py`, `local_swap.py`, `sulq.py`.
 
@@ -44,7 +44,8 @@ import math
 import numpy as np
 
 from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
+from ..blocks.domain import public_box
 from ..baselines import cluster_sums
 from ..mechanisms import exponential_mechanism, laplace_mechanism
 from ..metrics import assign
@@ -137,7 +138,7 @@ def _noisy_mean_recovery(Xc, labels, k, epsilon, h, rng, acc, count_fraction, ra
 def _recover(Xc, labels, k, eps_rec, delta_rec, geo, bounds, rng, acc, settings, objective):
     centre, h = geo["centre"], geo["h"]
     if objective == "kmedian":
-        from ..cohenaddad2022.one_median import private_one_median
+        from ..blocks.one_median import private_one_median
 
         Z = np.empty((k, Xc.shape[1]))
         order = np.argsort(labels, kind="stable")
@@ -154,7 +155,7 @@ def _recover(Xc, labels, k, eps_rec, delta_rec, geo, bounds, rng, acc, settings,
         return _noisy_mean_recovery(Xc, labels, k, eps_rec, h, rng, acc, float(settings["recovery_count_fraction"]),
                                     geo["radius"], geo["l1"])
     if rule == "noisyavg":
-        from ..nguyen2021.noisyavg import noisy_avg_centers
+        from ..blocks.noisy_average import noisy_avg_centers
 
         diameter = 2.0 * geo["radius"]
         Z = noisy_avg_centers(Xc + centre, labels, k, eps_rec, delta_rec, diameter, list(bounds), rng, acc)
@@ -166,7 +167,7 @@ def _run(X, k, epsilon, delta, rng, settings, objective: str) -> ClusteringResul
     X = validate_inputs(X, k, epsilon, delta)
     settings = {**DEFAULTS, **settings}
     _check_settings(settings)
-    bounds = data_bounds(settings)
+    bounds = public_box(settings, X)
     n, d = X.shape
     geo = data_geometry(d, bounds, settings["data_radius"])
     centre, h, radius = geo["centre"], geo["h"], geo["radius"]

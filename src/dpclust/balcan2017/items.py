@@ -119,11 +119,10 @@ def aggregate_fig1(records, item, ctx) -> pd.DataFrame:
                  "note": f"gamma={info['gamma']:.4g}; eps_level={info['eps_level']:.4g}; "
                          f"active per level={info['active_per_level']}"})
     try:
-        from ..data import apply_transform, load_processed, load_registry
+        from ..data import apply_transform, load_processed
 
         data = load_processed(ctx.dataset_path(rec["dataset"]))
-        reg = load_registry().dataset(rec["dataset"])
-        X, _ = apply_transform(rec["transform"], data.X, reg)
+        X, _ = apply_transform(rec["transform"], data.X, ctx.entry(rec["dataset"]))
         m = int(_options(item).get("max_points", 2000))
         idx = np.linspace(0, X.shape[0] - 1, min(m, X.shape[0])).astype(int)
         for x, y in X[idx, :2]:

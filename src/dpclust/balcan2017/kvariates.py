@@ -41,7 +41,8 @@ import math
 import numpy as np
 
 from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
+from ..blocks.domain import public_box
 from ..mechanisms import laplace_mechanism
 from ..metrics import squared_distances
 
@@ -59,7 +60,7 @@ def _d2_update(Xc, D, c):
 def kvariates(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """k-variates++ with a Laplace probe (Nock et al. 2016); see the module docstring on privacy."""
     X = validate_inputs(X, k, epsilon, delta)
-    lo, hi = data_bounds(settings)
+    lo, hi = public_box(settings, X)
     n, d = X.shape
     h = (hi - lo) / 2.0
     centre = np.full(d, (lo + hi) / 2.0)
@@ -89,7 +90,7 @@ def simhash_buckets(Xc: np.ndarray, nodes: int, rng: np.random.Generator) -> np.
 def kvariates_simhash(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Distributed k-variates++ over `nodes` SimHash buckets (the HST paper's "kvars")."""
     X = validate_inputs(X, k, epsilon, delta)
-    lo, hi = data_bounds(settings)
+    lo, hi = public_box(settings, X)
     nodes = int(settings.get("nodes", DEFAULTS["nodes"]))
     frac = float(settings.get("potential_fraction", DEFAULTS["potential_fraction"]))
     if nodes < 1 or not 0 < frac < 1:

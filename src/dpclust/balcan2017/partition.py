@@ -182,10 +182,11 @@ def partition_illustration(X, k, epsilon, delta, rng, settings):
     record, Figure 1 does not use them).
     """
     from ..accountant import Accountant
-    from ..api import ClusteringResult, data_bounds, validate_inputs
+    from ..api import ClusteringResult, validate_inputs
+    from ..blocks.domain import public_box
 
     X = validate_inputs(X, k, epsilon, delta)
-    lo, hi = data_bounds(settings)
+    lo, hi = public_box(settings, X)
     n, d = X.shape
     h = (hi - lo) / 2.0
     centre = np.full(d, (lo + hi) / 2.0)

@@ -27,7 +27,8 @@ import math
 import numpy as np
 
 from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
+from ..blocks.domain import public_box
 from ..mechanisms import laplace_mechanism
 from ..metrics import squared_distances
 
@@ -66,7 +67,7 @@ def sample_aggregate(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Sample-and-aggregate k-means (NRS 2007 framework, noisy-mean aggregation); ε-DP."""
     X = validate_inputs(X, k, epsilon, delta)
     settings = {**DEFAULTS, **settings}
-    lo, hi = data_bounds(settings)
+    lo, hi = public_box(settings, X)
     if settings["aggregator"] != "noisy_mean":
         raise DPClustError(f"unknown aggregator {settings['aggregator']!r} (only 'noisy_mean' is implemented)")
     if settings["order"] != "first_coordinate":

@@ -31,7 +31,8 @@ import math
 import numpy as np
 
 from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
+from ..blocks.domain import public_box
 from ..baselines import cluster_sums
 from ..mechanisms import gaussian_mechanism, laplace_mechanism
 from ..metrics import assign
@@ -125,7 +126,7 @@ def private_lloyd_steps(Xc: np.ndarray, C0c: np.ndarray, iterations: int, epsilo
 def sulq(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """SuLQ k-means (Balcan et al. §7 configuration); (ε, δ)-DP with the Gaussian sum mechanism."""
     X = validate_inputs(X, k, epsilon, delta)
-    bounds = data_bounds(settings)
+    bounds = public_box(settings, X)
     geo = data_geometry(X.shape[1], bounds, settings.get("data_radius"))
     centre, h = geo["centre"], geo["h"]
     acc = Accountant(epsilon, delta)

@@ -24,10 +24,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
 from ..mechanisms import laplace_mechanism, laplace_scale
 from ..metrics import nearest
-from .one_median import ONE_MEDIAN_DEFAULTS, private_one_median
+from ..blocks.domain import public_box
+from ..blocks.one_median import ONE_MEDIAN_DEFAULTS, private_one_median
 
 CORESET_DEFAULTS = {
     "lsh_depth": 20,                    # EXT LSH-splits max depth 20
@@ -84,9 +85,7 @@ def weighted_kmedian(P: np.ndarray, w: np.ndarray, k: int, iterations: int, rng:
 
 def lsh_coreset_kmedian(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     X = validate_inputs(X, k, epsilon, delta)
-    lo, hi = data_bounds(settings)
-    if X.min() < lo or X.max() > hi:
-        raise DPClustError("every coordinate must lie inside settings['bounds']")
+    lo, hi = public_box(settings, X)
     depth = int(settings["lsh_depth"])
     if not 1 <= depth <= 62:
         raise DPClustError("lsh_depth must be in [1, 62]")

@@ -40,11 +40,10 @@ def aggregate_fig1(records, item, ctx) -> pd.DataFrame:
     unavailable = [r for r in records if r.get("status", "ok") != "ok"]
     if unavailable:
         return pd.DataFrame([{"kind": "unavailable", "reason": unavailable[0].get("reason", "")}])
-    from ..data import apply_transform, load_processed, load_registry
+    from ..data import apply_transform, load_processed
 
     ds = load_processed(ctx.dataset_path("s1"))
-    entry = load_registry().dataset("s1")
-    X, _ = apply_transform(recs[0]["transform"] if recs else "minmax_01", ds.X, entry)
+    X, _ = apply_transform(recs[0]["transform"] if recs else "minmax_01", ds.X, ctx.entry("s1"))
     for x, y in X[:, :2]:
         rows.append({"kind": "point", "epsilon": None, "x": float(x), "y": float(y)})
     for rec in sorted(recs, key=lambda r: r["epsilon"]):

@@ -32,10 +32,11 @@ import numpy as np
 
 from ..accountant import Accountant
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from ..blocks.domain import public_box
 from ..mechanisms import laplace_mechanism
 from ..metrics import assign, nearest
 from . import dynamic_program, hst
-from .one_median import ONE_MEDIAN_DEFAULTS, private_one_median
+from ..blocks.one_median import ONE_MEDIAN_DEFAULTS, private_one_median
 
 HST_DEFAULTS = {
     "layers": 10,                       # EXT-code --layers 10 (binary depth = layers·d)
@@ -160,7 +161,7 @@ PRIVATE_LLOYD_DEFAULTS = {
 def private_lloyd(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Private Lloyd-median from random centres in the box (shared `init_seed`), ε/T per step."""
     X = validate_inputs(X, k, epsilon, delta)
-    lo, hi = data_bounds(settings)
+    lo, hi = public_box(settings, X)
     if settings["init"] != "box":
         raise DPClustError("private_lloyd supports init: box only (random centres in the space)")
     acc = Accountant(epsilon, delta)
@@ -200,7 +201,7 @@ def _reverse_greedy(S: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
 def hst_kmeans(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """HST k-means extension (§5, simplified; see module docstring)."""
     X = validate_inputs(X, k, epsilon, delta)
-    bounds = data_bounds(settings)
+    bounds = public_box(settings, X)
     acc = Accountant(epsilon, delta)
     T = int(settings["lloyd_iterations"])
     f_tree, f_size = float(settings["tree_budget_fraction"]), float(settings["size_budget_fraction"])

@@ -56,7 +56,9 @@ import numpy as np
 
 from ..accountant import Accountant
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
-from ..baselines import initial_centers, lloyd
+from ..blocks.domain import public_box
+from ..baselines import lloyd
+from ..blocks.initialisation import initial_centers
 from ..mechanisms import laplace_mechanism
 from ..metrics import assign, kmeans_cost
 from . import sampling_zone as sz
@@ -143,7 +145,7 @@ def lushen(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Algorithm 1 (Lu & Shen 2020) with the Posterior or Prior sampling zone; see module docstring."""
     X = validate_inputs(X, k, epsilon, delta)
     s = _check_settings(settings)
-    data_bounds(s)
+    public_box(s, X)
     if "init_seed" not in s:
         raise DPClustError("settings['init_seed'] is missing: Algorithm 1 shares its initial centroids (§7.1)")
     if float(delta) != 0.0:
@@ -152,7 +154,7 @@ def lushen(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     eps_step = float(epsilon) / float(s["atom_steps"])
     eps0 = float(s["epsilon0_steps"]) * eps_step
     n = X.shape[0]
-    C0 = initial_centers(X, k, "random_points", np.random.default_rng(s["init_seed"]))
+    C0 = initial_centers(X, k, "random_points", rng=np.random.default_rng(s["init_seed"]))
     S_hat = C0.copy()
     prev_labels = None
     iterations = 0

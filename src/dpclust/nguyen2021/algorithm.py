@@ -54,11 +54,12 @@ import numpy as np
 
 from .. import mechanisms
 from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
 from ..baselines import lloyd
 from ..metrics import nearest
 from .grid_cover import private_grid_cover
-from .noisyavg import noisy_avg_centers
+from ..blocks.domain import public_box
+from ..blocks.noisy_average import noisy_avg_centers
 
 DEFAULTS: dict[str, Any] = {
     "alpha": 1.0,
@@ -132,10 +133,7 @@ def nguyen(X, k, epsilon, delta, rng: np.random.Generator, settings: Mapping[str
     X = validate_inputs(X, k, epsilon, delta)
     if not delta or delta <= 0:
         raise DPClustError("Nguyen et al.'s Algorithm 1 is (ε, δ)-DP: delta must be > 0 (the paper uses n^-1.5)")
-    lo, hi = data_bounds(settings)
-    if X.min() < lo or X.max() > hi:
-        raise DPClustError(f"X has values outside the public box bounds [{lo:g}, {hi:g}]: apply the run's "
-                           "transform first (the sensitivity analysis relies on the box)")
+    lo, hi = public_box(settings, X)
     n, d = X.shape
     alpha = float(_setting(settings, "alpha"))
     if not (math.isfinite(alpha) and alpha > 0):

@@ -40,10 +40,11 @@ import math
 import numpy as np
 
 from ..accountant import Accountant
+from ..blocks.domain import public_box
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
 from ..mechanisms import laplace_mechanism
 from ..metrics import assign
-from .common import check_in_box, cluster_stats, initial_centers, sum_sensitivity_radius
+from .common import cluster_stats, initial_centers, sum_sensitivity_radius
 
 DEFAULTS = {
     "iterations": 5,            # STATED §4.1.1 "t = 5"
@@ -141,7 +142,7 @@ def dplloyd(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """DPLloyd (§4.1.1) with the allocation named in `settings["allocation"]`."""
     settings = {**DEFAULTS, **settings}   # keys a caller omits take the documented defaults
     X = validate_inputs(X, k, epsilon, delta)
-    check_in_box(X, settings)
+    public_box(settings, X)
     C0 = initial_centers(X, k, settings)
     C, acc, info = dplloyd_from(X, C0, float(epsilon), rng, settings)
     return ClusteringResult.from_accountant(C, acc, iterations=info["iterations_run"], **info)

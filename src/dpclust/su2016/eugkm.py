@@ -56,8 +56,9 @@ import numpy as np
 
 from .. import mechanisms as mech
 from ..accountant import Accountant
+from ..blocks.domain import public_box
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
-from .common import check_in_box, batched_weighted_lloyd, init_set_seeds, initial_centers
+from .common import batched_weighted_lloyd, init_set_seeds, initial_centers
 
 DEFAULTS = {
     "theta": 10.0,                  # STATED §4.2.1 / §5.1 "θ = 10"
@@ -204,7 +205,7 @@ def eugkm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """EUGkM (§4.2.1): ε-DP grid synopsis + weighted Lloyd from 30 inits, best on the synopsis."""
     settings = {**DEFAULTS, **settings}   # keys a caller omits take the documented defaults
     X = validate_inputs(X, k, epsilon, delta)
-    check_in_box(X, settings)
+    public_box(settings, X)
     acc = Accountant(float(epsilon))
     C, info = eugkm_centers(X, k, float(epsilon), rng, settings, acc)
     return ClusteringResult.from_accountant(C, acc, iterations=info["lloyd_iterations"], **info)

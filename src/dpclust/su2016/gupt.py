@@ -48,8 +48,9 @@ import numpy as np
 
 from .. import mechanisms as mech
 from ..accountant import Accountant
+from ..blocks.domain import public_box
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
-from .common import check_in_box, batched_weighted_lloyd, init_set_seeds, sphere_packing_init
+from .common import batched_weighted_lloyd, init_set_seeds, sphere_packing_init
 
 DEFAULTS = {
     "blocks": "n^0.4",              # STATED §4.1.2 (GkM); "n/3k" for GkM-3K
@@ -237,7 +238,7 @@ def gkm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """GkM / GkM-3K (§4.1.2): sample and aggregate with a private output range and Eq. (3)."""
     settings = {**DEFAULTS, **settings}   # keys a caller omits take the documented defaults
     X = validate_inputs(X, k, epsilon, delta)
-    check_in_box(X, settings)
+    public_box(settings, X)
     lo, hi = data_bounds(settings)
     epsilon = float(epsilon)
     frac = float(settings["range_fraction"])

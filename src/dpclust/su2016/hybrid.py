@@ -22,8 +22,9 @@ from __future__ import annotations
 
 
 from ..accountant import Accountant
+from ..blocks.domain import public_box
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
-from .common import check_in_box, sum_sensitivity_radius
+from .common import sum_sensitivity_radius
 from .dplloyd import noisy_lloyd_step
 from .eugkm import DEFAULTS as EUG_DEFAULTS
 from .eugkm import eugkm_centers
@@ -42,7 +43,7 @@ def epsilon_threshold(n: int, k: int, d: int, r_geom: float, r_sens: float, rho:
 def hybrid(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     settings = {**DEFAULTS, **settings}   # keys a caller omits take the documented defaults
     X = validate_inputs(X, k, epsilon, delta)
-    check_in_box(X, settings)
+    public_box(settings, X)
     n, d = X.shape
     epsilon = float(epsilon)
     lo, hi = data_bounds(settings)

@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import mechanisms as mech
 from ..accountant import Accountant
-from .common import check_in_box
+from ..blocks.domain import public_box
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
 
 DEFAULTS = {
@@ -134,7 +134,7 @@ def pgkm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """PGkM (§4.1.3)."""
     settings = {**DEFAULTS, **settings}   # keys a caller omits take the documented defaults
     X = validate_inputs(X, k, epsilon, delta)
-    check_in_box(X, settings)
+    public_box(settings, X)
     _check(settings)
     n, d = X.shape
     lo, hi = data_bounds(settings)

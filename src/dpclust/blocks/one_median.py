@@ -55,6 +55,7 @@ import numpy as np
 from ..accountant import Accountant
 from ..api import DPClustError
 from ..mechanisms import laplace_scale
+from .domain import require_inside
 
 #: Defaults of the private 1-median settings (mirrored, with provenance, in the paper config).
 ONE_MEDIAN_DEFAULTS: dict[str, Any] = {
@@ -140,8 +141,7 @@ def private_one_median(P, epsilon: float, delta: float, bounds, rng: np.random.G
     lo, hi = float(bounds[0]), float(bounds[1])
     if not hi > lo:
         raise DPClustError(f"bounds must satisfy lo < hi, got {bounds!r}")
-    if P.size and (P.min() < lo - 1e-9 or P.max() > hi + 1e-9 or not np.isfinite(P).all()):
-        raise DPClustError("private_one_median: every coordinate must lie inside the public box bounds")
+    require_inside(P, lo, hi, who="private_one_median: P")
     d = P.shape[1]
     lam = float(_setting(settings, "one_median_smooth_lambda"))
     fj = float(_setting(settings, "one_median_jacobian_fraction"))
