@@ -17,8 +17,23 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .api import ClusteringResult
-from .blocks.initialisation import initial_centers, kmedian_plus_plus
+from .blocks.initialisation import INITIALISATIONS, initial_centers, kmedian_plus_plus
 from .metrics import assign, centre_scores, centre_terms
+from .settings import Boolean, Interval, Options, Setting, Settings, declared
+
+LLOYD_SETTINGS = Settings(
+    init=Setting("random_points", "REC k distinct data points drawn with the run's shared init_seed "
+                 "(Lloyd's classic start; 'kmeans++' for k-means++, 'box' for uniform in the box)",
+                 Options(*[i for i in INITIALISATIONS if i != "sphere_packing"])),
+    max_iter=Setting(300, "REC scikit-learn's default iteration cap", Interval(int, 1)),
+    tol=Setting(0.0, "REC stop when no centre moves by more than tol (0: the centres stay the same, "
+                "Lu & Shen §7.1; negative: never stop early)", Interval(float)),
+    record_trace=Setting(False, "REC analysis only: the cost after each iteration in info.trace_cost", Boolean()),
+)
+KMEDIAN_SETTINGS = Settings(
+    max_iter=Setting(10, "STATED Cohen-Addad et al. 2022 §6: k-median++ followed by 10 Lloyd iterations",
+                     Interval(int, 1)),
+)
 
 
 @dataclass
@@ -160,19 +175,21 @@ def lloyd_kmedian(X: np.ndarray, init: np.ndarray, max_iter: int = 10) -> LloydR
 # ---------------------------------------------------------------------------------------------
 # Algorithm-contract wrappers (ε spent = 0)
 # ---------------------------------------------------------------------------------------------
+@declared(LLOYD_SETTINGS)
 def lloyd_algorithm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Non-private Lloyd from `settings['init']` centres (drawn with the shared `init_seed`),
     for `settings['max_iter']` iterations or until the centres move by ≤ `settings['tol']`."""
     init_rng = np.random.default_rng(settings["init_seed"])
     C0 = initial_centers(X, k, settings["init"], rng=init_rng, bounds=settings.get("bounds"))
     res = lloyd(X, C0, max_iter=int(settings["max_iter"]), tol=float(settings["tol"]),
-                record_trace=bool(settings.get("record_trace", False)))
+                record_trace=bool(settings["record_trace"]))
     info = {"converged": res.converged}
     if res.trace:
         info["trace_cost"] = res.trace
     return ClusteringResult(res.centers, 0.0, 0.0, res.iterations, info)
 
 
+@declared(KMEDIAN_SETTINGS)
 def kmedian_algorithm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Non-private k-median++ plus `settings['max_iter']` Lloyd-median iterations."""
     init_rng = np.random.default_rng(settings["init_seed"])

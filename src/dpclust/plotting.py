@@ -49,16 +49,36 @@ def panel_grid(n_panels: int, ncols: int = 3, panel_size=(3.6, 2.8), sharey: boo
 
 
 def mark_unavailable(ax, title: str, reason: str = "") -> None:
-    """Draw the "data unavailable" panel: no data is ever substituted."""
+    """Draw the "data unavailable" panel in one short line (why, in three words; the full reason
+    is in the table and the log). No data is ever substituted."""
+    from .itemkit import short_reason
+
     ax.set_title(title)
     ax.set_xticks([])
     ax.set_yticks([])
-    text = "data unavailable"
-    if reason:
-        text += "\n" + _wrap(reason, 38)
+    text = "data unavailable" + (f"\n({short_reason(reason)})" if reason else "")
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=8, color="0.3")
     for spine in ax.spines.values():
         spine.set_linestyle(":")
+
+
+unavailable_panel = mark_unavailable
+
+
+def mean_sd_line(ax, x, mean, sd=None, label: str | None = None, band: bool = False, **style) -> None:
+    """A line of means with the spread the table carries: ± sd error bars (or a band)."""
+    import numpy as np
+
+    x, mean = np.asarray(x, dtype=float), np.asarray(mean, dtype=float)
+    sd = None if sd is None else np.nan_to_num(np.asarray(sd, dtype=float), nan=0.0)
+    if sd is None or not np.any(sd > 0):
+        ax.plot(x, mean, label=label, **style)
+        return
+    if band:
+        line, = ax.plot(x, mean, label=label, **style)
+        ax.fill_between(x, mean - sd, mean + sd, color=line.get_color(), alpha=0.15, linewidth=0)
+    else:
+        ax.errorbar(x, mean, yerr=sd, label=label, capsize=2, elinewidth=0.8, **style)
 
 
 def _wrap(text: str, width: int) -> str:

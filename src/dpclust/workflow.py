@@ -39,10 +39,12 @@ PRESETS = ("full", "quick", "test")
 #: Registry keys that document a dataset but do not determine its data or any run.
 REGISTRY_DOC_KEYS = ("citation", "note", "paper_k")
 #: Item keys read by each step (besides the item's identity); everything else is another step's.
+#: `table`, `figure` and `claims` hold the options of one step each; `options` (read by all three)
+#: is for options that every step needs.
 STEP_KEYS = {
-    "aggregate": ("kind", "aggregate", "options", "normalize", "static", "datasets"),
-    "render": ("kind", "title", "caption", "reproduces", "render", "options", "static"),
-    "checks": ("kind", "title", "reproduces", "checks", "options"),
+    "aggregate": ("kind", "aggregate", "table", "options", "normalize", "static", "datasets"),
+    "render": ("kind", "title", "caption", "reproduces", "render", "figure", "options", "static"),
+    "checks": ("kind", "title", "reproduces", "checks", "claims", "options"),
 }
 
 
