@@ -28,12 +28,23 @@ def module_path(module: str) -> Path | None:
     return None
 
 
-def _imports(module: str, path: Path) -> set[str]:
+def _statements(body):
+    """Every statement, nested ones too (imports are statements: expressions need no visit)."""
+    for node in body:
+        yield node
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            sub = getattr(node, name, None)
+            if sub:
+                yield from _statements(sub)
+
+
+@lru_cache(maxsize=None)
+def _imports(module: str, path: Path) -> frozenset[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     is_pkg = path.name == "__init__.py"
     package = module if is_pkg else module.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("dpclust"))
         elif isinstance(node, ast.ImportFrom):
@@ -48,7 +59,7 @@ def _imports(module: str, path: Path) -> set[str]:
             found.add(target)
             for alias in node.names:  # `from . import x` may name submodules
                 found.add(f"{target}.{alias.name}")
-    return {m for m in found if module_path(m) is not None}
+    return frozenset(m for m in found if module_path(m) is not None)
 
 
 @lru_cache(maxsize=None)

@@ -1,6 +1,8 @@
 # Functions shared by the rules (kept apart from the rules, as `snakemake --lint` asks).
 # Every param below is a function of the wildcards only: Snakemake does not track params derived
 # from input or output files, so a job's spec must never be looked up by its output path.
+import shlex
+
 from snakemake.exceptions import IncompleteCheckpointException
 
 from dpclust.codehash import code_hash
@@ -39,6 +41,13 @@ def run_job(w):
     return PLAN.run(run_path(RESULTS, w.paper, w.item, w.group, w.dataset, w.algorithm, w.k, w.eps, w.block))
 
 
+def run_args(w):
+    """The run's command-line arguments: its complete spec (dpclust.workflow), the content id of its
+    processed input and the hash of the code it runs; one param, so that a change of any re-runs it."""
+    return (f"--spec {shlex.quote(run_job(w).spec_json)} --data-sha256 {shlex.quote(data_id(w.dataset))}"
+            f" --code-hash {RUN_CODE[w.algorithm]}")
+
+
 # ------------------------------------------------------------------------------------- data
 def processed(dataset):
     return f"{DATA}/processed/{dataset}.h5"
@@ -49,9 +58,11 @@ def processed_record(dataset):
 
 
 def _checked(dataset):
-    """The processed file of `dataset` once its (checkpoint) job is complete. A file that no longer
-    matches the record written with it (truncated, replaced, altered) is moved aside here, once,
-    with one line saying so, so that it is rebuilt like a missing one."""
+    """The record of the processed file of `dataset` once its (checkpoint) job is complete. A file
+    that no longer matches the record written with it (truncated, replaced, altered) is moved aside
+    here, once, with one line saying so, so that it is rebuilt like a missing one."""
+    if dataset in _COMPLETE:
+        return _COMPLETE[dataset]
     path = processed(dataset)
     if dataset not in _CHECKED:
         ok, why = intact(path)
@@ -60,10 +71,13 @@ def _checked(dataset):
             if not workflow.dryrun:
                 os.replace(path, path + ".corrupt")
         _CHECKED.add(dataset)
-    return checkpoints.prepare_dataset.get(dataset=dataset).output.record
+    record = checkpoints.prepare_dataset.get(dataset=dataset).output.record  # raises until complete
+    _COMPLETE[dataset] = record  # a complete checkpoint stays complete for this invocation
+    return record
 
 
 _CHECKED = set()
+_COMPLETE = {}
 
 
 def data_input(dataset):

@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +93,17 @@ def intact(h5_path: str | Path) -> tuple[bool, str]:
 
 def content_id(h5_path: str | Path) -> str:
     """What a run depends on: the sha256 of X, or 'unavailable:<reason>' for a marker; '' if the
-    record cannot be read (the workflow then rebuilds the file first)."""
+    record cannot be read (the workflow then rebuilds the file first). Cached per state of the
+    record file (the workflow asks once per job)."""
+    try:
+        st = os.stat(record_path(h5_path))
+    except OSError:
+        return ""
+    return _content_id(str(h5_path), st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=1024)
+def _content_id(h5_path: str, mtime_ns: int, size: int) -> str:
     rec = read_record(h5_path)
     if rec is None:
         return ""
