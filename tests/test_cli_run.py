@@ -100,3 +100,43 @@ def test_help_explains_everything():
     assert out.returncode == 0
     for word in ("--dataset", "--algorithm", "--epsilon", "--delta", "--seed", "--param", "--out", "run record"):
         assert word in out.stdout
+
+
+def _unavailable_h5(tmp_path):
+    from dpclust.data.processed import write_unavailable
+
+    path = tmp_path / "iris.h5"
+    write_unavailable(path, "iris", "source unreachable offline")
+    return path
+
+
+def test_unavailable_dataset_writes_the_record_and_exits_3(tmp_path, capsys):
+    """A run that could not be done is an error for a user (exit 3, one line on stderr), but its
+    record is still written: figures draw a 'data unavailable' panel from it."""
+    out = tmp_path / "out.json"
+    code, err = _run([*BASE, "--data", str(_unavailable_h5(tmp_path)), "--out", str(out)], capsys)
+    assert code == 3
+    assert err.count("\n") == 1 and "data_unavailable" in err and "source unreachable offline" in err
+    assert "--allow-unavailable" in err
+    rec = json.loads(out.read_text())
+    assert rec["status"] == "data_unavailable" and rec["runs"] == [] and "unreachable" in rec["reason"]
+
+
+def test_allow_unavailable_exits_0_with_the_same_record(tmp_path, capsys):
+    """What the Snakemake workflow passes: the job succeeds and the record says data_unavailable."""
+    out = tmp_path / "out.json"
+    code, err = _run([*BASE, "--data", str(_unavailable_h5(tmp_path)), "--out", str(out),
+                      "--allow-unavailable"], capsys)
+    assert code == 0 and err == ""
+    assert json.loads(out.read_text())["status"] == "data_unavailable"
+
+
+def test_exit_code_of_the_process(tmp_path):
+    """`python -m dpclust run` itself exits non-zero (3) when the run could not be done."""
+    out = tmp_path / "out.json"
+    proc = subprocess.run([sys.executable, "-m", "dpclust", "run", "--config-dir", str(CONFIG), *BASE,
+                           "--data", str(_unavailable_h5(tmp_path)), "--out", str(out)],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.startswith("error: run not done (data_unavailable)") and proc.stderr.count("\n") == 1
+    assert out.exists()

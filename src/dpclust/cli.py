@@ -86,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--config-dir", default="config", help="config directory (default: config)")
     run.add_argument("--no-centers", action="store_true", help="do not store centres in the record")
     run.add_argument("--out", required=True, help="output JSON file (written atomically)")
+    run.add_argument("--allow-unavailable", action="store_true",
+                     help="exit 0 when the dataset is unavailable (the record is written either way, with "
+                          "status data_unavailable; without this flag the exit code is 3). The Snakemake "
+                          "workflow passes it so that figures can draw 'data unavailable' panels")
 
     item = sub.add_parser("item", help="run one paper item end to end in-process (no Snakemake)")
     item.add_argument("paper")
@@ -147,6 +151,13 @@ def cmd_run(args) -> int:
     planned = args.data_sha256 if args.data_sha256 and re.fullmatch(r"[0-9a-f]{64}", args.data_sha256) else None
     record = run_spec(spec, data_path, data_sha256=planned)
     write_json_atomic(record, args.out)
+    status = record.get("status", "ok")
+    if status != "ok" and not (status == "data_unavailable" and args.allow_unavailable):
+        reason = " ".join(str(record.get("reason") or "").split())
+        print(f"error: run not done ({status}) for dataset {args.dataset!r}: {reason}; wrote the record to "
+              f"{args.out}" + ("; pass --allow-unavailable to exit 0" if status == "data_unavailable" else ""),
+              file=sys.stderr)
+        return 3
     return 0
 
 
@@ -180,6 +191,8 @@ def cmd_list(args) -> int:
 
 
 def main(argv=None) -> int:
+    """Exit codes: 0 done; 2 bad input (one-line message); 3 a requested run could not be done
+    (e.g. its dataset is unavailable; the run record is still written); 1 unexpected error."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
