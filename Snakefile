@@ -10,6 +10,7 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
+from dpclust import status
 from dpclust.workflow import load_config, plan
 
 min_version("9.0")
@@ -38,6 +39,25 @@ os.environ.update({
     "DPCLUST_DOWNLOAD_TIMEOUT": str(CFG.get("download", {}).get("timeout_s", 60)),
     "DPCLUST_DOWNLOAD_RETRIES": str(CFG.get("download", {}).get("retries", 2)),
 })
+
+
+# Data that could not be had: a source recorded as unavailable is fetched again as soon as a run
+# could succeed (the mirror now has it, or the network may be back); the datasets still missing
+# are listed once, here, and in the final summary.
+if workflow.is_main_process:
+    _sources = sorted({s for d in PLAN.datasets for s in REGISTRY.sources_for(d)})
+    for _source, _why in status.stale_unavailable_sources(REGISTRY, _sources, f"{DATA}/raw", MIRROR).items():
+        print(f"dpclust: dataset source {_source!r} was unavailable; {_why}: fetching it again", file=sys.stderr)
+        if not workflow.dryrun:
+            Path(DATA, "raw", _source, "manifest.json").unlink(missing_ok=True)
+    _missing = status.unavailable_datasets(PLAN.datasets, DATA)
+    if _missing:
+        print(f"dpclust: {len(_missing)} dataset(s) were unavailable in the last run (their panels say "
+              "\"data unavailable\"):", *status.unavailable_lines(_missing), sep="\n", file=sys.stderr)
+
+
+onsuccess:
+    print(status.final_summary(PLAN.datasets, DATA, f"{PLAN.summary_stem}.csv"), file=sys.stderr)
 
 
 include: "workflow/rules/common.smk"

@@ -68,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
                                     "--dataset/--algorithm/--k/--epsilon/... and reads no config)")
     run.add_argument("--data-sha256", default=None,
                      help="with --spec: sha256 of X the workflow planned with (checked on load)")
+    run.add_argument("--code-hash", default=None,
+                     help="hash of the code the workflow planned the run with (recorded, for provenance)")
     run.add_argument("--dataset", help="dataset name from config/datasets.yaml")
     run.add_argument("--data", help="processed HDF5 file (default: DATA_DIR/processed/DATASET.h5)")
     run.add_argument("--data-dir", default="data", help="data directory (default: data)")
@@ -150,11 +152,13 @@ def cmd_run(args) -> int:
                            f"`python -m dpclust data prepare {spec.get('dataset')} ...` or the Snakemake workflow")
     planned = args.data_sha256 if args.data_sha256 and re.fullmatch(r"[0-9a-f]{64}", args.data_sha256) else None
     record = run_spec(spec, data_path, data_sha256=planned)
+    if args.code_hash:
+        record["code_hash"] = args.code_hash
     write_json_atomic(record, args.out)
     status = record.get("status", "ok")
     if status != "ok" and not (status == "data_unavailable" and args.allow_unavailable):
         reason = " ".join(str(record.get("reason") or "").split())
-        print(f"error: run not done ({status}) for dataset {args.dataset!r}: {reason}; wrote the record to "
+        print(f"error: run not done ({status}) for dataset {spec.get('dataset')!r}: {reason}; wrote the record to "
               f"{args.out}" + ("; pass --allow-unavailable to exit 0" if status == "data_unavailable" else ""),
               file=sys.stderr)
         return 3

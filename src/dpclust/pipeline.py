@@ -30,6 +30,27 @@ from .fileio import write_csv_atomic, write_text_atomic
 from .resolve import import_object
 
 
+def run_logged(log_path, label: str, step):
+    """Run `step()` for a Snakemake job: its output and any traceback go to the job's log; a failure
+    is one line on stderr naming the step, the error and the log (then exit status 1)."""
+    import contextlib
+    import sys
+    import traceback
+
+    log_path = Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w", encoding="utf-8") as log:
+        try:
+            with contextlib.redirect_stdout(log):
+                result = step()
+        except Exception as exc:  # one clear line; the whole traceback is in the log
+            traceback.print_exc(file=log)
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            print(f"dpclust: {label} failed: {type(exc).__name__}: {first} (traceback in {log_path})", file=sys.stderr)
+            raise SystemExit(1) from None
+    return result
+
+
 def step_function(spec: dict, step: str, default=None):
     """The function named by the spec's `step` entry (a name in the item's module, or
     'module:function'), or `default`."""

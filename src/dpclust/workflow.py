@@ -202,8 +202,15 @@ def resolve_algorithm(config: dict, name: str, params: dict | None = None, where
 
 
 def registry_entry(config: dict, dataset: str) -> dict:
-    """The dataset's registry entry without its documentation-only keys (what a run depends on)."""
+    """The dataset's registry entry without its documentation-only keys (what its data and runs
+    depend on)."""
     entry = config["registry"].dataset(dataset)
+    return {k: v for k, v in entry.items() if k not in REGISTRY_DOC_KEYS}
+
+
+def source_entry(config: dict, source: str) -> dict:
+    """A raw source's registry entry without its documentation-only keys (what a fetch depends on)."""
+    entry = config["registry"].source(source)
     return {k: v for k, v in entry.items() if k not in REGISTRY_DOC_KEYS}
 
 

@@ -3,13 +3,12 @@
 # from input or output files, so a job's spec must never be looked up by its output path.
 import shlex
 
-from snakemake.exceptions import IncompleteCheckpointException
-
 from dpclust.codehash import code_hash
 from dpclust.data.parsers import parser_module
 from dpclust.data.store import content_id, intact
+from dpclust.itemkit import runs_note
 from dpclust.pipeline import caption_text
-from dpclust.workflow import canonical_json, function_module, run_path
+from dpclust.workflow import canonical_json, function_module, registry_entry, run_path, source_entry
 
 
 def item_of(w):
@@ -29,7 +28,10 @@ def step_spec(step):
 
 
 def caption_of(w):
-    return caption_text(item_of(w).cfg)
+    """The item's caption and one line on what was run under the preset (repetitions and grids)."""
+    target = item_of(w)
+    note = runs_note(target.step_spec("render"))
+    return caption_text(target.cfg) + (f" *{note}.*" if note else "")
 
 
 def checks_caption_of(w):
@@ -58,43 +60,37 @@ def processed_record(dataset):
 
 
 def _checked(dataset):
-    """The record of the processed file of `dataset` once its (checkpoint) job is complete. A file
-    that no longer matches the record written with it (truncated, replaced, altered) is moved aside
-    here, once, with one line saying so, so that it is rebuilt like a missing one."""
-    if dataset in _COMPLETE:
-        return _COMPLETE[dataset]
-    path = processed(dataset)
+    """The record of the processed file of `dataset`. A processed file that no longer matches the
+    record written with it (truncated, replaced, altered) is moved aside here, once, with one line
+    saying so, so that it is rebuilt like a missing one (`rule all` lists every processed file)."""
     if dataset not in _CHECKED:
+        path = processed(dataset)
         ok, why = intact(path)
         if not ok and why != "missing":
             print(f"dpclust: {path} {why}: it will be rebuilt", file=sys.stderr)
             if not workflow.dryrun:
                 os.replace(path, path + ".corrupt")
         _CHECKED.add(dataset)
-    record = checkpoints.prepare_dataset.get(dataset=dataset).output.record  # raises until complete
-    _COMPLETE[dataset] = record  # a complete checkpoint stays complete for this invocation
-    return record
+    return processed_record(dataset)
 
 
 _CHECKED = set()
-_COMPLETE = {}
 
 
 def data_input(dataset):
     """A run's or item's processed input, content-addressed. The declared input is the file's
-    record (data/processed/<dataset>.json, written by the same job as the .h5), `ancient` (a
-    rebuilt file with the same content re-runs nothing; a deleted or corrupt .h5 whose record is
-    intact does not trigger its consumers) and behind the checkpoint, so that consumers are
-    re-planned with the new content id (param `data`) once the file is rebuilt. Jobs read the
-    .h5 beside the record."""
-    try:
-        return ancient(_checked(dataset))
-    except IncompleteCheckpointException as exc:
-        return ancient(exc.targetfile)
+    record (data/processed/<dataset>.json, written with the .h5 by the `prepare_dataset`
+    checkpoint; jobs read the .h5 beside it), `ancient`, so that rebuilding a file re-runs nothing
+    by itself; the content id (param) decides. When a checkpoint finishes, Snakemake re-plans the
+    jobs that read its output, so they see the new content id in the same invocation: a parser or
+    registry edit that changes the data re-runs exactly the jobs that read it, one that changes
+    nothing re-runs nothing. (A dry run therefore lists a pending data job but not yet the jobs
+    that its new content will re-run.)"""
+    return ancient(_checked(dataset))
 
 
 def data_id(dataset):
-    """Content id of a processed file (sha256 of X, or 'unavailable:<reason hash>')."""
+    """Content id of a processed file (sha256 of X, or 'unavailable:<reason hash>'; '' if missing)."""
     _checked(dataset)
     return content_id(processed(dataset))
 

@@ -13,7 +13,7 @@ rule fetch_source:
     localrule: True
     params:
         raw_dir=f"{DATA}/raw",
-        entry=lambda w: canonical_json(REGISTRY.source(w.source)),
+        entry=lambda w: canonical_json(source_entry(CFG, w.source)),
         code=code_hash("dpclust.data.download"),
     conda:
         "../envs/dpclust.yaml"
@@ -37,7 +37,7 @@ checkpoint prepare_dataset:
     localrule: True
     params:
         raw_dir=f"{DATA}/raw",
-        entry=lambda w: canonical_json(REGISTRY.dataset(w.dataset)),
+        entry=lambda w: canonical_json(registry_entry(CFG, w.dataset)),
         code=lambda w: prepare_code(w.dataset),
     conda:
         "../envs/dpclust.yaml"

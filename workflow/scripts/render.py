@@ -2,10 +2,10 @@
 import json
 from pathlib import Path
 
-from dpclust.pipeline import render_item
+from dpclust.pipeline import render_item, run_logged
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
+spec = json.loads(sm.params.spec)
 stem = str(Path(sm.output.png).with_suffix(""))
-render_item(json.loads(sm.params.spec), sm.input[0], stem)
-with open(sm.log[0], "w") as log:
-    print(f"rendered {stem}", file=log)
+run_logged(sm.log[0], f"rendering {spec['paper']}/{spec['item']}", lambda: render_item(spec, sm.input[0], stem))
+print(f"dpclust: {spec['paper']}/{spec['item']} rendered ({spec.get('kind', 'figure')}: {stem}.png)")

@@ -333,8 +333,9 @@ def _fetch_file(source, f, out_dir: Path, mirror_root, timeout, retries, backoff
 
 
 def _mirror_phrase(mirror_root, f) -> str:
+    """Why the mirror could not help (no absolute path: the text reaches records and figures)."""
     if mirror_root is None:
-        return "no mirror configured"
+        return "no data mirror is set (set DPCLUST_DATA_MIRROR or config data_mirror to a local copy)"
     if not f.get("mirror_path"):
-        return f"the mirror {mirror_root} has no copy of it"
-    return f"{f['mirror_path']} is not in the mirror {mirror_root}"
+        return "the data mirror has no copy of it"
+    return f"{f['mirror_path']} is not in the data mirror"
