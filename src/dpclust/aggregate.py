@@ -24,11 +24,29 @@ KEYS = ["group", "dataset", "algorithm", "k", "epsilon"]
 
 @dataclass
 class Check:
-    """One claim of a paper, checked on our runs: holds is True/False, or None if not evaluable."""
+    """One claim of a paper, checked on our runs (see `dpclust.claims` for deciding it).
+
+    `holds` is True / False, or None: *not decidable at this sample size* when `undecided` (the
+    interval straddles the threshold), else *not evaluable* (no data). `quantity` and `ci` are the
+    measured quantity and its confidence interval, `threshold` what holding means, and `why` the
+    reason a claim does not hold (defect fixed / genuine: evidence / depends on a lost parameter)."""
 
     claim: str
     holds: bool | None
     detail: str = ""
+    quantity: float | None = None
+    ci: tuple[float, float] | None = None
+    threshold: str = ""
+    why: str = ""
+    undecided: bool = False
+
+    @property
+    def result(self) -> str:
+        if self.holds is True:
+            return "holds"
+        if self.holds is False:
+            return "does not hold"
+        return "not decidable" if self.undecided else "not evaluable"
 
 
 @dataclass
@@ -147,13 +165,16 @@ def add_normalized(table: pd.DataFrame, baseline: str, metric: str, stat: str = 
     return out
 
 
+CHECK_COLUMNS = ["claim", "result", "quantity", "ci_low", "ci_high", "threshold", "detail", "why"]
+
+
 def checks_frame(checks: list[Check]) -> pd.DataFrame:
     return pd.DataFrame([
-        {"claim": c.claim,
-         "result": "holds" if c.holds is True else ("does not hold" if c.holds is False else "not evaluable"),
-         "detail": c.detail}
+        {"claim": c.claim, "result": c.result, "quantity": c.quantity,
+         "ci_low": None if c.ci is None else c.ci[0], "ci_high": None if c.ci is None else c.ci[1],
+         "threshold": c.threshold, "detail": c.detail, "why": c.why}
         for c in checks
-    ], columns=["claim", "result", "detail"])
+    ], columns=CHECK_COLUMNS)
 
 
 def fmt(x: Any, digits: int = 4) -> str:

@@ -101,8 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     item.add_argument("--config-dir", default=None)
     item.add_argument("--mirror", default=None, help="local mirror of the raw datasets")
 
-    lst = sub.add_parser("list", help="list papers/items, algorithms or datasets")
-    lst.add_argument("what", choices=["items", "algorithms", "datasets"])
+    lst = sub.add_parser("list", help="list papers/items, algorithms, datasets, or an algorithm's settings")
+    lst.add_argument("what", choices=["items", "algorithms", "datasets", "settings"])
+    lst.add_argument("name", nargs="?", help="with `settings`: the algorithm (e.g. su2016.dplloyd)")
     lst.add_argument("--config-dir", default=None)
 
     data = sub.add_parser("data", help="download (or copy from a mirror) and prepare datasets")
@@ -180,18 +181,36 @@ def cmd_list(args) -> int:
     if args.what == "algorithms":
         for name, entry in sorted(config["algorithms"].items()):
             print(f"{name:32s} {entry['function']}{'' if entry.get('private', True) else '  (non-private)'}")
+    elif args.what == "settings":
+        _list_settings(config, args.name)
     elif args.what == "items":
         p = plan(config)
         for t in p.items:
             print(f"{t.key:32s} {t.kind:7s} {len(t.runs):5d} jobs  {t.cfg.get('reproduces', '')}")
         print(f"total run jobs: {len(p.runs)}")
     else:
-        from .data import load_registry
-
-        reg = load_registry(Path(config["config_dir"]) / "datasets.yaml")
-        for name in sorted(reg.datasets):
+        for name in sorted(config["registry"].datasets):
             print(name)
     return 0
+
+
+def _list_settings(config: dict, name: str | None) -> None:
+    """Every setting of a configured algorithm: the value it resolves to, the declared default and
+    its provenance (a value that differs from the default is an override in its paper's config)."""
+    from .resolve import import_object
+    from .settings import settings_of
+    from .workflow import resolve_algorithm
+
+    if not name:
+        raise DPClustError("`list settings` needs an algorithm name, e.g. su2016.dplloyd (see `list algorithms`)")
+    resolved = resolve_algorithm(config, name)
+    declared = settings_of(import_object(resolved["function"]))
+    print(f"{name}: {resolved['function']} ({'private' if resolved['private'] else 'non-private'})")
+    for key, value in resolved["settings"].items():
+        setting = declared[key] if declared is not None and key in declared else None
+        mark = "" if setting is None or setting.default == value else f"  [override; default {setting.default!r}]"
+        source = setting.source if setting is not None else "(undeclared)"
+        print(f"  {key} = {value!r}{mark}\n      {source}")
 
 
 def main(argv=None) -> int:

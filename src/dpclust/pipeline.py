@@ -108,34 +108,63 @@ def check_item(spec: dict, table_csv, stem) -> pd.DataFrame:
     return frame
 
 
+RESULT_COLOURS = {"holds": "#1b7f3b", "does not hold": "#b3261e", "not decidable": "#9a6700",
+                  "not evaluable": "#6b6b6b"}
+
+
+def _interval_text(row) -> str:
+    q, lo, hi = (getattr(row, k, None) for k in ("quantity", "ci_low", "ci_high"))
+    if q is None or (isinstance(q, float) and q != q):
+        return ""
+    text = f"{q:.4g}"
+    if lo is not None and hi is not None and lo == lo and hi == hi:
+        text += f" [{lo:.4g}, {hi:.4g}]"
+    return text
+
+
 def checks_html(frame: pd.DataFrame, title: str) -> str:
-    colours = {"holds": "#1b7f3b", "does not hold": "#b3261e", "not evaluable": "#6b6b6b"}
+    """The claim checks as a sortable HTML table (click a column header to sort)."""
+    from .plotting import sortable_table_script
+
+    def cell(v) -> str:
+        return "" if v is None or (isinstance(v, float) and v != v) else html.escape(str(v))
+
     rows = "".join(
-        f"<tr><td>{html.escape(str(r.claim))}</td>"
-        f"<td style='color:{colours.get(r.result, '#000')};font-weight:bold'>{html.escape(r.result)}</td>"
-        f"<td>{html.escape(str(r.detail))}</td></tr>"
+        f"<tr><td>{cell(r.claim)}</td>"
+        f"<td style='color:{RESULT_COLOURS.get(r.result, '#000')};font-weight:bold'>{cell(r.result)}</td>"
+        f"<td>{cell(_interval_text(r))}</td><td>{cell(getattr(r, 'threshold', ''))}</td>"
+        f"<td>{cell(r.detail)}</td><td>{cell(getattr(r, 'why', ''))}</td></tr>"
         for r in frame.itertuples(index=False)
     )
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head>"
-            f"<body><h3>{html.escape(title)}</h3><table border='1' cellpadding='4' style='border-collapse:collapse'>"
-            f"<tr><th>claim</th><th>result</th><th>detail</th></tr>{rows}</table></body></html>\n")
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            "<style>body{font-family:sans-serif;font-size:13px} table{border-collapse:collapse} "
+            "td,th{border:1px solid #bbb;padding:3px 6px;vertical-align:top} th{cursor:pointer;background:#eee}"
+            "</style></head>"
+            f"<body><h3>{html.escape(title)}</h3><table class='sortable'>"
+            "<tr><th>claim</th><th>result</th><th>quantity [95% CI]</th><th>holds if</th><th>detail</th>"
+            f"<th>why (if it does not hold)</th></tr>{rows}</table>{sortable_table_script()}</body></html>\n")
 
 
 def summarize_checks(check_csvs, out_stem) -> pd.DataFrame:
-    """One table of every claim check of every item: paper, item, claim, result, detail.
+    """One table of every claim check of every item: paper, item, claim, result, quantity and
+    interval, threshold, detail, why.
 
     Written as `out_stem.{csv,md,html}`; the report shows it first, so a reader sees at a glance
     which of the papers' claims hold in our runs and which do not.
     """
+    from .aggregate import CHECK_COLUMNS
+
     frames = []
     for path in sorted(map(str, check_csvs)):
-        frame = pd.read_csv(path, keep_default_na=False)
+        frame = pd.read_csv(path).reindex(columns=CHECK_COLUMNS)
+        for col in ("claim", "result", "threshold", "detail", "why"):
+            frame[col] = frame[col].fillna("").astype(str)
         parts = Path(path).with_suffix("").parts
         frame.insert(0, "item", parts[-1])
         frame.insert(0, "paper", parts[-2])
         frames.append(frame)
     table = (pd.concat(frames, ignore_index=True) if frames
-             else pd.DataFrame(columns=["paper", "item", "claim", "result", "detail"]))
+             else pd.DataFrame(columns=["paper", "item", *CHECK_COLUMNS]))
     stem = Path(out_stem)
     write_csv_atomic(table, stem.with_suffix(".csv"))
     counts = table["result"].value_counts().to_dict() if len(table) else {}

@@ -113,6 +113,41 @@ def _cell(v) -> str:
     return str(v).replace("|", "\\|").replace("\n", " ")
 
 
+def sortable_table_script() -> str:
+    """A few lines of JavaScript that sort every `table.sortable` by the clicked column."""
+    return """<script>
+document.querySelectorAll('table.sortable').forEach(function (t) {
+  t.querySelectorAll('th').forEach(function (th, i) {
+    th.addEventListener('click', function () {
+      var rows = Array.from(t.querySelectorAll('tr')).slice(1), asc = th.dataset.asc !== '1';
+      rows.sort(function (a, b) {
+        var x = a.children[i].innerText, y = b.children[i].innerText, nx = parseFloat(x), ny = parseFloat(y);
+        var c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
+        return asc ? c : -c;
+      });
+      th.dataset.asc = asc ? '1' : '0';
+      rows.forEach(function (r) { t.appendChild(r); });
+    });
+  });
+});
+</script>"""
+
+
+def html_table(df: pd.DataFrame, title: str = "", note: str = "") -> str:
+    """A readable, sortable HTML table (for the report)."""
+    import html as _html
+
+    head = "".join(f"<th>{_html.escape(str(c))}</th>" for c in df.columns)
+    body = "".join("<tr>" + "".join(f"<td>{_html.escape(_cell(v))}</td>" for v in row) + "</tr>"
+                   for row in df.itertuples(index=False))
+    return ("<!doctype html><html><head><meta charset='utf-8'>"
+            "<style>body{font-family:sans-serif;font-size:13px} table{border-collapse:collapse} "
+            "td,th{border:1px solid #bbb;padding:3px 6px} th{cursor:pointer;background:#eee}</style></head><body>"
+            + (f"<h3>{_html.escape(title)}</h3>" if title else "")
+            + f"<table class='sortable'><tr>{head}</tr>{body}</table>"
+            + (f"<p>{_html.escape(note)}</p>" if note else "") + sortable_table_script() + "</body></html>\n")
+
+
 def write_table(df: pd.DataFrame, stem: str | Path, title: str = "", note: str = "") -> None:
     """Render a table as `stem.md`, `stem.png` and `stem.pdf`."""
     stem = Path(stem)
