@@ -62,7 +62,7 @@ rule summarize_claims:
         html=report(
             f"{PLAN.summary_stem}.html",
             caption="../report/summary.rst",
-            category="Claim checks: summary",
+            category="All claims (summary)",
             labels={"paper": "all", "item": "claims", "file": "summary of claim checks"},
         ),
         csv=f"{PLAN.summary_stem}.csv",
