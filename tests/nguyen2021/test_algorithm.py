@@ -8,7 +8,7 @@ import pytest
 
 from dpclust.api import DPClustError
 from dpclust.metrics import kmeans_cost
-from dpclust.nguyen2021.algorithm import DEFAULTS, Nguyen, embed, jl_dimension, nguyen
+from dpclust.nguyen2021.algorithm import Nguyen, embed, jl_dimension, nguyen
 
 
 def _blobs(n=600, seed=0):
@@ -19,7 +19,8 @@ def _blobs(n=600, seed=0):
 
 
 def _settings(**kw):
-    return dict(DEFAULTS, bounds=[0.0, 1.0], init_seed=0, **kw)
+    """The runner's keys plus overrides; `@declared` fills every other setting with its default."""
+    return dict(bounds=[0.0, 1.0], init_seed=0, **kw)
 
 
 def test_spent_budget_is_epsilon_and_n_to_minus_1_5():
@@ -78,6 +79,7 @@ def test_embedding_uses_public_bounds_only():
     {"settings": {"alpha": 0.0}},
     {"settings": {"jl_dim": "five"}},
     {"settings": {"bounds": [0.0, 0.5]}},
+    {"settings": {"lloyd_rounds": 0}},
 ])
 def test_bad_input_raises_one_clear_error(change):
     X, _ = _blobs()
