@@ -254,7 +254,7 @@ def test_a_parser_edit_reprepares_only_its_datasets(work, mirror_run, mirror):  
     sipu = {d for d in p.datasets if p.config["registry"].dataset(d).get("parser") == "sipu"}
     assert "s1" in sipu
     expected = {("prepare_dataset", f"data/processed/{d}.json") for d in sipu}
-    with _Edited(parser, lambda path: path.write_text(path.read_text() + "\n# edited\n")):
+    with _Edited(parser, lambda path: path.write_text(path.read_text() + "\n_EDITED = 1\n")):
         assert _dry(work, mirror=mirror) == expected
         assert _real(work, mirror=mirror) == expected  # same content: nothing downstream re-runs
     assert _real(work, mirror=mirror) == expected
@@ -263,7 +263,7 @@ def test_a_parser_edit_reprepares_only_its_datasets(work, mirror_run, mirror):  
 def test_a_module_edit_reruns_exactly_its_dependents(work, mirror_run, mirror):
     p = _plan(work)
     items_module = work / "src" / "dpclust" / "baseline_items.py"
-    with _Edited(items_module, lambda path: path.write_text(path.read_text() + "\n# edited\n")):
+    with _Edited(items_module, lambda path: path.write_text(path.read_text() + "\n_EDITED = 1\n")):
         dry = _dry(work, mirror=mirror)
         assert dry == _item_jobs(p, [p.item("baselines", "table"), p.item("baselines", "figure")])
     config = p.config
@@ -271,9 +271,9 @@ def test_a_module_edit_reruns_exactly_its_dependents(work, mirror_run, mirror):
                  if "dpclust.baselines" in closure(function_module(e["function"]))}
     expected = _downstream(p, [j.path for j in p.runs if j.algorithm in dependent])
     expected |= _item_jobs(p, [t for t in p.items if t.module and "dpclust.baselines" in closure(t.module)])
-    with _Edited(work / "src" / "dpclust" / "baselines.py", lambda path: path.write_text(path.read_text() + "\n# e\n")):
+    with _Edited(work / "src" / "dpclust" / "baselines.py", lambda path: path.write_text(path.read_text() + "\n_EDITED = 1\n")):
         assert _dry(work, mirror=mirror) == expected
-    with _Edited(work / "src" / "dpclust" / "workflow.py", lambda path: path.write_text(path.read_text() + "\n# e\n")):
+    with _Edited(work / "src" / "dpclust" / "workflow.py", lambda path: path.write_text(path.read_text() + "\n_EDITED = 1\n")):
         assert _dry(work, mirror=mirror) == set(), "editing the planner re-runs nothing"
 
 
