@@ -248,6 +248,7 @@ class RunJob:
     seed_count: int
     spec_json: str
     results_dir: str = "results"
+    overrides_json: str = "{}"  # the group's params for this algorithm (already inside the spec's settings)
 
     @property
     def path(self) -> str:
@@ -322,11 +323,15 @@ class ItemTarget:
     @cached_property
     def runs_summary(self) -> dict:
         """What was run for this item under the preset: per group its datasets, algorithms, k, ε,
-        repetitions (for captions and renderers; derived from the planned jobs)."""
+        repetitions and the group's setting overrides per algorithm (`params`; a sweep's value is
+        one), for captions and renderers; derived from the planned jobs."""
         groups: dict[str, dict] = {}
         for job in self.runs:
             g = groups.setdefault(job.group, {"datasets": [], "algorithms": [], "k": [], "epsilon": [],
-                                              "repetitions": 0})
+                                              "repetitions": 0, "params": {}})
+            overrides = json.loads(job.overrides_json)
+            if overrides:
+                g["params"].setdefault(job.algorithm, overrides)
             for key, value in (("datasets", job.dataset), ("algorithms", job.algorithm), ("k", job.k),
                                ("epsilon", job.epsilon)):
                 if value not in g[key]:
@@ -337,10 +342,13 @@ class ItemTarget:
         return groups
 
     def step_names(self) -> dict:
-        """The display names this item's jobs can show: its algorithms and datasets only."""
-        algs = {j.algorithm for j in self.runs}
-        datasets = set(self.datasets)
+        """The display names this item's jobs can show: its algorithms and datasets (those it runs
+        or reads, and those its options mention, e.g. the columns of a paper's printed table)."""
         names = self.names or {}
+        known = set(names.get("algorithms") or {}) | set(names.get("datasets") or {})
+        mentioned = {word for word in _words(self.cfg) if word in known}
+        algs = {j.algorithm for j in self.runs} | mentioned
+        datasets = set(self.datasets) | mentioned
         return {"algorithms": {a: n for a, n in (names.get("algorithms") or {}).items() if a in algs},
                 "datasets": {d: n for d, n in (names.get("datasets") or {}).items() if d in datasets}}
 
@@ -363,6 +371,15 @@ class ItemTarget:
     @property
     def module(self) -> str | None:
         return self.cfg.get("module")
+
+
+def _words(obj) -> set[str]:
+    """Every string and mapping key inside a config value."""
+    if isinstance(obj, dict):
+        return set(map(str, obj)) | {w for v in obj.values() for w in _words(v)}
+    if isinstance(obj, (list, tuple)):
+        return {w for v in obj for w in _words(v)}
+    return {obj} if isinstance(obj, str) else set()
 
 
 @dataclass
@@ -560,5 +577,5 @@ class _Planner:
                                 paper=paper, item=item_name, group=group_name, dataset=dataset,
                                 algorithm=alg, k=k, epsilon=eps, block=b, seed_start=start,
                                 seed_count=min(block, reps - start), spec_json=canonical_json(spec),
-                                results_dir=results_dir))
+                                results_dir=results_dir, overrides_json=canonical_json(params.get(alg, {}))))
         return jobs
