@@ -53,10 +53,11 @@ def _planned(item) -> tuple[str, str]:
 def render_fig1(table: pd.DataFrame, item, stem) -> None:
     """One panel per ε: the data in grey, the centres of seed 0 on top (Figure 1 (a), (b))."""
     dataset, algorithm = _planned(item)
-    eps_values = sorted(table.loc[table["kind"] == "centre", "epsilon"].dropna().unique())
+    unavailable = "unavailable" in set(table["kind"])
+    eps_values = [] if unavailable else sorted(table.loc[table["kind"] == "centre", "epsilon"].dropna().unique())
     n = max(1, len(eps_values))
     fig, axes = panel_grid(n, ncols=2, panel_size=(3.8, 3.6))
-    if "unavailable" in set(table["kind"]) or not eps_values:
+    if unavailable or not eps_values:
         reason = table["reason"].iloc[0] if "reason" in table else ""
         mark_unavailable(axes[0], dataset_name(item, dataset), str(reason))
         save_figure(fig, stem)
