@@ -164,7 +164,8 @@ def runs_note(item: Mapping) -> str:
         eps = [e for e in g.get("epsilon", []) if e is not None]
         eps_text = f", ε ∈ {{{', '.join(f'{e:g}' for e in eps)}}}" if eps else ""
         ks = g.get("k", [])
-        parts.append(f"{g.get('repetitions', '?')} runs per cell, k ∈ {{{', '.join(map(str, ks))}}}{eps_text}")
+        reps = g.get("repetitions", "?")
+        parts.append(f"{reps} run{'' if reps == 1 else 's'} per cell, k ∈ {{{', '.join(map(str, ks))}}}{eps_text}")
     unique = list(dict.fromkeys(parts))
     preset = item.get("preset", "full")
     return f"Preset {preset}: " + "; ".join(unique[:3]) + (" …" if len(unique) > 3 else "")
