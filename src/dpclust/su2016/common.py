@@ -1,8 +1,12 @@
 """Pieces shared by the Su et al. (2016) algorithms.
 
+* `INIT_SETTINGS` — the declared settings of the initialisation (`init`, `init_max_tries`,
+  `init_search_steps`), shared by the declarations of every algorithm that calls `initial_centers`
+  (DPLloyd, Lloyd, EUGkM, Hybrid);
 * `initial_centers` — the initialisation named by ``settings["init"]`` (``sphere_packing``, §4.1.1,
   or ``random_points``, Lu & Shen's shared data points), from `dpclust.blocks.initialisation`, with
-  the sphere-packing interpretations `init_max_tries` and `init_search_steps` from settings.
+  the sphere-packing interpretations `init_max_tries` and `init_search_steps` from settings;
+* `OpenUnitInterval` — the constraint "a number in (0, 1)" of budget fractions.
 * `sum_sensitivity_radius` — r of the paper's [−r, r]^d for a general public box [lo, hi]^d: a
   tuple changes a coordinate sum by at most max(|lo|, |hi|) under add/remove neighbours (§3.1).
 * `cluster_stats` / `batched_weighted_lloyd` — one-pass (bincount) cluster sums, counts; Lloyd with
@@ -23,16 +27,44 @@ from ..api import DPClustError, data_bounds
 from ..blocks import initialisation
 from ..blocks.initialisation import init_set_seeds, sphere_packing_init  # noqa: F401 (used by eugkm, gupt)
 from ..metrics import squared_distances
+from ..settings import Constraint, Interval, Options, Setting, Settings
+
+#: The settings `initial_centers` reads; every algorithm that calls it declares them (spread into
+#: its own `Settings`, possibly with `init` narrowed, as EUGkM does).
+INIT_SETTINGS = Settings(
+    init=Setting("sphere_packing", "STATED §4.1.1 sphere packing, data independent ('random_points': "
+                 "Lu & Shen's k shared data points, NOT private, used only where their config asks for it)",
+                 Options("sphere_packing", "random_points"),
+                 "initialisation, drawn from default_rng(init_seed) so runs with equal init_seed share it"),
+    init_max_tries=Setting(100, "MISSING→REC §4.1.1 'when we have failed repeatedly': candidate points per "
+                           "centroid before a radius counts as failed", Interval(int, 1)),
+    init_search_steps=Setting(20, "MISSING→REC §4.1.1 'a binary search to find the maximal value for a': "
+                              "bisection steps on the radius a in [0, (hi-lo)/2]", Interval(int, 0)),
+)
+
+
+class OpenUnitInterval(Constraint):
+    """A number strictly between 0 and 1 (a fraction of the budget that leaves both parts > 0)."""
+
+    def error(self, value):
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or not 0 < value < 1:
+            return f"expected a number in (0, 1), got {value!r}"
+        return None
+
+    def __str__(self):
+        return "float in (0, 1)"
 
 
 def initial_centers(X: np.ndarray, k: int, settings: Mapping, seed: int | None = None) -> np.ndarray:
-    """Initial centres named by `settings["init"]`, drawn from `default_rng(seed or init_seed)`."""
+    """Initial centres named by `settings["init"]`, drawn from `default_rng(seed or init_seed)`;
+    `settings` holds the `INIT_SETTINGS` (complete: the caller's declaration filled them)."""
     how = settings["init"]
     if how not in ("sphere_packing", "random_points"):
         raise DPClustError(f"unknown init {how!r}: use 'sphere_packing' or 'random_points'")
     return initialisation.initial_centers(
         X, k, how, seed=int(settings["init_seed"] if seed is None else seed), bounds=data_bounds(settings),
-        tries=int(settings.get("init_max_tries", 100)), steps=int(settings.get("init_search_steps", 20)))
+        tries=int(settings["init_max_tries"]), steps=int(settings["init_search_steps"]))
 
 
 def sum_sensitivity_radius(bounds) -> float:
