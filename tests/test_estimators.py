@@ -178,16 +178,10 @@ def test_pipeline_and_reproducibility(cls):
         est.predict(np.zeros((2, 3)))
 
 
-#: non-private algorithms whose module does not yet say so (``estimator_for(..., private=False)``)
-PENDING_PRIVATE_FLAG = {"dpclust.su2016.lloyd.Lloyd"}
-
-
 @pytest.mark.parametrize("name", list(ESTIMATORS))
 def test_private_flag_matches_what_is_spent(name):
     """An estimator is declared private exactly when its algorithm spends a budget."""
     cls = ESTIMATORS[name]
-    if name in PENDING_PRIVATE_FLAG and cls.private:
-        pytest.xfail("su2016/lloyd.py must declare Lloyd = estimator_for(lloyd, DEFAULTS, 'Lloyd', private=False)")
     est = make(cls).fit(box_data())
     assert (est.epsilon_spent_ > 0) == cls.private
 

@@ -379,7 +379,7 @@ def _words(obj) -> set[str]:
         return set(map(str, obj)) | {w for v in obj.values() for w in _words(v)}
     if isinstance(obj, (list, tuple)):
         return {w for v in obj for w in _words(v)}
-    return {obj} if isinstance(obj, str) else set()
+    return {obj, obj.rpartition(":")[2]} if isinstance(obj, str) else set()  # "group:algorithm" too
 
 
 @dataclass

@@ -42,7 +42,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..api import ClusteringResult, DPClustError, validate_inputs
+from ..api import ClusteringResult, validate_inputs
 from ..settings import Constraint, Interval, MappingOf, Options, Setting, Settings, declared, settings_of
 from .algorithm import STRATEGIES, STRATEGY_SETTINGS, lushen
 
@@ -52,23 +52,13 @@ SU_PRIVGENE = "dpclust.su2016.privgene:pgkm"
 
 
 def _su(spec: str):
-    """Su et al.'s function `module:name` and its default settings, imported lazily: the function's
-    declared defaults (`dpclust.settings.settings_of(function).defaults()`) when it declares its
-    settings, else its module's DEFAULTS dict. The import statement is written out (inside the
-    function) so that `dpclust.codehash` sees the dependency."""
-    try:
-        from ..su2016 import dplloyd, gupt, privgene
-    except ImportError as exc:
-        raise DPClustError(f"Lu & Shen baselines need Su et al.'s modules (dpclust.su2016): {exc}") from None
-    modules = {SU_DPLLOYD: dplloyd, SU_GUPT: gupt, SU_PRIVGENE: privgene}
-    module = modules[spec]
-    function = getattr(module, spec.rpartition(":")[2], None)
-    if function is None:
-        raise DPClustError(f"Lu & Shen baseline needs {spec}, which dpclust.su2016 does not define")
-    declared_settings = settings_of(function)
-    if declared_settings is not None:
-        return function, declared_settings.defaults()
-    return function, dict(getattr(module, "DEFAULTS", {}))
+    """Su et al.'s function `module:name` and its declared default settings, imported lazily. The
+    import statement is written out (inside the function) so that `dpclust.codehash` sees the
+    dependency."""
+    from ..su2016 import dplloyd, gupt, privgene
+
+    function = {SU_DPLLOYD: dplloyd.dplloyd, SU_GUPT: gupt.gkm, SU_PRIVGENE: privgene.pgkm}[spec]
+    return function, settings_of(function).defaults()
 
 
 class SuSettings(Constraint):

@@ -41,4 +41,4 @@ def lloyd(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     return ClusteringResult(res.centers, 0.0, 0.0, res.iterations, info)
 
 
-Lloyd = estimator_for(lloyd, lloyd.settings.defaults(), "Lloyd")
+Lloyd = estimator_for(lloyd, lloyd.settings.defaults(), "Lloyd", private=False)
