@@ -9,13 +9,13 @@ over 30 initialisations; Lu & Shen §7.1 cost / Lloyd's cost).
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterable
 
 import pandas as pd
+
+from .records import load_records  # noqa: F401 (re-exported: records are read with flattened runs)
 
 #: Scalar metrics every run record carries.
 RUN_METRICS = ("cost_kmeans", "nicv", "cost_kmedian", "iterations", "epsilon_spent", "delta_spent", "wall_time_s")
@@ -69,12 +69,6 @@ class Context:
         return self.dataset_entries[name]
 
 
-def load_records(paths: Iterable[str | Path]) -> list[dict]:
-    out = []
-    for p in paths:
-        with open(p, encoding="utf-8") as fh:
-            out.append(json.load(fh))
-    return out
 
 
 def runs_frame(records: list[dict], info_keys: Iterable[str] = ()) -> pd.DataFrame:

@@ -26,11 +26,12 @@ import numpy as np
 from . import __version__
 from .api import DPClustError, validate_inputs
 from .metrics import all_costs
+from .records import DIAGNOSTICS_NOTE, make_run
+from .records import SCHEMA as RECORD_SCHEMA
 from .resolve import REPO_ROOT, import_object, resolve_delta
 
 #: Relative slack when checking that an algorithm spent no more than its budget.
 SPEND_TOLERANCE = 1e-9
-RECORD_SCHEMA = 1
 #: Keys every run spec has.
 SPEC_KEYS = ("dataset", "dataset_entry", "transform", "algorithm", "function", "private", "settings", "k",
              "epsilon", "delta", "seeds", "init_sets", "base_seed", "store_centers")
@@ -119,9 +120,12 @@ def run_spec(spec: dict, data_path: str, data_sha256: str | None = None) -> dict
         "private": bool(spec["private"]), "k": k, "epsilon": epsilon, "transform": spec["transform"],
         "seeds": seeds, "base_seed": spec["base_seed"], "init_sets": spec["init_sets"],
         "dpclust_version": __version__, "git_commit": _git_commit(), "versions": _versions(),
+        "diagnostics_note": DIAGNOSTICS_NOTE,
     }
     if "sweep" in spec:
         record["sweep"] = spec["sweep"]
+    if "guarantee" in spec:
+        record["guarantee"] = spec["guarantee"]
     try:
         data = load_processed(data_path, expect_sha256=data_sha256 or None)
     except DatasetUnavailable as exc:
@@ -151,13 +155,10 @@ def run_spec(spec: dict, data_path: str, data_sha256: str | None = None) -> dict
         if centers.shape != (k, X.shape[1]) or not np.isfinite(centers).all():
             raise DPClustError(f"{algorithm} returned centres of shape {centers.shape} "
                                f"(expected {(k, X.shape[1])}) or non-finite values")
-        run = {"seed": seed, "init_seed": init_seed, "epsilon_spent": result.epsilon_spent,
-               "delta_spent": result.delta_spent, "ledger": result.ledger,
-               "iterations": result.iterations, **all_costs(X, centers), "info": result.info,
-               "wall_time_s": wall}
-        if spec["store_centers"]:
-            run["centers"] = centers
-        runs.append(run)
+        diagnostics = {"epsilon_spent": result.epsilon_spent, "delta_spent": result.delta_spent,
+                       "ledger": result.ledger, "iterations": result.iterations, **all_costs(X, centers),
+                       "info": result.info}
+        runs.append(make_run(seed, init_seed, wall, centers, diagnostics, spec["store_centers"]))
     record["settings"] = settings
     record["runs"] = runs
     return _jsonable(record)

@@ -261,9 +261,47 @@ class Settings(Mapping[str, Setting]):
                  "doc": s.doc} for name, s in self._settings.items()]
 
 
-def declared(settings: Settings) -> Callable:
+@dataclass(frozen=True)
+class Guarantee:
+    """What an algorithm (with given settings) guarantees: `kind` is one of KINDS; `note` says why
+    (for "not DP as published": what breaks the guarantee); `relation` is the neighbouring relation
+    the guarantee is for."""
+
+    kind: str
+    note: str = ""
+    relation: str = "add/remove one record"
+
+    KINDS = ("ε-DP", "(ε, δ)-DP", "non-private", "not DP as published")
+
+    def __post_init__(self):
+        if self.kind not in self.KINDS:
+            raise ValueError(f"guarantee kind must be one of {self.KINDS}, got {self.kind!r}")
+        if self.kind == "not DP as published" and not self.note:
+            raise ValueError("a 'not DP as published' guarantee needs a note saying why")
+
+    @property
+    def is_dp(self) -> bool:
+        """True for ε-DP and (ε, δ)-DP: only these may report an ε or enter a private comparison."""
+        return self.kind in ("ε-DP", "(ε, δ)-DP")
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "note": self.note, "relation": self.relation}
+
+
+PURE = Guarantee("ε-DP")
+APPROXIMATE = Guarantee("(ε, δ)-DP")
+NON_PRIVATE = Guarantee("non-private", relation="")
+
+
+def not_dp(reason: str, relation: str = "add/remove one record") -> Guarantee:
+    """A variant that is not differentially private as published (or as configured): `reason`."""
+    return Guarantee("not DP as published", reason, relation)
+
+
+def declared(settings: Settings, guarantee: Guarantee | Callable[[Mapping], Guarantee] | None = None) -> Callable:
     """Decorator: the algorithm receives `settings.complete(given)` (defaults filled, checked) and
-    exposes the declaration as `function.settings`."""
+    exposes the declaration as `function.settings`; `guarantee` (a `Guarantee`, or a function of the
+    complete settings returning one) says what it guarantees, as `function.guarantee(settings)`."""
 
     def wrap(function):
         @functools.wraps(function)
@@ -272,9 +310,19 @@ def declared(settings: Settings) -> Callable:
                             settings.complete(settings_given, where=function.__name__))
 
         algorithm.settings = settings
+        if guarantee is not None:
+            algorithm.guarantee = guarantee if callable(guarantee) else (lambda _settings: guarantee)
         return algorithm
 
     return wrap
+
+
+def guarantee_of(function, settings: Mapping | None = None) -> Guarantee | None:
+    """The declared guarantee of an algorithm function under `settings` (None if undeclared)."""
+    g = getattr(function, "guarantee", None)
+    if g is None:
+        return None
+    return g(settings or {})
 
 
 def settings_of(function) -> Settings | None:

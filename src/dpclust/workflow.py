@@ -178,7 +178,7 @@ def resolve_algorithm(config: dict, name: str, params: dict | None = None, where
     """The complete description of algorithm `name` as a run uses it: function, privacy and the
     full settings (the function's declared defaults, the named variant's overrides from its paper
     config, then `params`)."""
-    from .settings import settings_of
+    from .settings import NON_PRIVATE, guarantee_of, settings_of
 
     algorithms = config["algorithms"]
     if name not in algorithms:
@@ -197,8 +197,14 @@ def resolve_algorithm(config: dict, name: str, params: dict | None = None, where
             raise DPClustError(f"{label} has no setting(s) {unknown}; its settings are "
                                f"{sorted(entry.get('settings') or {})}")
         settings = overrides
-    return {"algorithm": name, "function": entry["function"], "private": bool(entry.get("private", True)),
-            "settings": settings}
+    private = bool(entry.get("private", True))
+    guarantee = guarantee_of(function, settings) or (None if private else NON_PRIVATE)
+    if guarantee is not None and guarantee.kind == "non-private" and private:
+        raise DPClustError(f"{label}: config says private, but its function declares no privacy guarantee")
+    resolved = {"algorithm": name, "function": entry["function"], "private": private, "settings": settings}
+    if guarantee is not None:
+        resolved["guarantee"] = guarantee.as_dict()
+    return resolved
 
 
 def registry_entry(config: dict, dataset: str) -> dict:

@@ -116,6 +116,7 @@ def test_bad_inputs_raise_one_clear_error():
 def test_run_records_spend_the_setting(repo, tmp_path):
     """Through the runner: every run of every algorithm of the paper records epsilon_spent = epsilon."""
     from dpclust.data import write_processed
+    from dpclust.records import flatten
     from dpclust.runner import run_spec
     from dpclust.workflow import load_config, run_spec_for
 
@@ -126,7 +127,7 @@ def test_run_records_spend_the_setting(repo, tmp_path):
     write_processed(path, X * 1000)
     for alg, entry in algorithms.items():
         eps = None if not entry.get("private", True) else 0.7
-        rec = run_spec(run_spec_for(config, "s1", alg, 3, eps, seeds=(0, 2), transform="minmax_01"), str(path))
+        rec = flatten(run_spec(run_spec_for(config, "s1", alg, 3, eps, seeds=(0, 2), transform="minmax_01"), str(path)))
         assert rec["status"] == "ok"
         for run in rec["runs"]:
             assert math.isclose(run["epsilon_spent"], eps or 0.0, rel_tol=1e-9, abs_tol=0.0), alg

@@ -77,11 +77,11 @@ def test_fig2_close_ratio_is_the_claims_threshold():
 
 def test_fig2_claims_on_a_dataset_not_run_are_not_evaluable():
     """Test preset: Shuttle only; the claims about Skin say so instead of disappearing (the spec names
-    only the datasets the item runs, so Skin is shown by its registry name)."""
+    every dataset the item mentions, so Skin keeps its display name)."""
     item = spec("fig2", "checks", "test")
     table = fig2.aggregate_normalised(_fig2_records(("shuttle",), (3,)), spec("fig2", "aggregate", "test"), None)
     checks = fig2.check_fig2(table, item)
-    on_skin = [c for c in checks if " on skin " in c.claim]
+    on_skin = [c for c in checks if " on Skin Segmentation " in c.claim]
     assert len(on_skin) == 3 and all(c.holds is None for c in on_skin)
     assert all("not run in this preset" in c.detail for c in on_skin)
     assert any(c.holds is True for c in checks if "on Shuttle" in c.claim)

@@ -148,7 +148,9 @@ def _record_for(iris_path, algorithms, name, eps=20.0):
     from dpclust.workflow import load_config, run_spec_for
 
     spec = run_spec_for(load_config(), "iris", name, 3, eps, seeds=(0, 2), transform="minmax_01")
-    return run_spec(dict(spec, paper="lushen2020", item="fig7", group="main"), iris_path)
+    from dpclust.records import flatten
+
+    return flatten(run_spec(dict(spec, paper="lushen2020", item="fig7", group="main"), iris_path))
 
 
 def test_run_records_spend_the_bottom_up_total_and_are_reproducible(iris_path, algorithms):

@@ -113,7 +113,9 @@ def test_run_record_spends_the_configured_epsilon_and_delta(repo, tmp_path):
     write_processed(path, X)
     spec = run_spec_for(load_config(repo / "config"), "iris", "nguyen2021.ours", 2, group["epsilon"],
                         seeds=(0, 2), delta=group["delta"], transform="minmax_01")
-    rec = run_spec(spec, str(path))
+    from dpclust.records import flatten
+
+    rec = flatten(run_spec(spec, str(path)))
     assert rec["status"] == "ok" and rec["delta"] == pytest.approx(150 ** -1.5)
     for run in rec["runs"]:
         assert run["epsilon_spent"] == pytest.approx(1.0, rel=1e-12)
