@@ -70,6 +70,7 @@ class Interval(Constraint):
     lo: float | None = None
     hi: float | None = None
     open_lo: bool = False
+    open_hi: bool = False
 
     def error(self, value):
         if self.kind is int:
@@ -79,14 +80,14 @@ class Interval(Constraint):
             return f"expected a finite number, got {value!r}"
         if self.lo is not None and (value <= self.lo if self.open_lo else value < self.lo):
             return f"must be {'>' if self.open_lo else '>='} {self.lo:g}, got {value!r}"
-        if self.hi is not None and value > self.hi:
-            return f"must be <= {self.hi:g}, got {value!r}"
+        if self.hi is not None and (value >= self.hi if self.open_hi else value > self.hi):
+            return f"must be {'<' if self.open_hi else '<='} {self.hi:g}, got {value!r}"
         return None
 
     def __str__(self):
         lo = "-inf" if self.lo is None else f"{self.lo:g}"
         hi = "inf" if self.hi is None else f"{self.hi:g}"
-        return f"{self.kind.__name__} in {'(' if self.open_lo else '['}{lo}, {hi}]"
+        return f"{self.kind.__name__} in {'(' if self.open_lo else '['}{lo}, {hi}{')' if self.open_hi else ']'}"
 
 
 class Options(Constraint):

@@ -189,14 +189,10 @@ def resolve_algorithm(config: dict, name: str, params: dict | None = None, where
     function = import_object(entry["function"])
     declared = settings_of(function)
     label = f"{where}: {name}" if where else name
-    if declared is not None:
-        settings = declared.complete(overrides, where=label)
-    else:  # an undeclared function: its config entry lists every setting
-        unknown = sorted(set(params or {}) - set(entry.get("settings") or {}))
-        if unknown:
-            raise DPClustError(f"{label} has no setting(s) {unknown}; its settings are "
-                               f"{sorted(entry.get('settings') or {})}")
-        settings = overrides
+    if declared is None:
+        raise DPClustError(f"{label}: {entry['function']} declares no settings; decorate it with "
+                           "dpclust.settings.declared (see docs/ADD_AN_ALGORITHM.md)")
+    settings = declared.complete(overrides, where=label)
     private = bool(entry.get("private", True))
     guarantee = guarantee_of(function, settings) or (None if private else NON_PRIVATE)
     if guarantee is not None and guarantee.kind == "non-private" and private:

@@ -52,6 +52,7 @@ from ..accountant import Accountant
 from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
 from ..baselines import cluster_sums
 from ..blocks.domain import public_box
+from ..blocks.one_median import ONE_MEDIAN_SETTINGS
 from ..mechanisms import exponential_mechanism, laplace_mechanism
 from ..metrics import assign
 from ..settings import AnyOf, Boolean, Interval, MappingOf, Options, Setting, Settings, declared
@@ -134,7 +135,7 @@ KMEDIAN_SETTINGS = SETTINGS.extend(
     one_median=Setting(
         {}, "MISSING→REC settings of the private 1-median (dpclust.blocks.one_median.private_one_median, which "
         "holds their defaults and checks them: objective perturbation, Iyengar et al. 2019); §6.2 names "
-        "log-concave sampling (Bassily et al. 2014) without parameters", MappingOf(),
+        "log-concave sampling (Bassily et al. 2014) without parameters", MappingOf(keys=tuple(ONE_MEDIAN_SETTINGS)),
         "partial settings of private_one_median (empty: its defaults)"),
 )
 
