@@ -299,10 +299,17 @@ def not_dp(reason: str, relation: str = "add/remove one record") -> Guarantee:
     return Guarantee("not DP as published", reason, relation)
 
 
-def declared(settings: Settings, guarantee: Guarantee | Callable[[Mapping], Guarantee] | None = None) -> Callable:
+OBJECTIVES = ("kmeans", "kmedian")
+
+
+def declared(settings: Settings, guarantee: Guarantee | Callable[[Mapping], Guarantee] | None = None,
+             objective: str = "kmeans") -> Callable:
     """Decorator: the algorithm receives `settings.complete(given)` (defaults filled, checked) and
     exposes the declaration as `function.settings`; `guarantee` (a `Guarantee`, or a function of the
-    complete settings returning one) says what it guarantees, as `function.guarantee(settings)`."""
+    complete settings returning one) says what it guarantees, as `function.guarantee(settings)`;
+    `objective` is the cost it minimises (kmeans: sum of squared distances, kmedian: of distances)."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
 
     def wrap(function):
         @functools.wraps(function)
@@ -311,6 +318,7 @@ def declared(settings: Settings, guarantee: Guarantee | Callable[[Mapping], Guar
                             settings.complete(settings_given, where=function.__name__))
 
         algorithm.settings = settings
+        algorithm.objective = objective
         if guarantee is not None:
             algorithm.guarantee = guarantee if callable(guarantee) else (lambda _settings: guarantee)
         return algorithm

@@ -447,7 +447,10 @@ def plan(config: dict) -> Plan:
             for group_name, group in (item.get("runs") or {}).items():
                 if group is None:  # a preset may drop a run group with `group: null`
                     continue
-                for name, expanded in _expand_sweep(f"{paper}/{item_name}/runs/{group_name}", group_name, group):
+                where = f"{paper}/{item_name}/runs/{group_name}"
+                if isinstance(group.get("algorithms"), dict):
+                    group = dict(group, algorithms=select_algorithms(config, group["algorithms"], where))
+                for name, expanded in _expand_sweep(where, group_name, group):
                     target.runs.extend(planner.group_jobs(paper, item_name, name, expanded, results_dir))
             items.append(target)
     by_key = {t.key: t for t in items}
@@ -462,6 +465,38 @@ def plan(config: dict) -> Plan:
                 raise DPClustError(f"{target.key}: give either `runs` or `runs_from`, not both")
             target.runs = other.runs
     return Plan(config, items)
+
+
+def select_algorithms(config: dict, selection: dict, where: str = "") -> list[str]:
+    """Every configured algorithm matching `selection` (sorted): `select` private (takes a budget) |
+    nonprivate | all; optional `objective` (kmeans | kmedian, as declared by the function),
+    `guarantee` (list of guarantee kinds) and `exclude` (ids). A new algorithm entry joins every
+    group that selects it without touching that group."""
+    from .settings import guarantee_of
+
+    what = selection.get("select", "all")
+    if what not in ("private", "nonprivate", "all"):
+        raise DPClustError(f"{where}: algorithms.select must be private, nonprivate or all, got {what!r}")
+    exclude = set(selection.get("exclude") or [])
+    unknown = sorted(exclude - set(config["algorithms"]))
+    if unknown:
+        raise DPClustError(f"{where}: algorithms.exclude names unknown algorithms {unknown}")
+    out = []
+    for name, entry in sorted(config["algorithms"].items()):
+        private = bool(entry.get("private", True))
+        if name in exclude or (what == "private" and not private) or (what == "nonprivate" and private):
+            continue
+        function = import_object(entry["function"])
+        if "objective" in selection and getattr(function, "objective", "kmeans") != selection["objective"]:
+            continue
+        if "guarantee" in selection:
+            g = guarantee_of(function, resolve_algorithm(config, name)["settings"])
+            if g is None or g.kind not in selection["guarantee"]:
+                continue
+        out.append(name)
+    if not out:
+        raise DPClustError(f"{where}: no configured algorithm matches {selection}")
+    return out
 
 
 def _slug(value: Any) -> str:
