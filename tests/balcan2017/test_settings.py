@@ -180,3 +180,9 @@ def test_every_algorithm_declares_its_guarantee(cfg):
     assert algorithm.balcan.guarantee({**algorithm.balcan.settings.defaults(), "recovery": "noisyavg",
                                        "refine_iterations": 0}).kind == "(ε, δ)-DP"
     assert sulq.sulq.guarantee({**sulq.sulq.settings.defaults(), "sum_mechanism": "laplace"}).kind == "ε-DP"
+
+
+def test_objectives_are_declared():
+    """Run groups select algorithms by objective: the k-median variant minimises the k-median cost."""
+    assert algorithm.balcan_kmedian.objective == "kmedian"
+    assert algorithm.balcan.objective == "kmeans" and sulq.sulq.objective == "kmeans"

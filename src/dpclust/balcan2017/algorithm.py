@@ -419,7 +419,7 @@ def balcan(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
 
 
 @declared(KMEDIAN_SETTINGS, guarantee=Guarantee(
-    PURE.kind, "Laplace/exponential stages and a pure-ε private 1-median per cluster", RELATION))
+    PURE.kind, "Laplace/exponential stages and a pure-ε private 1-median per cluster", RELATION), objective="kmedian")
 def balcan_kmedian(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Private k-median of Balcan et al. 2017 §6.2 (local swap on the k-median loss, private 1-median recovery)."""
     return _run(X, k, epsilon, delta, rng, settings, "kmedian")
