@@ -96,6 +96,12 @@ def display_name(item: Mapping, algorithm: str) -> str:
     return shown
 
 
+def lloyd_name(item: Mapping) -> str:
+    """LLOYD's display name (the items no longer run it: Lloyd is each Algorithm 1 run's diagnostic)."""
+    shown = name(item, LLOYD)
+    return "LLOYD" if shown == LLOYD else shown
+
+
 def legend_label(item: Mapping, algorithm: str, kind: str) -> str:
     """Display name, with "(not DP as published)" for a method whose record says so."""
     shown = display_name(item, algorithm)

@@ -165,6 +165,26 @@ def _style(alg: str, index: int) -> dict:
     return style
 
 
+def _decade_ticks(ax, cell, width: float) -> None:
+    """Ticks at 0 and ±10^k beyond ten linear widths (no crowded labels around 0)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    values = cell[["gap", "gap_low", "gap_high"]].to_numpy(dtype=float)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return
+    lo, hi = float(values.min()), float(values.max())
+    ticks = [0.0]
+    k = math.floor(math.log10(10 * width))
+    while 10.0 ** k <= max(abs(lo), abs(hi), 10 * width) * 10:
+        ticks += [t for t in (10.0 ** k, -(10.0 ** k)) if lo * 1.5 - 10 * width <= t <= hi * 1.5 + 10 * width]
+        k += 1
+    ax.yaxis.set_major_locator(FixedLocator(sorted(ticks)))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_major_formatter(FuncFormatter(
+        lambda v, _: "0" if v == 0 else ("−" if v < 0 else "") + f"$10^{{{int(round(math.log10(abs(v))))}}}$"))
+
+
 def render_fig7(table, item, stem) -> None:
     """One panel per dataset (`figure.dataset_order`), one line per method (gap with its 95 % band,
     asinh axis); the not-DP methods are labelled so; data unavailable panels say so."""
@@ -197,6 +217,7 @@ def render_fig7(table, item, stem) -> None:
             seen.setdefault(legend_label(item, alg, kind), line)
         ax.axhline(0.0, color="0.5", lw=0.8, ls=":")
         ax.set_yscale("asinh", linear_width=width)
+        _decade_ticks(ax, cell, width)
         ax.set_title(f"{title} (k={int(cell['k'].dropna().iloc[0])})")
         ax.set_xlabel("per-step ε (the paper's knob)")
         ax.set_ylabel("cost gap (cost / Lloyd's − 1)")
@@ -251,9 +272,9 @@ def check_fig7(table, item) -> list[Check]:
             verdict = decide("", Interval(r.quantity, r.ci_low, r.ci_high), 0.0, ">").holds
             decisions.append((r.dataset, verdict))
             details.append(f"{r.dataset}: {r.detail}, growth {Interval(r.quantity, r.ci_low, r.ci_high)} "
-                           f"(best DP baseline {r.versus})")
+                           f"(best DP baseline {_versus_name(item, r.versus)})")
         shrink = [f"{r.dataset}: {r.detail} (gaps at ε_min→ε_max: {label} {_gaps(table, r.dataset, alg)}, "
-                  f"best DP baseline {_gaps(table, r.dataset, r.versus)})"
+                  f"best DP baseline {_versus_name(item, r.versus)} {_gaps(table, r.dataset, r.versus)})"
                   for r, (_, v) in zip(rows.itertuples(), decisions) if v is False]
         why = ("genuine: the distance shrinks: " + "; ".join(shrink) + ". " + WHY.get("growth", "")) if shrink else ""
         check = every(f"the distance between {label}'s cost gap and the best DP baseline's on the paper's log gap "
@@ -265,6 +286,11 @@ def check_fig7(table, item) -> list[Check]:
     checks.append(Check("every run spent at most its cap (the accountant's nominal total; an ε guarantee only for the "
                         "DP methods)", over.empty, f"{len(over)} of {len(cells)} cells over the cap"))
     return checks
+
+
+def _versus_name(item, versus: str) -> str:
+    """'a@0.1→b@1' with display names."""
+    return "→".join(f"{display_name(item, a)}@{e}" for a, e in (part.split("@") for part in str(versus).split("→")))
 
 
 def _gaps(table, dataset, versus) -> str:

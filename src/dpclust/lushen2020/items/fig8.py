@@ -122,8 +122,8 @@ def check_fig8(table, item) -> list[Check]:
             ci = Interval(r.match_rate, r.ci_low, r.ci_high)
             decisions.append((r.dataset, decide("", ci, threshold, side).holds))
             per_eps = cells[(cells["dataset"] == r.dataset) & (cells["algorithm"] == alg)].sort_values("eps_step")
-            details.append(f"{r.dataset}: {r.matches}/{r.n} = {ci} (per ε: " +
-                           ", ".join(f"{fmt(c.eps_step)}: {c.matches}/{c.n}" for c in per_eps.itertuples()) + ")")
+            details.append(f"{r.dataset}: {int(r.matches)}/{int(r.n)} = {ci} (per ε: " +
+                           ", ".join(f"{fmt(c.eps_step)}: {int(c.matches)}/{int(c.n)}" for c in per_eps.itertuples()) + ")")
         return decisions, "; ".join(details)
 
     decisions, detail = per_dataset(PRIOR, floor, ">=")
@@ -156,8 +156,8 @@ def _why(overall, alg, threshold, direction, claims) -> str:
     wrong = rows[rows["ci_high"] < threshold] if direction == "below" else rows[rows["ci_low"] > threshold]
     if wrong.empty:
         return ""
-    evidence = "; ".join(f"{r.dataset} {r.matches}/{r.n} (95 % CI {r.ci_low:.2f}–{r.ci_high:.2f}); "
-                         f"{r.below_lloyd} of its {r.n - r.matches} non-matching runs end below Lloyd's cost"
+    evidence = "; ".join(f"{r.dataset} {int(r.matches)}/{int(r.n)} (95 % CI {r.ci_low:.2f}–{r.ci_high:.2f}); "
+                         f"{int(r.below_lloyd)} of its {int(r.n - r.matches)} non-matching runs end below Lloyd's cost"
                          for r in wrong.itertuples())
     text = f"genuine: {direction} {threshold:.0%}: {evidence}"
     if direction == "below" and (wrong["below_lloyd"] >= 0.9 * (wrong["n"] - wrong["matches"])).all():

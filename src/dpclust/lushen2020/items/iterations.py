@@ -26,9 +26,9 @@ import pandas as pd
 
 from ...aggregate import Check, fmt
 from ...claims import Interval, decide, every, mean_ci
-from ...itemkit import dataset_name, name, step_options
+from ...itemkit import dataset_name, step_options
 from ...plotting import save_figure, style_for
-from .common import LLOYD, PRIOR, display_name, dataset_order, percentile_interval, runs_table, unavailable
+from .common import PRIOR, display_name, dataset_order, lloyd_name, percentile_interval, runs_table, unavailable
 
 COLUMNS = ["dataset", "eps_step", "n", "count", "count_mean", "iterations_mean", "lloyd_steps_mean",
            "lloyd_iterations_mean", "lloyd_iterations_std", "ratio_of_means", "ratio_low", "ratio_high",
@@ -92,7 +92,7 @@ def _table_b(table, item) -> tuple[list[str], list[list[str]]]:
     table (in `figure.dataset_order`)."""
     opts = step_options(item, "figure")
     strategy, count = opts["strategy"], opts.get("count", "iterations")
-    label, lloyd = display_name(item, strategy), name(item, LLOYD)
+    label, lloyd = display_name(item, strategy), lloyd_name(item)
     paper = opts["paper_table"]
     datasets = dataset_order(paper["lloyd"], opts.get("dataset_order", ()))
     overall = table[(table["status"] == "ok") & table["eps_step"].isna()].set_index("dataset")
@@ -135,13 +135,13 @@ def render_iterations(table, item, stem) -> None:
     bound = float(opts["bound"])
     ax.axhline(bound, color="C3", lw=0.8, ls=":", label=f"bound (×{bound:g})")
     ax.set_xlabel("per-step ε (the paper's knob)")
-    ax.set_ylabel(f"iterations {display_name(item, opts['strategy'])} / {name(item, LLOYD)}")
+    ax.set_ylabel(f"iterations {display_name(item, opts['strategy'])} / {lloyd_name(item)}")
     ax.set_title(f"(a) Iteration ratio; count: {COUNTS[count]}", fontsize=8)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
     unavailable_sets = sorted(table.loc[table["status"] != "ok", "dataset"].unique())
     if unavailable_sets:
-        ax.text(0.02, 0.02, "data unavailable: " + ", ".join(dataset_name(item, d) for d in unavailable_sets),
-                transform=ax.transAxes, fontsize=7, color="0.3")
+        ax.text(1.02, 0.02, "data unavailable:\n" + ", ".join(dataset_name(item, d) for d in unavailable_sets),
+                transform=ax.transAxes, fontsize=7, color="0.3", va="bottom")
     header, rows = _table_b(table, item)
     axt.axis("off")
     tab = axt.table(cellText=rows, colLabels=header, loc="center", cellLoc="center")
