@@ -207,9 +207,11 @@ def test_sulq_zero_iterations_is_a_clear_error(wide):
 
 
 # --- the authors' calibration (NOT DP) and the diagnostics of the MNIST non-reproduction ---------------
-def test_authors_calibration_reports_no_epsilon_and_says_why(wide):
-    res = balcan(wide, 4, 1.0, 1e-6, np.random.default_rng(2), {**SET, "calibration": "authors", "refine_iterations": 3})
-    assert np.isnan(res.epsilon_spent) and res.delta_spent == 0.0        # no ε guarantee is reported
+def test_authors_calibration_reports_only_its_nominal_epsilon_and_says_why(wide):
+    settings = {**SET, "calibration": "authors", "refine_iterations": 3}
+    res = balcan(wide, 4, 1.0, 1e-6, np.random.default_rng(2), settings)
+    assert res.epsilon_spent == 1.0 and res.delta_spent == 0.0           # the nominal ε it was given ...
+    assert balcan.guarantee(balcan.settings.complete(settings)).kind == "not DP as published"   # ... no guarantee
     assert res.info["nominal_epsilon_authors"] == pytest.approx(17 / 12)  # 2/3 + 1/12 + 1/6 + 1/2 of ε
     assert res.info["stage_epsilon"]["refine"] == pytest.approx(0.5) and res.iterations == 3
     assert res.info["privacy_note"].startswith("NOT DP") and "17ε/12" in res.info["privacy_note"]
@@ -282,7 +284,8 @@ def iris_path(tmp_path_factory, mirror):
 
 def test_run_records_mark_the_authors_variant_not_dp(iris_path):
     """Through the runner: the variant's record carries its 'not DP as published' guarantee with the
-    reason, and no ε spent; the DP variant's record says (ε, δ)-DP and spends exactly ε."""
+    reason (its ε spent is only the nominal budget it was given); the DP variant's record says
+    (ε, δ)-DP and spends exactly ε."""
     from dpclust.records import flatten
     from dpclust.runner import run_spec
     from dpclust.workflow import load_config, run_spec_for
@@ -295,5 +298,5 @@ def test_run_records_mark_the_authors_variant_not_dp(iris_path):
     auth, dp = recs["balcan2017.balcan_authors"], recs["balcan2017.balcan"]
     assert auth["guarantee"]["kind"] == "not DP as published" and "L2 radius" in auth["guarantee"]["note"]
     assert dp["guarantee"]["kind"] == "(ε, δ)-DP"
-    assert all(r["epsilon_spent"] is None for r in auth["runs"])
+    assert all(r["epsilon_spent"] == pytest.approx(1.0) for r in auth["runs"])   # nominal only: no guarantee
     assert all(r["epsilon_spent"] == pytest.approx(1.0) for r in dp["runs"])
