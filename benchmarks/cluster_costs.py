@@ -1,0 +1,173 @@
+"""Measure what run jobs cost (wall seconds, peak memory) and write the table that sizes SLURM jobs.
+
+    # 1. processed datasets (from the mirror), e.g. in a scratch copy of the repository:
+    snakemake --cores 2 data/processed/s1.h5 ...        (or run the quick preset once)
+    # 2. time every run job of a preset, one process each, two at a time (as the workflow runs them):
+    .venv/bin/python benchmarks/cluster_costs.py measure --preset quick --data-dir DIR --raw raw.tsv
+    #    and the largest job (seeds x k) of each (paper, algorithm, dataset) of the full protocol:
+    .venv/bin/python benchmarks/cluster_costs.py measure --preset full --largest --data-dir DIR --raw raw.tsv
+    # 3. summarise into the table dpclust.cluster_resources reads:
+    .venv/bin/python benchmarks/cluster_costs.py summarize raw.tsv --out profiles/slurm/costs.tsv
+
+`measure` runs exactly the command of the workflow's `run` rule (`python -m dpclust run ...`, one
+BLAS thread) and records its wall time and peak resident memory (ru_maxrss of that process, from
+wait4). Jobs whose dataset is unavailable here (no mirror file) write a `data_unavailable` record
+and are left out. `summarize` keeps, per (paper, algorithm, dataset, k), the largest cost per seed,
+(wall - base_s) / seeds over the row's jobs (every epsilon), and the largest peak memory; base_s is
+the process start-up (interpreter, imports, record), the smallest wall time measured.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RAW_FIELDS = ["preset", "paper", "item", "group", "dataset", "algorithm", "k", "epsilon", "seeds",
+              "wall_s", "peak_mb", "status"]
+
+
+def _measure_one(cmd: list[str], env: dict, cwd: Path) -> tuple[float, float, int]:
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        err = proc.stderr.read().decode(errors="replace")[-2000:]
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err}")
+    proc.stderr.close()
+    return wall, usage.ru_maxrss / 1024.0, proc.returncode  # ru_maxrss is in KiB on Linux
+
+
+def measure(args) -> None:
+    from dpclust.workflow import fmt_epsilon, load_config, plan
+
+    config_dir = Path(args.config_dir).resolve()
+    config = load_config(config_dir, overrides={"preset": args.preset})
+    jobs = plan(config).runs
+    if args.match:
+        jobs = [j for j in jobs if re.search(args.match, j.path)]
+    if args.largest:
+        best = {}
+        for j in jobs:
+            key = (j.paper, j.algorithm, j.dataset)
+            if key not in best or j.seed_count * j.k > best[key].seed_count * best[key].k:
+                best[key] = j
+        jobs = list(best.values())
+    data_dir = Path(args.data_dir).resolve()
+    jobs = [j for j in jobs if (data_dir / f"{j.dataset}.h5").exists()]
+    print(f"{len(jobs)} run jobs to measure ({args.preset}{', largest per group' if args.largest else ''})",
+          file=sys.stderr)
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    raw = Path(args.raw)
+    new_file = not raw.exists()
+    lock = threading.Lock()
+    pending = list(jobs)
+    tmp = Path(tempfile.mkdtemp(prefix="dpclust-costs-"))
+    done = [0]
+
+    with open(raw, "a", newline="") as fh:
+        writer = csv.DictWriter(fh, RAW_FIELDS, delimiter="\t")
+        if new_file:
+            writer.writeheader()
+
+        def worker(slot: int) -> None:
+            while True:
+                with lock:
+                    if not pending:
+                        return
+                    job = pending.pop(0)
+                out = tmp / f"{slot}.json"
+                cmd = [sys.executable, "-m", "dpclust", "run", *job.cli_args(),
+                       "--data", str(data_dir / f"{job.dataset}.h5"), "--config-dir", str(config_dir),
+                       "--base-seed", str(config["base_seed"]), "--out", str(out)]
+                wall, peak, _ = _measure_one(cmd, env, REPO)
+                status = json.loads(out.read_text()).get("status", "?")
+                row = dict(preset=args.preset, paper=job.paper, item=job.item, group=job.group,
+                           dataset=job.dataset, algorithm=job.algorithm, k=job.k,
+                           epsilon=fmt_epsilon(job.epsilon), seeds=job.seed_count,
+                           wall_s=f"{wall:.3f}", peak_mb=f"{peak:.1f}", status=status)
+                with lock:
+                    writer.writerow(row)
+                    fh.flush()
+                    done[0] += 1
+                    if done[0] % 25 == 0 or wall > 60:
+                        print(f"  {done[0]}/{len(jobs)}  {job.path}: {wall:.1f} s, {peak:.0f} MB",
+                              file=sys.stderr)
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(args.jobs)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+
+def summarize(args) -> None:
+    rows = []
+    for path in args.raw:
+        with open(path, newline="") as fh:
+            rows += [r for r in csv.DictReader(fh, delimiter="\t") if r["status"] == "ok"]
+    if not rows:
+        raise SystemExit("no measurements with status ok")
+    base_s = min(float(r["wall_s"]) for r in rows)
+    base_mb = min(float(r["peak_mb"]) for r in rows)
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r["paper"], r["algorithm"], r["dataset"], int(r["k"]))].append(r)
+    out = [
+        "# Measured cost of dpclust run jobs, one row per (paper, algorithm, dataset, k): read by",
+        "# dpclust.cluster_resources to size SLURM requests. Written by benchmarks/cluster_costs.py from",
+        f"# {len(rows)} jobs of the {', '.join(sorted({r['preset'] for r in rows}))} preset(s), each one"
+        " process with one BLAS thread, two at a time, on a 2-core machine.",
+        f"# base_s {base_s:.3f}  (process start-up: the smallest wall time measured)",
+        f"# base_mb {base_mb:.0f}  (the smallest peak RSS measured)",
+        "# sec_per_seed: largest (wall_s - base_s) / seeds over the row's jobs (every epsilon);"
+        " wall_max_s: largest wall time; peak_mb: largest peak RSS.",
+        "\t".join(["paper", "algorithm", "dataset", "k", "jobs", "seeds_max", "wall_max_s",
+                   "sec_per_seed", "peak_mb"]),
+    ]
+    for (paper, alg, ds, k), rs in sorted(groups.items()):
+        per = max(max(0.0, float(r["wall_s"]) - base_s) / int(r["seeds"]) for r in rs)
+        out.append("\t".join([
+            paper, alg, ds, str(k), str(len(rs)), str(max(int(r["seeds"]) for r in rs)),
+            f"{max(float(r['wall_s']) for r in rs):.2f}", f"{per:.4g}",
+            f"{max(float(r['peak_mb']) for r in rs):.0f}"]))
+    text = "\n".join(out) + "\n"
+    if args.out:
+        Path(args.out).write_text(text)
+        print(f"wrote {args.out}: {len(groups)} rows from {len(rows)} jobs", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("measure")
+    m.add_argument("--preset", default="quick", choices=["full", "quick", "test"])
+    m.add_argument("--config-dir", default=str(REPO / "config"))
+    m.add_argument("--data-dir", required=True, help="directory of processed <dataset>.h5 files")
+    m.add_argument("--raw", required=True, help="TSV to append one row per measured job to")
+    m.add_argument("--jobs", type=int, default=2)
+    m.add_argument("--match", help="only run jobs whose output path matches this regular expression")
+    m.add_argument("--largest", action="store_true",
+                   help="only the largest job (seeds x k) of each (paper, algorithm, dataset)")
+    s = sub.add_parser("summarize")
+    s.add_argument("raw", nargs="+")
+    s.add_argument("--out")
+    args = ap.parse_args()
+    measure(args) if args.cmd == "measure" else summarize(args)
+
+
+if __name__ == "__main__":
+    main()
