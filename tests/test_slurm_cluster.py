@@ -1,0 +1,189 @@
+"""The workflow on a real SLURM cluster: a single-node cluster on localhost (scripts/local-slurm.sh).
+
+A few items of the test preset run through `--profile profiles/slurm` in one temporary copy of the
+repository and locally (`--cores 2`) in another; then:
+* only run jobs went to SLURM, in bundles (at most one SLURM job per 5 run jobs), each bundle asking
+  for 1 CPU, the sum of its jobs' runtimes and the largest of their memories
+  (dpclust.cluster_resources);
+* every run record and table equals the local run's, wall-time fields aside.
+
+Needs root and the Debian packages (installed by the script with apt-get, ~15 s); skipped elsewhere.
+Runs last (tests/conftest.py): the cluster is stopped afterwards and its slurm.conf put aside, so
+later `snakemake` calls do not stall on the SLURM plugin's `scontrol` probe.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dpclust import cluster_resources
+from dpclust.workflow import load_config, plan
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "scripts" / "local-slurm.sh"
+TARGETS = ["results/tables/baselines/table.csv", "results/tables/su2016/fig4.csv"]  # 8 + 2 run jobs
+BUNDLE = 5  # run jobs per SLURM job here: two bundles side by side (the profile's 30: one, in series)
+WALL_FIELDS = {"wall_time_s", "wall_mean_s", "wall_median_s"}
+PACKAGE_BINARIES = ("slurmctld", "slurmd", "sbatch", "munged")
+
+
+def _skip_reason() -> str | None:
+    if not sys.platform.startswith("linux"):
+        return "a local SLURM cluster needs Linux"
+    if os.geteuid() != 0:
+        return "starting a local SLURM cluster needs root (apt-get, munge and SLURM daemons)"
+    installed = all(shutil.which(b) or Path("/usr/sbin", b).exists() for b in PACKAGE_BINARIES)
+    if not installed and not shutil.which("apt-get"):
+        return "SLURM is not installed and there is no apt-get to install Debian's slurm-wlm packages"
+    return None
+
+
+pytestmark = [
+    pytest.mark.slurm, pytest.mark.slow, pytest.mark.workflow,
+    pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or ""),
+]
+
+
+def _sh(*args, timeout=600, check=True):
+    out = subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout)
+    if check and out.returncode != 0:
+        raise AssertionError(f"local-slurm.sh {' '.join(args)} failed:\n{out.stdout}\n{out.stderr}")
+    return out
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """The local cluster, started (and packages installed) unless it is already up; stopped after."""
+    was_up = "slurmctld: running" in _sh("status", check=False).stdout
+    t0 = time.perf_counter()
+    _sh("up")
+    info = {"start_s": time.perf_counter() - t0, "was_up": was_up, "run_ids": []}
+    try:
+        yield info
+    finally:
+        for run_id in info["run_ids"]:  # our jobs, should any be left (a failed or timed-out run)
+            subprocess.run(["scancel", "--name", run_id], capture_output=True, timeout=60)
+        if not was_up:
+            _sh("down", check=False, timeout=120)
+
+
+def _copy_repo(dst: Path) -> Path:
+    for name in ("Snakefile", "config", "workflow", "src", "profiles", "pyproject.toml"):
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, dst / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        else:
+            shutil.copy(src, dst / name)
+    return dst
+
+
+def _snakemake(work: Path, mirror: Path, *args, timeout: float):
+    env = dict(os.environ, PYTHONPATH=str(work / "src"), DPCLUST_DATA_MIRROR=str(mirror))
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "snakemake", *TARGETS, "--configfile",
+                          str(work / "config" / "test.yaml"), *args],
+                         cwd=work, env=env, capture_output=True, text=True, timeout=timeout)
+    elapsed = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{out.stdout[-4000:]}\n{out.stderr[-8000:]}")
+    return out.stdout + out.stderr, elapsed
+
+
+def _records(work: Path) -> dict[str, dict]:
+    def strip(obj):
+        if isinstance(obj, dict):
+            return {k: strip(v) for k, v in obj.items() if k not in WALL_FIELDS}
+        if isinstance(obj, list):
+            return [strip(v) for v in obj]
+        return obj
+
+    root = work / "results" / "runs"
+    return {str(p.relative_to(root)): strip(json.loads(p.read_text())) for p in sorted(root.rglob("*.json"))}
+
+
+def _without_wall(table: pd.DataFrame) -> pd.DataFrame:
+    """A table without timing: wall-time columns, and the rows of tidy tables whose metric is one."""
+    if "metric" in table.columns:
+        table = table[~table["metric"].isin(WALL_FIELDS)]
+    return table.drop(columns=[c for c in table.columns if c in WALL_FIELDS]).reset_index(drop=True)
+
+
+def _slurm_jobs(run_id: str) -> list[dict]:
+    """The cluster's view of one Snakemake run's jobs (squeue keeps finished jobs for MinJobAge)."""
+    out = subprocess.run(["squeue", "--states=all", "--noheader", "--name", run_id,
+                          "--format=%i|%T|%C|%l|%m"], capture_output=True, text=True, timeout=60, check=True)
+    jobs = []
+    for line in out.stdout.split():
+        jobid, state, cpus, limit, mem = line.split("|")
+        jobs.append({"id": jobid, "state": state, "cpus": int(cpus), "limit_min": _minutes(limit),
+                     "mem_mb": _megabytes(mem)})
+    return jobs
+
+
+def _minutes(limit: str) -> int:
+    days, _, hms = limit.rpartition("-")
+    parts = [int(p) for p in hms.split(":")]
+    while len(parts) < 3:
+        parts.insert(0, 0)
+    h, m, s = parts
+    return (int(days or 0) * 24 + h) * 60 + m + (1 if s else 0)
+
+
+def _megabytes(mem: str) -> int:
+    unit = mem[-1].upper()
+    if unit.isdigit():
+        return int(mem)
+    return int(float(mem[:-1]) * {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 ** 2}[unit])
+
+
+def test_test_items_run_bundled_on_slurm_with_local_results(cluster, tmp_path_factory, mirror, capsys):
+    work_local = _copy_repo(tmp_path_factory.mktemp("local"))
+    work_slurm = _copy_repo(tmp_path_factory.mktemp("slurm"))
+    config = load_config(work_slurm / "config", overrides={"preset": "test"})
+    items = [plan(config).item(*t.removeprefix("results/tables/").removesuffix(".csv").split("/"))
+             for t in TARGETS]
+    run_jobs = list({j.path: j for item in items for j in item.runs}.values())
+
+    _, local_s = _snakemake(work_local, mirror, "--cores", "2", timeout=600)
+    log, slurm_s = _snakemake(
+        work_slurm, mirror, "--profile", "profiles/slurm", "--group-components", f"runs={BUNDLE}",
+        "--slurm-init-seconds-before-status-checks", "5", timeout=900)
+
+    run_id = re.search(r"SLURM run ID: (\S+)", log).group(1)
+    cluster["run_ids"].append(run_id)
+    submitted = re.findall(r"has been submitted with SLURM jobid (\d+) \(log: .*?/slurm_logs/(\w+?)/", log)
+    kinds = {kind for _, kind in submitted}
+    jobs = _slurm_jobs(run_id)
+    with capsys.disabled():
+        print(f"\nlocal SLURM cluster: up in {cluster['start_s']:.1f} s; {len(run_jobs)} run jobs: "
+              f"local --cores 2 {local_s:.1f} s, SLURM {slurm_s:.1f} s in {len(jobs)} SLURM jobs")
+
+    # Only the run jobs were submitted, bundled; the cluster saw exactly those jobs, all completed.
+    assert kinds == {"group_runs_run"}, f"jobs other than run bundles went to SLURM: {kinds}"
+    assert sorted(j["id"] for j in jobs) == sorted(i for i, _ in submitted)
+    assert all(j["state"] == "COMPLETED" for j in jobs), jobs
+    assert 0 < len(jobs) <= len(run_jobs) / 5, f"{len(jobs)} SLURM jobs for {len(run_jobs)} run jobs"
+    # Each bundle: one CPU, its jobs' runtimes summed (in series), the largest of their memories.
+    assert all(j["cpus"] == 1 for j in jobs), jobs
+    assert sum(j["limit_min"] for j in jobs) == sum(cluster_resources.runtime_min(r) for r in run_jobs)
+    mems = {cluster_resources.mem_mb(r) for r in run_jobs}
+    assert all(j["mem_mb"] in mems for j in jobs) and max(j["mem_mb"] for j in jobs) == max(mems), (jobs, mems)
+
+    # Same results as the local run, wall times aside.
+    local_records, slurm_records = _records(work_local), _records(work_slurm)
+    assert len(slurm_records) == len(run_jobs) and slurm_records.keys() == local_records.keys()
+    for name, record in slurm_records.items():
+        assert record == local_records[name], f"run record {name} differs"
+    for target in TARGETS:
+        a, b = _without_wall(pd.read_csv(work_local / target)), _without_wall(pd.read_csv(work_slurm / target))
+        assert len(a) > 0
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
