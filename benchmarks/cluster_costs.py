@@ -6,13 +6,20 @@
     .venv/bin/python benchmarks/cluster_costs.py measure --preset quick --data-dir DIR --raw raw.tsv
     #    and the largest job (seeds x k) of each (paper, algorithm, dataset) of the full protocol:
     .venv/bin/python benchmarks/cluster_costs.py measure --preset full --largest --data-dir DIR --raw raw.tsv
+    #    datasets unavailable here (no mirror file): shape-matched stand-ins, measured the same way
+    .venv/bin/python benchmarks/cluster_costs.py standins --data-dir DIR --out-dir STANDINS
+    .venv/bin/python benchmarks/cluster_costs.py measure --preset quick --data-dir DIR --standin-dir STANDINS \
+        --only-standins --raw raw.tsv
     # 3. summarise into the table dpclust.cluster_resources reads:
     .venv/bin/python benchmarks/cluster_costs.py summarize raw.tsv --out profiles/slurm/costs.tsv
 
 `measure` runs exactly the command of the workflow's `run` rule (`python -m dpclust run ...`, one
 BLAS thread) and records its wall time and peak resident memory (ru_maxrss of that process, from
 wait4). Jobs whose dataset is unavailable here (no mirror file) write a `data_unavailable` record
-and are left out. `summarize` keeps, per (paper, algorithm, dataset, k), the largest cost per seed,
+and are left out, unless `--standin-dir` holds a stand-in for them: seeded Gaussian blobs of the
+registry's n x d (`standins`), so that the cost of jobs on data that cannot be had offline (HIGGS,
+Covertype, Gowalla, ...) is measured at its real size too (column `data`: real or stand-in; the
+results on stand-ins mean nothing, only their cost is used). `summarize` keeps, per (paper, algorithm, dataset, k), the largest cost per seed,
 (wall - base_s) / seeds over the row's jobs (every epsilon), and the largest peak memory; base_s is
 the process start-up (interpreter, imports, record), the smallest wall time measured.
 """
@@ -33,7 +40,48 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 RAW_FIELDS = ["preset", "paper", "item", "group", "dataset", "algorithm", "k", "epsilon", "seeds",
-              "wall_s", "peak_mb", "status"]
+              "wall_s", "peak_mb", "status", "data"]
+
+
+def _available(path: Path) -> bool:
+    from dpclust.data.processed import processed_info
+
+    return path.exists() and bool(processed_info(path).get("available", False))
+
+
+def standins(args) -> None:
+    """Shape-matched stand-ins (n x d of config/datasets.yaml) for every planned dataset unavailable
+    in --data-dir: 20 seeded Gaussian blobs (sd 0.05) in [0, 1]^d, written in row chunks."""
+    import numpy as np
+
+    from dpclust.data import load_registry
+    from dpclust.data.processed import write_processed_chunks
+    from dpclust.workflow import load_config, plan
+
+    config_dir = Path(args.config_dir).resolve()
+    registry = load_registry(config_dir / "datasets.yaml")
+    names = sorted({j.dataset for preset in ("full", "quick", "test")
+                    for j in plan(load_config(config_dir, overrides={"preset": preset})).runs})
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        if _available(Path(args.data_dir) / f"{name}.h5") or (out_dir / f"{name}.h5").exists():
+            continue
+        entry = registry.dataset(name)
+        n, d = int(entry["n"]), int(entry["d"])
+        centers = np.random.default_rng([7, d]).uniform(0.1, 0.9, size=(20, d))
+
+        def chunks(n=n, d=d, centers=centers, rows=262_144):
+            for i, start in enumerate(range(0, n, rows)):
+                rng = np.random.default_rng([7, i])
+                m = min(rows, n - start)
+                X = centers[rng.integers(0, len(centers), m)] + 0.05 * rng.standard_normal((m, d))
+                yield np.clip(X, 0.0, 1.0), None
+
+        t = time.perf_counter()
+        write_processed_chunks(out_dir / f"{name}.h5", chunks(),
+                               {"name": name, "source": "stand-in (benchmarks/cluster_costs.py)"}, n=n, d=d)
+        print(f"stand-in {name}: {n} x {d} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
 
 
 def _measure_one(cmd: list[str], env: dict, cwd: Path) -> tuple[float, float, int]:
@@ -65,7 +113,17 @@ def measure(args) -> None:
                 best[key] = j
         jobs = list(best.values())
     data_dir = Path(args.data_dir).resolve()
-    jobs = [j for j in jobs if (data_dir / f"{j.dataset}.h5").exists()]
+    standin_dir = Path(args.standin_dir).resolve() if args.standin_dir else None
+    real = {d: _available(data_dir / f"{d}.h5") for d in {j.dataset for j in jobs}}
+
+    def data_path(dataset: str) -> tuple[Path, str]:
+        if real[dataset] or standin_dir is None or not (standin_dir / f"{dataset}.h5").exists():
+            return data_dir / f"{dataset}.h5", "real"
+        return standin_dir / f"{dataset}.h5", "stand-in"
+
+    jobs = [j for j in jobs if data_path(j.dataset)[0].exists()]
+    if args.only_standins:
+        jobs = [j for j in jobs if data_path(j.dataset)[1] == "stand-in"]
     print(f"{len(jobs)} run jobs to measure ({args.preset}{', largest per group' if args.largest else ''})",
           file=sys.stderr)
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
@@ -88,15 +146,16 @@ def measure(args) -> None:
                         return
                     job = pending.pop(0)
                 out = tmp / f"{slot}.json"
+                path, kind = data_path(job.dataset)
                 cmd = [sys.executable, "-m", "dpclust", "run", *job.cli_args(),
-                       "--data", str(data_dir / f"{job.dataset}.h5"), "--config-dir", str(config_dir),
+                       "--data", str(path), "--config-dir", str(config_dir),
                        "--base-seed", str(config["base_seed"]), "--out", str(out)]
                 wall, peak, _ = _measure_one(cmd, env, REPO)
                 status = json.loads(out.read_text()).get("status", "?")
                 row = dict(preset=args.preset, paper=job.paper, item=job.item, group=job.group,
                            dataset=job.dataset, algorithm=job.algorithm, k=job.k,
                            epsilon=fmt_epsilon(job.epsilon), seeds=job.seed_count,
-                           wall_s=f"{wall:.3f}", peak_mb=f"{peak:.1f}", status=status)
+                           wall_s=f"{wall:.3f}", peak_mb=f"{peak:.1f}", status=status, data=kind)
                 with lock:
                     writer.writerow(row)
                     fh.flush()
@@ -123,6 +182,7 @@ def summarize(args) -> None:
     base_mb = min(float(r["peak_mb"]) for r in rows)
     groups = defaultdict(list)
     for r in rows:
+        r.setdefault("data", "real")
         groups[(r["paper"], r["algorithm"], r["dataset"], int(r["k"]))].append(r)
     out = [
         "# Measured cost of dpclust run jobs, one row per (paper, algorithm, dataset, k): read by",
@@ -132,16 +192,17 @@ def summarize(args) -> None:
         f"# base_s {base_s:.3f}  (process start-up: the smallest wall time measured)",
         f"# base_mb {base_mb:.0f}  (the smallest peak RSS measured)",
         "# sec_per_seed: largest (wall_s - base_s) / seeds over the row's jobs (every epsilon);"
-        " wall_max_s: largest wall time; peak_mb: largest peak RSS.",
+        " wall_max_s: largest wall time; peak_mb: largest peak RSS;",
+        "# data: real, or stand-in (seeded blobs of the dataset's n x d where it could not be had offline).",
         "\t".join(["paper", "algorithm", "dataset", "k", "jobs", "seeds_max", "wall_max_s",
-                   "sec_per_seed", "peak_mb"]),
+                   "sec_per_seed", "peak_mb", "data"]),
     ]
     for (paper, alg, ds, k), rs in sorted(groups.items()):
         per = max(max(0.0, float(r["wall_s"]) - base_s) / int(r["seeds"]) for r in rs)
         out.append("\t".join([
             paper, alg, ds, str(k), str(len(rs)), str(max(int(r["seeds"]) for r in rs)),
             f"{max(float(r['wall_s']) for r in rs):.2f}", f"{per:.4g}",
-            f"{max(float(r['peak_mb']) for r in rs):.0f}"]))
+            f"{max(float(r['peak_mb']) for r in rs):.0f}", "/".join(sorted({r["data"] for r in rs}))]))
     text = "\n".join(out) + "\n"
     if args.out:
         Path(args.out).write_text(text)
@@ -162,11 +223,17 @@ def main() -> None:
     m.add_argument("--match", help="only run jobs whose output path matches this regular expression")
     m.add_argument("--largest", action="store_true",
                    help="only the largest job (seeds x k) of each (paper, algorithm, dataset)")
+    m.add_argument("--standin-dir", help="stand-ins (from `standins`) for datasets unavailable in --data-dir")
+    m.add_argument("--only-standins", action="store_true", help="only jobs on stand-in data")
+    t = sub.add_parser("standins")
+    t.add_argument("--config-dir", default=str(REPO / "config"))
+    t.add_argument("--data-dir", required=True)
+    t.add_argument("--out-dir", required=True)
     s = sub.add_parser("summarize")
     s.add_argument("raw", nargs="+")
     s.add_argument("--out")
     args = ap.parse_args()
-    measure(args) if args.cmd == "measure" else summarize(args)
+    {"measure": measure, "summarize": summarize, "standins": standins}[args.cmd](args)
 
 
 if __name__ == "__main__":
