@@ -45,6 +45,7 @@ os.environ.update({
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/cluster.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/runs.smk"
 include: "workflow/rules/aggregate.smk"

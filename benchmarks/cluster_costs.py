@@ -14,14 +14,15 @@
     .venv/bin/python benchmarks/cluster_costs.py summarize raw.tsv --out profiles/slurm/costs.tsv
 
 `measure` runs exactly the command of the workflow's `run` rule (`python -m dpclust run ...`, one
-BLAS thread) and records its wall time and peak resident memory (ru_maxrss of that process, from
-wait4). Jobs whose dataset is unavailable here (no mirror file) write a `data_unavailable` record
+BLAS thread) and records its wall time, CPU time (user + system) and peak resident memory (from
+wait4). The costs use CPU time: for these single-threaded processes it is their wall time on an
+idle core, and unlike wall time it does not grow with whatever else the machine runs. Jobs whose dataset is unavailable here (no mirror file) write a `data_unavailable` record
 and are left out, unless `--standin-dir` holds a stand-in for them: seeded Gaussian blobs of the
 registry's n x d (`standins`), so that the cost of jobs on data that cannot be had offline (HIGGS,
 Covertype, Gowalla, ...) is measured at its real size too (column `data`: real or stand-in; the
 results on stand-ins mean nothing, only their cost is used). `summarize` keeps, per (paper, algorithm, dataset, k), the largest cost per seed,
-(wall - base_s) / seeds over the row's jobs (every epsilon), and the largest peak memory; base_s is
-the process start-up (interpreter, imports, record), the smallest wall time measured.
+(cpu - base_s) / seeds over the row's jobs (every epsilon), and the largest peak memory; base_s is
+the process start-up (interpreter, imports, record), the smallest CPU time measured.
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 RAW_FIELDS = ["preset", "paper", "item", "group", "dataset", "algorithm", "k", "epsilon", "seeds",
-              "wall_s", "peak_mb", "status", "data"]
+              "wall_s", "cpu_s", "peak_mb", "status", "data"]
 
 
 def _available(path: Path) -> bool:
@@ -84,7 +85,8 @@ def standins(args) -> None:
         print(f"stand-in {name}: {n} x {d} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
 
 
-def _measure_one(cmd: list[str], env: dict, cwd: Path) -> tuple[float, float, int]:
+def _measure_one(cmd: list[str], env: dict, cwd: Path) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MB) of one child process."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -94,7 +96,7 @@ def _measure_one(cmd: list[str], env: dict, cwd: Path) -> tuple[float, float, in
         err = proc.stderr.read().decode(errors="replace")[-2000:]
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err}")
     proc.stderr.close()
-    return wall, usage.ru_maxrss / 1024.0, proc.returncode  # ru_maxrss is in KiB on Linux
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0  # ru_maxrss: KiB on Linux
 
 
 def measure(args) -> None:
@@ -147,21 +149,26 @@ def measure(args) -> None:
                     job = pending.pop(0)
                 out = tmp / f"{slot}.json"
                 path, kind = data_path(job.dataset)
-                cmd = [sys.executable, "-m", "dpclust", "run", *job.cli_args(),
+                args_ = job.cli_args()
+                seeds = job.seed_count
+                if args.max_seeds and seeds > args.max_seeds:  # per-seed cost from fewer seeds
+                    seeds = args.max_seeds
+                    args_[args_.index("--repetitions") + 1] = str(seeds)
+                cmd = [sys.executable, "-m", "dpclust", "run", *args_,
                        "--data", str(path), "--config-dir", str(config_dir),
                        "--base-seed", str(config["base_seed"]), "--out", str(out)]
-                wall, peak, _ = _measure_one(cmd, env, REPO)
+                wall, cpu, peak = _measure_one(cmd, env, REPO)
                 status = json.loads(out.read_text()).get("status", "?")
                 row = dict(preset=args.preset, paper=job.paper, item=job.item, group=job.group,
                            dataset=job.dataset, algorithm=job.algorithm, k=job.k,
-                           epsilon=fmt_epsilon(job.epsilon), seeds=job.seed_count,
-                           wall_s=f"{wall:.3f}", peak_mb=f"{peak:.1f}", status=status, data=kind)
+                           epsilon=fmt_epsilon(job.epsilon), seeds=seeds, wall_s=f"{wall:.3f}",
+                           cpu_s=f"{cpu:.3f}", peak_mb=f"{peak:.1f}", status=status, data=kind)
                 with lock:
                     writer.writerow(row)
                     fh.flush()
                     done[0] += 1
-                    if done[0] % 25 == 0 or wall > 60:
-                        print(f"  {done[0]}/{len(jobs)}  {job.path}: {wall:.1f} s, {peak:.0f} MB",
+                    if done[0] % 25 == 0 or cpu > 60:
+                        print(f"  {done[0]}/{len(jobs)}  {job.path}: {cpu:.1f} s CPU, {wall:.1f} s, {peak:.0f} MB",
                               file=sys.stderr)
 
         threads = [threading.Thread(target=worker, args=(i,)) for i in range(args.jobs)]
@@ -178,7 +185,9 @@ def summarize(args) -> None:
             rows += [r for r in csv.DictReader(fh, delimiter="\t") if r["status"] == "ok"]
     if not rows:
         raise SystemExit("no measurements with status ok")
-    base_s = min(float(r["wall_s"]) for r in rows)
+    for r in rows:  # cost = CPU seconds (robust to other load on the machine); wall where not recorded
+        r["cost_s"] = float(r.get("cpu_s") or r["wall_s"])
+    base_s = min(r["cost_s"] for r in rows)
     base_mb = min(float(r["peak_mb"]) for r in rows)
     groups = defaultdict(list)
     for r in rows:
@@ -189,19 +198,21 @@ def summarize(args) -> None:
         "# dpclust.cluster_resources to size SLURM requests. Written by benchmarks/cluster_costs.py from",
         f"# {len(rows)} jobs of the {', '.join(sorted({r['preset'] for r in rows}))} preset(s), each one"
         " process with one BLAS thread, two at a time, on a 2-core machine.",
-        f"# base_s {base_s:.3f}  (process start-up: the smallest wall time measured)",
+        f"# base_s {base_s:.3f}  (process start-up: the smallest CPU time measured)",
         f"# base_mb {base_mb:.0f}  (the smallest peak RSS measured)",
-        "# sec_per_seed: largest (wall_s - base_s) / seeds over the row's jobs (every epsilon);"
-        " wall_max_s: largest wall time; peak_mb: largest peak RSS;",
+        "# sec_per_seed: largest (cpu_s - base_s) / seeds over the row's jobs (every epsilon; CPU seconds,"
+        " user + system,",
+        "# of single-threaded runs: their wall time on an idle core); cpu_max_s: largest CPU time;"
+        " peak_mb: largest peak RSS;",
         "# data: real, or stand-in (seeded blobs of the dataset's n x d where it could not be had offline).",
-        "\t".join(["paper", "algorithm", "dataset", "k", "jobs", "seeds_max", "wall_max_s",
+        "\t".join(["paper", "algorithm", "dataset", "k", "jobs", "seeds_max", "cpu_max_s",
                    "sec_per_seed", "peak_mb", "data"]),
     ]
     for (paper, alg, ds, k), rs in sorted(groups.items()):
-        per = max(max(0.0, float(r["wall_s"]) - base_s) / int(r["seeds"]) for r in rs)
+        per = max(max(0.0, r["cost_s"] - base_s) / int(r["seeds"]) for r in rs)
         out.append("\t".join([
             paper, alg, ds, str(k), str(len(rs)), str(max(int(r["seeds"]) for r in rs)),
-            f"{max(float(r['wall_s']) for r in rs):.2f}", f"{per:.4g}",
+            f"{max(r['cost_s'] for r in rs):.2f}", f"{per:.4g}",
             f"{max(float(r['peak_mb']) for r in rs):.0f}", "/".join(sorted({r["data"] for r in rs}))]))
     text = "\n".join(out) + "\n"
     if args.out:
@@ -225,6 +236,7 @@ def main() -> None:
                    help="only the largest job (seeds x k) of each (paper, algorithm, dataset)")
     m.add_argument("--standin-dir", help="stand-ins (from `standins`) for datasets unavailable in --data-dir")
     m.add_argument("--only-standins", action="store_true", help="only jobs on stand-in data")
+    m.add_argument("--max-seeds", type=int, help="run at most this many of a job's seeds")
     t = sub.add_parser("standins")
     t.add_argument("--config-dir", default=str(REPO / "config"))
     t.add_argument("--data-dir", required=True)

@@ -86,16 +86,24 @@ def _copy_repo(dst: Path) -> Path:
     return dst
 
 
-def _snakemake(work: Path, mirror: Path, *args, timeout: float):
+def _snakemake(work: Path, mirror: Path, *args, timeout: float, run_ids: list | None = None):
+    """Run Snakemake on TARGETS in `work`; the SLURM run IDs it prints go to `run_ids` (for scancel)."""
     env = dict(os.environ, PYTHONPATH=str(work / "src"), DPCLUST_DATA_MIRROR=str(mirror))
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "snakemake", *TARGETS, "--configfile",
-                          str(work / "config" / "test.yaml"), *args],
-                         cwd=work, env=env, capture_output=True, text=True, timeout=timeout)
+    try:
+        out = subprocess.run([sys.executable, "-m", "snakemake", *TARGETS, "--configfile",
+                              str(work / "config" / "test.yaml"), *args],
+                             cwd=work, env=env, capture_output=True, text=True, timeout=timeout)
+        log, code = out.stdout + out.stderr, out.returncode
+    except subprocess.TimeoutExpired as exc:
+        parts = [p.decode(errors="replace") if isinstance(p, bytes) else (p or "") for p in (exc.stdout, exc.stderr)]
+        log, code = "".join(parts) + f"\n(killed after {timeout} s)", None
     elapsed = time.perf_counter() - t0
-    if out.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{out.stdout[-4000:]}\n{out.stderr[-8000:]}")
-    return out.stdout + out.stderr, elapsed
+    if run_ids is not None:
+        run_ids.extend(re.findall(r"SLURM run ID: (\S+)", log))
+    if code != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{log[-10000:]}")
+    return log, elapsed
 
 
 def _records(work: Path) -> dict[str, dict]:
@@ -156,10 +164,10 @@ def test_test_items_run_bundled_on_slurm_with_local_results(cluster, tmp_path_fa
     _, local_s = _snakemake(work_local, mirror, "--cores", "2", timeout=600)
     log, slurm_s = _snakemake(
         work_slurm, mirror, "--profile", "profiles/slurm", "--group-components", f"runs={BUNDLE}",
-        "--slurm-init-seconds-before-status-checks", "5", timeout=900)
+        "--slurm-init-seconds-before-status-checks", "5", timeout=900, run_ids=cluster["run_ids"])
 
-    run_id = re.search(r"SLURM run ID: (\S+)", log).group(1)
-    cluster["run_ids"].append(run_id)
+    assert len(cluster["run_ids"]) == 1, log[-4000:]
+    run_id = cluster["run_ids"][0]
     submitted = re.findall(r"has been submitted with SLURM jobid (\d+) \(log: .*?/slurm_logs/(\w+?)/", log)
     kinds = {kind for _, kind in submitted}
     jobs = _slurm_jobs(run_id)

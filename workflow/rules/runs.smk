@@ -27,8 +27,8 @@ rule run:
         base_seed=CFG["base_seed"],
         code=lambda w: RUN_CODE[w.algorithm],
     resources:
-        mem_mb=4000,
-        runtime=60,
+        mem_mb=run_mem_mb,
+        runtime=run_runtime,
     conda:
         "../envs/dpclust.yaml"
     shell:
