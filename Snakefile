@@ -1,19 +1,17 @@
 # dpclust: re-run the experiments of five papers on differentially private clustering.
 #   snakemake --cores 8                                   full protocol (default config)
 #   snakemake --cores 8 --configfile config/quick.yaml    every item, reduced, in minutes
-#   snakemake --report report.html                        one HTML report with every figure/table
-# Jobs are planned by dpclust.workflow from config/ (validated by workflow/schemas/).
+#   snakemake --report report.html [--configfile ...]     one HTML report with every figure/table
+# Jobs are planned by dpclust.workflow from config/ (validated by workflow/schemas/). Every value a
+# job depends on reaches it as a param (a resolved spec) or a planned input; no job reads config/.
 import os
-import shlex
 import sys
 from pathlib import Path
 
 from snakemake.utils import min_version
 
-from dpclust.codehash import code_hash
-from dpclust.data import load_registry
-from dpclust.pipeline import caption_text
-from dpclust.workflow import function_module, load_config, plan
+from dpclust import status
+from dpclust.workflow import load_config, plan
 
 min_version("9.0")
 
@@ -24,13 +22,12 @@ configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 CONFIG_DIR = Path(workflow.basedir) / "config"
 CFG = load_config(CONFIG_DIR, base=config)
 PLAN = plan(CFG)
-REGISTRY = load_registry(CONFIG_DIR / "datasets.yaml")
-# Params hold only what determines a result, never where things live: the config directory is
-# given relative to the working directory, and jobs call the `python3` first on PATH, i.e. the
-# interpreter running Snakemake (its directory goes first here) or, under `--sdm conda`, the
-# activated environment's. Moving the project or switching interpreters re-runs nothing.
+REGISTRY = CFG["registry"]
+# Params hold only what determines a result, never where things live: jobs call the `python3`
+# first on PATH, i.e. the interpreter running Snakemake (its directory goes first here) or, under
+# `--sdm conda`, the activated environment's. Moving the project or switching interpreters re-runs
+# nothing.
 os.environ.update(PATH=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
-CONFIG_ARG = os.path.relpath(CONFIG_DIR)
 DATA = CFG["data_dir"]
 RESULTS = CFG["results_dir"]
 MIRROR = CFG.get("data_mirror") or os.environ.get("DPCLUST_DATA_MIRROR", "")
@@ -42,6 +39,25 @@ os.environ.update({
     "DPCLUST_DOWNLOAD_TIMEOUT": str(CFG.get("download", {}).get("timeout_s", 60)),
     "DPCLUST_DOWNLOAD_RETRIES": str(CFG.get("download", {}).get("retries", 2)),
 })
+
+
+# Data that could not be had: a source recorded as unavailable is fetched again as soon as a run
+# could succeed (the mirror now has it, or the network may be back); the datasets still missing
+# are listed once, here, and in the final summary.
+if workflow.is_main_process:
+    _sources = sorted({s for d in PLAN.datasets for s in REGISTRY.sources_for(d)})
+    for _source, _why in status.stale_unavailable_sources(REGISTRY, _sources, f"{DATA}/raw", MIRROR).items():
+        print(f"dpclust: dataset source {_source!r} was unavailable; {_why}: fetching it again", file=sys.stderr)
+        if not workflow.dryrun:
+            Path(DATA, "raw", _source, "manifest.json").unlink(missing_ok=True)
+    _missing = status.unavailable_datasets(PLAN.datasets, DATA)
+    if _missing:
+        print(f"dpclust: {len(_missing)} dataset(s) were unavailable in the last run (their panels say "
+              "\"data unavailable\"):", *status.unavailable_lines(_missing), sep="\n", file=sys.stderr)
+
+
+onsuccess:
+    print(status.final_summary(PLAN.datasets, DATA, f"{PLAN.summary_stem}.csv"), file=sys.stderr)
 
 
 include: "workflow/rules/common.smk"
@@ -58,3 +74,6 @@ rule all:
     localrule: True
     input:
         PLAN.outputs,
+        # every processed dataset the plan uses: a deleted or corrupt one is rebuilt (and, being
+        # content-addressed, re-runs nothing when its content is unchanged)
+        [processed(d) for d in PLAN.datasets],

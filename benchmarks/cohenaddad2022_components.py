@@ -12,7 +12,7 @@ import numpy as np
 
 from dpclust.accountant import Accountant
 from dpclust.cohenaddad2022 import dynamic_program, hst
-from dpclust.cohenaddad2022.one_median import private_one_median
+from dpclust.blocks.one_median import private_one_median
 
 
 def timed(fn, repeat=3):

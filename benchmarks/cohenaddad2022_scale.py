@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from dpclust.cohenaddad2022.private_lloyd import HST_DEFAULTS, hst_kmedian_stream
+from dpclust.cohenaddad2022.private_lloyd import hst_kmedian_stream
 
 D = 28
 CHUNK = 262_144
@@ -58,8 +58,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--layers", type=int, default=10)
     args = ap.parse_args()
-    settings = {**HST_DEFAULTS, "bounds": [0.0, 1.0], "init_seed": 0, "layers": args.layers,
-                "one_median_smooth_lambda": 0.1, "one_median_neighbouring": "replace"}
+    # the declared HST settings (hst_kmedian.settings) with the number of layers given here
+    settings = {"bounds": [0.0, 1.0], "init_seed": 0, "layers": args.layers}
     times = []
     for n in [int(s) for s in args.sizes]:
         src = chunk_stream(n, args.seed)

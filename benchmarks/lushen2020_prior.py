@@ -2,7 +2,8 @@
 
 Target (issue 4): ≤ 30 s. Prints the measured wall time per run and in total, and the same for
 Posterior. Uses the processed S1 from `--workdir` (prepared from the mirror when missing) with the
-paper's minmax_01 transform, the config's settings, and ε_step = 0.5 (cap 50).
+paper's minmax_01 transform, the configured algorithms' resolved settings (declared defaults and
+the config's overrides), and ε_step = 0.5 (cap 50).
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/lushen2020_prior.py [--runs 300] [--workdir /tmp/dpclust-bench]
 """
@@ -19,13 +20,18 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
-import yaml  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def load_s1(workdir: Path) -> tuple[np.ndarray, list]:
-    from dpclust.data import apply_transform, fetch_source, load_processed, load_registry, prepare_dataset
+    from dpclust.data import (
+        apply_transform,
+        fetch_source,
+        load_processed,
+        load_registry,
+        prepare_dataset,
+    )
 
     registry_path = REPO / "config" / "datasets.yaml"
     registry = load_registry(registry_path)
@@ -47,14 +53,15 @@ def main() -> None:
     parser.add_argument("--workdir", default="/tmp/dpclust-bench-lushen2020")
     args = parser.parse_args()
     from dpclust.lushen2020.algorithm import lushen
+    from dpclust.workflow import load_config, resolve_algorithm
 
     X, bounds = load_s1(Path(args.workdir))
-    cfg = yaml.safe_load((REPO / "config" / "papers" / "lushen2020.yaml").read_text())["algorithms"]
+    config = load_config(REPO / "config")
     print(f"S1: n={X.shape[0]} d={X.shape[1]} k=15, epsilon cap {args.epsilon} (ε_step {args.epsilon / 100:g}), "
           f"{args.runs} runs, OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}")
     for name in ("lushen2020.prior", "lushen2020.posterior"):
         for diagnose in (True, False):
-            settings = dict(cfg[name]["settings"], bounds=bounds, diagnose_lloyd=diagnose)
+            settings = dict(resolve_algorithm(config, name)["settings"], bounds=bounds, diagnose_lloyd=diagnose)
             iters = []
             start = time.perf_counter()
             for seed in range(args.runs):

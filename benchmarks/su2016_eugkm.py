@@ -24,7 +24,7 @@ def main():
     n, d, k = 10_000, 10, 10
     centres = rng.uniform(-0.7, 0.7, size=(k, d))
     X = np.clip(centres[np.arange(n) % k] + rng.normal(0, 0.05, size=(n, d)), -1, 1)
-    st = dict(eugkm.DEFAULTS, bounds=[-1.0, 1.0], init_seed=3)
+    st = dict(eugkm.eugkm.settings.defaults(), bounds=[-1.0, 1.0], init_seed=3)   # synopsis() takes complete settings
     print(f"EUGkM, N={n}, d={d}, k={k}")
     for eps in (0.1, 1.0, 2.0):
         reps = 5

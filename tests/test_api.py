@@ -30,7 +30,7 @@ def test_estimator_fit_predict(blobs):
     again = Toy(n_clusters=3, epsilon=1.0, random_state=0).fit(blobs)
     assert np.array_equal(est.cluster_centers_, again.cluster_centers_)
     assert est.get_params()["n_clusters"] == 3
-    with pytest.raises(DPClustError):
+    with pytest.raises(ValueError, match="bogus"):  # scikit-learn's set_params
         est.set_params(bogus=1)
 
 
@@ -54,3 +54,29 @@ def test_validate_inputs(X, k, eps, delta, msg):
 def test_estimator_rejects_bad_input():
     with pytest.raises(DPClustError, match="NaN"):
         Toy(n_clusters=1).fit(np.array([[np.nan, 0.0]]))
+
+
+def test_nan_message_counts_the_rows_and_says_what_to_do():
+    """Issue: one NaN among 150 rows was reported as "150 row(s)" and did not say what to do."""
+    X = np.random.default_rng(0).random((150, 4))
+    X[3, 1] = np.nan
+    with pytest.raises(DPClustError) as exc:
+        validate_inputs(X, 3)
+    msg = str(exc.value)
+    assert "in 1 of 150 rows" in msg and "row 3;" in msg and "column 1)" in msg
+    assert "clean or drop those rows first" in msg
+    X[[0, 7], [0, 3]] = [np.inf, -np.inf]
+    X[7, 2] = np.nan  # a second bad value in a row already counted
+    with pytest.raises(DPClustError, match=r"in 3 of 150 rows \(rows 0, 3, 7; columns 0, 1, 2, 3\)"):
+        validate_inputs(X, 3)
+    Y = np.full((150, 2), 0.5)
+    Y[5, 0] = np.nan
+    with pytest.raises(DPClustError, match=r"in 1 of 150 rows \(row 5; column 0\)"):  # the estimator too
+        Toy(n_clusters=3).fit(Y)
+
+
+def test_missing_bounds_say_how_to_give_them():
+    from dpclust.api import data_bounds
+
+    with pytest.raises(DPClustError, match=r"settings=\{'bounds': \[lo, hi\]\}"):
+        data_bounds({})

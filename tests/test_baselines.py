@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from sklearn.cluster import KMeans
 
-from dpclust.baselines import (LLOYD_SPARSE_SUMS_MIN_K, geometric_median, kmedian_plus_plus, lloyd, lloyd_algorithm,
-                               lloyd_kmedian)
+from dpclust.baselines import LLOYD_SPARSE_SUMS_MIN_K, geometric_median, lloyd, lloyd_algorithm, lloyd_kmedian
+from dpclust.blocks.initialisation import kmedian_plus_plus
 from dpclust.metrics import CHUNK_ENTRIES, all_costs, assign, kmeans_cost, kmedian_cost, nicv
 
 

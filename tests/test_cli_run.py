@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dpclust.records import flatten_run
+
 from dpclust.cli import main
 from dpclust.data import prepare_dataset, write_processed
 
@@ -49,9 +51,11 @@ def test_record_is_deterministic_apart_from_timing(iris_h5, tmp_path, capsys):
     assert outs[0] == outs[1]
     rec = outs[0]
     assert rec["status"] == "ok" and rec["seeds"] == [4, 5, 6] and rec["n"] == 150 and rec["d"] == 4
-    for key in ("settings", "code_hash", "git_commit", "versions", "dpclust_version", "bounds"):
+    for key in ("settings", "git_commit", "versions", "dpclust_version", "bounds"):
         assert key in rec
-    run = rec["runs"][0]
+    assert set(rec["runs"][0]) == {"seed", "init_seed", "released", "diagnostics"}  # wall_time_s popped above
+    assert set(rec["runs"][0]["released"]) == {"centers"}  # what the mechanism outputs, nothing else
+    run = flatten_run(rec["runs"][0])
     assert run["epsilon_spent"] == 0.0 and len(run["centers"]) == 3 and run["iterations"] >= 1
     assert run["nicv"] == pytest.approx(run["cost_kmeans"] / 150)
 
@@ -61,7 +65,7 @@ def test_block_layout_does_not_change_results(iris_h5, tmp_path, capsys):
     _run([*BASE, "--data", str(iris_h5), "--seed", "2", "--repetitions", "2", "--out", str(tmp_path / "tail.json")], capsys)
     full = json.loads((tmp_path / "all.json").read_text())["runs"][2:]
     tail = json.loads((tmp_path / "tail.json").read_text())["runs"]
-    assert [r["centers"] for r in full] == [r["centers"] for r in tail]
+    assert [r["released"]["centers"] for r in full] == [r["released"]["centers"] for r in tail]
 
 
 @pytest.mark.parametrize("change, message", [
@@ -100,3 +104,43 @@ def test_help_explains_everything():
     assert out.returncode == 0
     for word in ("--dataset", "--algorithm", "--epsilon", "--delta", "--seed", "--param", "--out", "run record"):
         assert word in out.stdout
+
+
+def _unavailable_h5(tmp_path):
+    from dpclust.data.processed import write_unavailable
+
+    path = tmp_path / "iris.h5"
+    write_unavailable(path, "iris", "source unreachable offline")
+    return path
+
+
+def test_unavailable_dataset_writes_the_record_and_exits_3(tmp_path, capsys):
+    """A run that could not be done is an error for a user (exit 3, one line on stderr), but its
+    record is still written: figures draw a 'data unavailable' panel from it."""
+    out = tmp_path / "out.json"
+    code, err = _run([*BASE, "--data", str(_unavailable_h5(tmp_path)), "--out", str(out)], capsys)
+    assert code == 3
+    assert err.count("\n") == 1 and "data_unavailable" in err and "source unreachable offline" in err
+    assert "--allow-unavailable" in err
+    rec = json.loads(out.read_text())
+    assert rec["status"] == "data_unavailable" and rec["runs"] == [] and "unreachable" in rec["reason"]
+
+
+def test_allow_unavailable_exits_0_with_the_same_record(tmp_path, capsys):
+    """What the Snakemake workflow passes: the job succeeds and the record says data_unavailable."""
+    out = tmp_path / "out.json"
+    code, err = _run([*BASE, "--data", str(_unavailable_h5(tmp_path)), "--out", str(out),
+                      "--allow-unavailable"], capsys)
+    assert code == 0 and err == ""
+    assert json.loads(out.read_text())["status"] == "data_unavailable"
+
+
+def test_exit_code_of_the_process(tmp_path):
+    """`python -m dpclust run` itself exits non-zero (3) when the run could not be done."""
+    out = tmp_path / "out.json"
+    proc = subprocess.run([sys.executable, "-m", "dpclust", "run", "--config-dir", str(CONFIG), *BASE,
+                           "--data", str(_unavailable_h5(tmp_path)), "--out", str(out)],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.startswith("error: run not done (data_unavailable)") and proc.stderr.count("\n") == 1
+    assert out.exists()

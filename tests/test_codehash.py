@@ -12,3 +12,23 @@ def test_hash_is_stable_and_distinguishes_modules():
     assert code_hash("dpclust.baselines") == code_hash("dpclust.baselines")
     assert code_hash("dpclust.baselines") != code_hash("dpclust.plotting")
     assert len(code_hash("dpclust.metrics")) == 16
+
+
+def test_comments_and_docstrings_do_not_change_the_hash(tmp_path, monkeypatch):
+    import dpclust.codehash as ch
+
+    src = tmp_path / "dpclust"
+    src.mkdir()
+    (src / "__init__.py").write_text('"""Package."""\n')
+    mod = src / "m.py"
+    monkeypatch.setattr(ch, "PACKAGE_ROOT", src)
+
+    def hash_of(text):
+        mod.write_text(text)
+        for f in (ch._tree, ch.code_text, ch._imports, ch.closure, ch.code_hash):
+            f.cache_clear()
+        return ch.code_hash("dpclust.m")
+
+    base = hash_of('"""Doc."""\n\ndef f(x):\n    """Doc."""\n    return x + 1\n')
+    assert hash_of('"""Other doc."""\n# a comment\n\ndef f(x):\n    return x + 1  # why\n') == base
+    assert hash_of('"""Doc."""\n\ndef f(x):\n    return x + 2\n') != base

@@ -170,7 +170,7 @@ def test_unreachable_without_mirror_is_unavailable(closed_port, tmp_path):
     assert man["status"] == "unavailable"
     assert len(log) == 1
     assert log[0].startswith(f"dataset source 'gowalla' unavailable: {url} unreachable (")
-    assert log[0].endswith("and no mirror configured")
+    assert log[0].endswith("and no data mirror is set (set DPCLUST_DATA_MIRROR or config data_mirror to a local copy)")
     assert "\n" not in man["reason"] and man["reason"] == log[0]
     assert json.loads((tmp_path / "gowalla" / "manifest.json").read_text())["status"] == "unavailable"
     assert _leftovers(tmp_path, "gowalla") == ["manifest.json"]
@@ -220,7 +220,8 @@ def test_unreachable_and_file_absent_from_mirror(closed_port, tmp_path, mirror):
     reg = _registry([_s1_file(f"{closed_port}/s1.txt", mirror_path="sipu/not-there.gz")])
     man = fetch_source("src", raw_dir=tmp_path, mirror=mirror, registry=reg, timeout=2, retries=0, log=log)
     assert man["status"] == "unavailable" and len(log) == 1
-    assert "not in the mirror" in man["reason"]
+    assert "sipu/not-there.gz is not in the data mirror" in man["reason"]
+    assert str(mirror) not in man["reason"], "no local path in a reason (it reaches records and figures)"
 
 
 def test_mirror_checksum_mismatch_is_an_error(tmp_path, mirror):

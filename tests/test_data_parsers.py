@@ -15,7 +15,8 @@ from dpclust.api import DPClustError
 from dpclust.cli import main as dpclust_main
 from dpclust.data import (DatasetUnavailable, fetch_source, load_processed, load_registry, prepare_dataset,
                           processed_info, write_processed, write_unavailable)
-from dpclust.data.parsers import PARSER_VERSION, parse_dataset
+from dpclust.data.parsers import parse_dataset
+from dpclust.data.processed import FORMAT_VERSION
 from dpclust.data.registry import Registry
 
 MIRROR_SOURCES = ["mnist", "adult", "sipu_s1", "sipu_birch2", "iris", "skin", "shuttle"]
@@ -108,7 +109,7 @@ def test_prepare_round_trip_and_birch2_subsample(raw, tmp_path):
     np.testing.assert_array_equal(d.y, y)
     a = d.attrs
     assert a["name"] == "s1" and a["source"] == "sipu_s1" and a["available"] is True
-    assert (a["n"], a["d"], a["parser_version"]) == (5000, 2, PARSER_VERSION)
+    assert (a["n"], a["d"], a["format_version"]) == (5000, 2, FORMAT_VERSION)
     assert a["sha256"] == hashlib.sha256(X.astype("<f8").tobytes()).hexdigest()
     assert processed_info(out)["sha256"] == a["sha256"]
     # birch2_12k: seeded 12,000-point subsample, recorded, reproducible

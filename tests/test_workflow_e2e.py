@@ -1,9 +1,17 @@
 """The whole Snakemake workflow, from nothing, in a temporary copy of the repository.
 
-* the test preset completes with every item's table, figure and checks, and the report builds;
-* a second dry run has nothing to do, also after every source file got a new timestamp
-  (a fresh checkout), without the data mirror and after moving the project, while editing one module re-runs exactly the jobs that depend on it;
-* the default (full) config plans jobs for every item, and `snakemake --lint` is clean.
+One copy goes through a user's life (each test builds on the state the previous ones left):
+
+1. offline with no mirror (downloads pointed at an unroutable local address): the test preset runs
+   to completion, every item renders ("data unavailable" panels), the claim summary is written;
+2. the mirror is set: exactly the sources that became available are fetched, and exactly their
+   datasets' jobs re-run;
+3. nothing re-runs without an edit (also after new timestamps, without the mirror, after moving);
+4. each kind of edit re-runs exactly what depends on it, asserted as exact sets of jobs:
+   (a) an algorithm setting, (b) a claim threshold, (c) a dataset's registry entry, (d) a parser,
+   (e) nothing, plus a caption and a Python module;
+5. a deleted or corrupt processed file is rebuilt and re-runs nothing else; result files follow
+   the umask; no absolute path of the machine appears in results; the report builds.
 """
 import os
 import re
@@ -13,6 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from dpclust.codehash import closure
 from dpclust.workflow import function_module, load_config, plan
@@ -20,6 +29,8 @@ from dpclust.workflow import function_module, load_config, plan
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slow, pytest.mark.workflow]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+UNROUTABLE = "http://127.0.0.1:9"  # the discard port: every download is refused at once
+JOB_HEADER = re.compile(r"^(?:local)?(rule|checkpoint) (\w+):$")
 
 
 def _copy_repo(dst: Path) -> Path:
@@ -32,127 +43,328 @@ def _copy_repo(dst: Path) -> Path:
     return dst
 
 
-def _env(work: Path) -> dict:
+def _env(work: Path, mirror=None, offline=False) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(work / "src")
     env.pop("DPCLUST_DATA_MIRROR", None)
+    if mirror:
+        env["DPCLUST_DATA_MIRROR"] = str(mirror)
+    if offline:
+        for key in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
+            env[key] = UNROUTABLE
+        env.pop("no_proxy", None)
+        env.pop("NO_PROXY", None)
     return env
 
 
-def _snakemake(work: Path, *args, check=True, timeout=1500):
-    out = subprocess.run([*SNAKEMAKE, "-s", str(work / "Snakefile"), "-d", str(work), *args],
-                         cwd=work, env=_env(work), capture_output=True, text=True, timeout=timeout)
+def _snakemake(work: Path, *args, mirror=None, offline=False, check=True, timeout=1500):
+    out = subprocess.run([*SNAKEMAKE, "-s", str(work / "Snakefile"), "-d", str(work), "--cores", "2",
+                          "--configfile", str(work / "config" / "test.yaml"), *args],
+                         cwd=work, env=_env(work, mirror, offline), capture_output=True, text=True, timeout=timeout)
     if check and out.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{out.stdout[-4000:]}\n{out.stderr[-6000:]}")
     return out
 
 
-def _job_counts(text: str) -> dict[str, int]:
-    """Parse Snakemake's 'Job stats' table of a dry run."""
-    counts = {}
-    block = text.split("Job stats:", 1)[1] if "Job stats:" in text else ""
-    for line in block.splitlines():
-        m = re.match(r"^([A-Za-z_][\w]*)\s+(\d+)\s*$", line.strip())
-        if m and m.group(1) != "total":
-            counts[m.group(1)] = int(m.group(2))
-    return counts
+def jobs_of(text: str) -> set[tuple[str, str]]:
+    """(rule, first output) of every job a Snakemake run or dry run printed."""
+    jobs, rule = set(), None
+    for line in text.splitlines():
+        m = JOB_HEADER.match(line.strip())
+        if m:
+            if rule is not None:
+                jobs.add((rule, ""))
+            rule = m.group(2)
+            continue
+        if rule is not None and line.strip().startswith("output:"):
+            jobs.add((rule, line.split("output:", 1)[1].split(",")[0].strip()))
+            rule = None
+    if rule is not None:
+        jobs.add((rule, ""))
+    return {j for j in jobs if j[0] != "all"}
 
 
-def _dry(work, *extra):
-    out = _snakemake(work, "-n", "--cores", "2", *extra)
-    return _job_counts(out.stdout + out.stderr), out.stdout + out.stderr
+def _dry(work, **kw) -> set[tuple[str, str]]:
+    out = _snakemake(work, "-n", **kw)
+    return jobs_of(out.stdout + out.stderr)
+
+
+def _real(work, **kw) -> set[tuple[str, str]]:
+    out = _snakemake(work, **kw)
+    return jobs_of(out.stdout + out.stderr)
+
+
+def _plan(work) -> "object":
+    return plan(load_config(work / "config", overrides={"preset": "test"}))
+
+
+def _item_jobs(p, items) -> set[tuple[str, str]]:
+    out = set()
+    for t in items:
+        out.add(("aggregate", t.table))
+        out.add(("render", t.figure_stem + ".png"))
+        if t.has_checks:
+            out.add(("check_claims", t.checks_stem + ".html"))
+    if any(t.has_checks for t in items):
+        out.add(("summarize_claims", p.summary_stem + ".html"))
+    return out
+
+
+def _downstream(p, run_paths, datasets=()) -> set[tuple[str, str]]:
+    """The run jobs of `run_paths` and every item job that reads one of them or, itself, one of
+    the processed `datasets`."""
+    run_paths = set(run_paths)
+    items = [t for t in p.items if any(j.path in run_paths for j in t.runs) or set(t.data_inputs) & set(datasets)]
+    return {("run", path) for path in run_paths} | _item_jobs(p, items)
+
+
+def _edit_yaml(path: Path, fn):
+    data = yaml.safe_load(path.read_text())
+    fn(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+
+
+class _Edited:
+    """Edit a file for the duration of a with-block."""
+
+    def __init__(self, path: Path, edit):
+        self.path, self.edit = path, edit
+
+    def __enter__(self):
+        self.original = self.path.read_text()
+        self.edit(self.path)
+        return self
+
+    def __exit__(self, *exc):
+        self.path.write_text(self.original)
 
 
 @pytest.fixture(scope="module")
-def test_run(tmp_path_factory, mirror):
-    work = _copy_repo(tmp_path_factory.mktemp("wf"))
-    common = ["--configfile", str(work / "config" / "test.yaml"), "--config", f"data_mirror={mirror}"]
-    _snakemake(work, "--cores", "2", *common)
-    return work, common
+def work(tmp_path_factory):
+    return _copy_repo(tmp_path_factory.mktemp("wf"))
 
 
-def test_every_item_is_rendered_and_checked(test_run):
-    work, _ = test_run
-    config = load_config(work / "config", overrides={"preset": "test"})
-    targets = plan(config).items
-    assert {t.paper for t in targets} == set(config["papers"])
-    for out in plan(config).outputs:
+@pytest.fixture(scope="module")
+def offline_run(work):
+    """The README's command on a machine with no network and no mirror."""
+    return _snakemake(work, offline=True)
+
+
+@pytest.fixture(scope="module")
+def mirror_run(work, offline_run, mirror):
+    """The same project once the mirror is set: the missing data appear, their jobs re-run."""
+    before = {d: (work / "data" / "processed" / f"{d}.json").read_text() for d in _plan(work).datasets}
+    out = _snakemake(work, mirror=mirror)
+    return before, out
+
+
+def test_offline_without_mirror_completes_with_unavailable_panels(work, offline_run):
+    p = _plan(work)
+    for out in p.outputs:
         path = work / out
         assert path.exists() and path.stat().st_size > 0, f"missing {out}"
-    summary = (work / "results" / "checks" / "summary.csv").read_text()
-    assert summary.count("\n") > len([t for t in targets if t.has_checks])  # a row per claim
+    text = offline_run.stdout + offline_run.stderr
+    assert "dataset(s) unavailable" in text and "claim checks:" in text  # the final summary
+    records = [yaml.safe_load((work / "data" / "processed" / f"{d}.json").read_text()) for d in p.datasets]
+    real = [r for r in records if not r["name"].startswith(("su_synth", "synth"))]
+    assert real and not any(r["available"] for r in real), "offline, no real dataset can be had"
+    assert any(r["available"] for r in records), "synthetic datasets are generated offline"
+    assert "DPCLUST_DATA_MIRROR" in records[0]["reason"] or any("DPCLUST_DATA_MIRROR" in r["reason"] for r in real)
 
 
-def test_report_builds(test_run):
-    work, common = test_run
-    _snakemake(work, "--report", "report.html", *common)
-    html = (work / "report.html").read_text(encoding="utf-8", errors="replace")
-    assert "baselines" in html and len(html) > 100_000
+def test_setting_the_mirror_fetches_and_reruns_exactly_the_new_data(work, mirror_run, mirror):
+    before, out = mirror_run
+    p = _plan(work)
+    became = {d for d in p.datasets
+              if (work / "data" / "processed" / f"{d}.json").read_text() != before[d]}
+    assert {"s1", "iris", "shuttle"} <= became
+    assert not any(d.startswith("su_synth") for d in became)
+    ran = jobs_of(out.stdout + out.stderr)
+    expected = _downstream(p, [j.path for j in p.runs if j.dataset in became], became)
+    expected |= {("prepare_dataset", f"data/processed/{d}.json") for d in p.datasets if
+                 set(p.config["registry"].sources_for(d)) & {s for dd in became for s in p.config["registry"].sources_for(dd)}}
+    fetched = {job for job in ran if job[0] == "fetch_source"}
+    assert {Path(o).parent.name for _, o in fetched} >= {"sipu_s1", "iris"}
+    assert ran - fetched == expected
 
 
-def test_nothing_reruns_after_fresh_checkout_timestamps(test_run):
-    work, common = test_run
-    counts, text = _dry(work, *common)
-    assert not counts, f"expected nothing to do, got {counts}\n{text[-2000:]}"
+def test_nothing_reruns_without_an_edit(work, mirror_run, mirror):
+    assert _dry(work, mirror=mirror) == set()  # (e)
     for path in list((work / "src").rglob("*.py")) + list((work / "config").rglob("*.yaml")) + [work / "Snakefile"]:
         os.utime(path)  # a fresh checkout gives every file a new mtime
-    counts, text = _dry(work, *common)
-    assert not counts, f"new timestamps alone must not rerun anything, got {counts}"
-    slow_net = work / "slow_net.yaml"
-    slow_net.write_text("download: {timeout_s: 7, retries: 0}\n")
-    counts, text = _dry(work, "--configfile", str(work / "config" / "test.yaml"), str(slow_net))
-    assert not counts, f"unsetting the mirror or changing download settings must not re-fetch, got {counts}"
+    assert _dry(work, mirror=mirror) == set()
+    assert _dry(work) == set(), "unsetting the mirror must not re-fetch (sources that are ok stay ok)"
 
 
-def test_moving_the_project_reruns_nothing(test_run, tmp_path_factory, mirror):
-    work, _ = test_run
+def test_a_moved_project_reruns_nothing(work, mirror_run, mirror, tmp_path_factory):
     moved = tmp_path_factory.mktemp("moved") / "elsewhere"
     shutil.copytree(work, moved, symlinks=True)  # copy2 keeps the timestamps, .snakemake included
-    counts, text = _dry(moved, "--configfile", str(moved / "config" / "test.yaml"),
-                        "--config", f"data_mirror={mirror}")
-    assert not counts, f"a moved project must not rerun anything, got {counts}\n{text[-2000:]}"
+    assert _dry(moved, mirror=mirror) == set()
 
 
-def test_editing_a_module_reruns_exactly_its_dependents(test_run):
-    work, common = test_run
-    target = work / "src" / "dpclust" / "baseline_items.py"
-    original = target.read_text()
-    try:
-        target.write_text(original + "\n# edited\n")
-        counts, text = _dry(work, *common)
-        assert "run" not in counts, f"editing item rendering must not rerun experiments: {counts}"
-        assert counts.get("render", 0) >= 2 and counts.get("aggregate", 0) >= 2
-    finally:
-        target.write_text(original)
-    target = work / "src" / "dpclust" / "workflow.py"  # the job planner
-    original = target.read_text()
-    try:
-        target.write_text(original + "\n# edited\n")
-        counts, _ = _dry(work, *common)
-        assert "run" not in counts, f"editing the planner must not rerun experiments: {counts}"
-    finally:
-        target.write_text(original)
-    config = load_config(work / "config", overrides={"preset": "test"})
+def test_a_setting_edit_reruns_exactly_its_runs_and_items(work, mirror_run, mirror):  # (a)
+    paper = work / "config" / "papers" / "su2016.yaml"
+
+    def edit(path):
+        def fn(data):
+            entry = data["algorithms"]["su2016.dplloyd"]
+            entry.setdefault("settings", {})["iterations"] = 7
+        _edit_yaml(path, fn)
+
+    p = _plan(work)
+    expected = _downstream(p, [j.path for j in p.runs if j.algorithm == "su2016.dplloyd"])
+    with _Edited(paper, edit):
+        assert _dry(work, mirror=mirror) == expected
+        assert not any(run.startswith("results/runs/balcan2017") for _, run in expected)
+
+
+def test_a_threshold_edit_rechecks_only_that_item(work, mirror_run, mirror):  # (b)
+    paper = work / "config" / "papers" / "baselines.yaml"
+    p = _plan(work)
+    target = p.item("baselines", "table")
+    with _Edited(paper, lambda path: _edit_yaml(path, lambda d: d["items"]["table"]["claims"].update(max_geomean_ratio=1.05))):
+        assert _dry(work, mirror=mirror) == {("check_claims", target.checks_stem + ".html"),
+                                             ("summarize_claims", p.summary_stem + ".html")}
+
+
+def test_a_caption_edit_rerenders_only_that_item(work, mirror_run, mirror):
+    paper = work / "config" / "papers" / "baselines.yaml"
+    target = _plan(work).item("baselines", "figure")
+    with _Edited(paper, lambda path: _edit_yaml(path, lambda d: d["items"]["figure"].update(caption="Another caption."))):
+        assert _dry(work, mirror=mirror) == {("render", target.figure_stem + ".png")}
+
+
+def test_a_registry_edit_reprepares_its_data_and_reruns_exactly_its_runs(work, mirror_run, mirror):  # (c)
+    registry = work / "config" / "datasets.yaml"
+    p = _plan(work)
+    expected = {("prepare_dataset", "data/processed/iris.json")} | _downstream(
+        p, [j.path for j in p.runs if j.dataset == "iris"], ["iris"])
+    with _Edited(registry, lambda path: _edit_yaml(path, lambda d: d["datasets"]["iris"].update(bounds=[0.0, 8.0]))):
+        dry = _dry(work, mirror=mirror)
+        # the data job is a checkpoint: a dry run lists it; its readers are re-planned once it has run
+        assert ("prepare_dataset", "data/processed/iris.json") in dry and dry <= expected
+        assert _real(work, mirror=mirror) == expected
+    ran = _real(work, mirror=mirror)  # back to the original entry: the same jobs once more
+    assert ("prepare_dataset", "data/processed/iris.json") in ran
+
+
+def test_a_parser_edit_reprepares_only_its_datasets(work, mirror_run, mirror):  # (d)
+    parser = work / "src" / "dpclust" / "data" / "parsers" / "sipu.py"
+    p = _plan(work)
+    sipu = {d for d in p.datasets if p.config["registry"].dataset(d).get("parser") == "sipu"}
+    assert "s1" in sipu
+    expected = {("prepare_dataset", f"data/processed/{d}.json") for d in sipu}
+    with _Edited(parser, lambda path: path.write_text(path.read_text() + "\n_EDITED = 1\n")):
+        assert _dry(work, mirror=mirror) == expected
+        assert _real(work, mirror=mirror) == expected  # same content: nothing downstream re-runs
+    assert _real(work, mirror=mirror) == expected
+
+
+def test_a_module_edit_reruns_exactly_its_dependents(work, mirror_run, mirror):
+    p = _plan(work)
+    items_module = work / "src" / "dpclust" / "baseline_items.py"
+    with _Edited(items_module, lambda path: path.write_text(path.read_text() + "\n_EDITED = 1\n")):
+        dry = _dry(work, mirror=mirror)
+        assert dry == _item_jobs(p, [p.item("baselines", "table"), p.item("baselines", "figure")])
+    config = p.config
     dependent = {name for name, e in config["algorithms"].items()
                  if "dpclust.baselines" in closure(function_module(e["function"]))}
-    expected = sum(1 for j in plan(config).runs if j.algorithm in dependent)
-    target = work / "src" / "dpclust" / "baselines.py"
-    original = target.read_text()
-    try:
-        target.write_text(original + "\n# edited\n")
-        counts, _ = _dry(work, *common)
-        assert counts.get("run", 0) == expected > 0
-    finally:
-        target.write_text(original)
+    expected = _downstream(p, [j.path for j in p.runs if j.algorithm in dependent])
+    expected |= _item_jobs(p, [t for t in p.items if t.module and "dpclust.baselines" in closure(t.module)])
+    with _Edited(work / "src" / "dpclust" / "baselines.py", lambda path: path.write_text(path.read_text() + "\n_EDITED = 1\n")):
+        assert _dry(work, mirror=mirror) == expected
+    with _Edited(work / "src" / "dpclust" / "workflow.py", lambda path: path.write_text(path.read_text() + "\n_EDITED = 1\n")):
+        assert _dry(work, mirror=mirror) == set(), "editing the planner re-runs nothing"
+
+
+def test_a_deleted_or_corrupt_processed_file_is_rebuilt_alone(work, mirror_run, mirror):
+    processed = work / "data" / "processed"
+    (processed / "iris.h5").unlink()
+    (processed / "s1.h5").write_bytes(b"not an HDF5 file")
+    out = _snakemake(work, mirror=mirror)
+    assert "data/processed/s1.h5 is truncated or replaced" in out.stderr
+    assert jobs_of(out.stdout + out.stderr) == {("prepare_dataset", "data/processed/iris.json"),
+                                                 ("prepare_dataset", "data/processed/s1.json")}
+    assert _dry(work, mirror=mirror) == set()
+
+
+def test_result_files_follow_the_umask_and_hold_no_local_paths(work, mirror_run, mirror):
+    results = work / "results"
+    modes = {oct(p.stat().st_mode & 0o777) for p in results.rglob("*") if p.is_file()}
+    assert modes == {oct(0o666 & ~_umask())}, modes
+    needles = [str(work), str(mirror), str(Path(mirror).resolve())]
+    for path in list(results.rglob("*.csv")) + list(results.rglob("*.md")) + list(results.rglob("*.html")):
+        text = path.read_text(errors="replace")
+        assert not any(n in text for n in needles), f"{path} names a local path"
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_a_killed_run_resumes_with_the_same_tables(work, mirror_run, mirror, tmp_path_factory):
+    """scripts/run.sh after a kill: the stale lock is removed, incomplete files are re-run, and the
+    tables equal an uninterrupted run's (wall-time columns aside)."""
+    import signal
+    import time
+
+    import pandas as pd
+
+    other = _copy_repo(tmp_path_factory.mktemp("killed"))
+    shutil.copytree(REPO / "scripts", other / "scripts")
+    p = _plan(work)
+    items = [p.item("baselines", "table"), p.item("su2016", "fig1")]
+    targets = [t.table for t in items]
+    env = _env(other, mirror)
+    env["DPCLUST_SKIP_SETUP"] = "1"
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    cmd = ["bash", str(other / "scripts" / "run.sh"), "--cores", "2", "--configfile",
+           str(other / "config" / "test.yaml"), *targets]
+    proc = subprocess.Popen(cmd, cwd=other, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.time() + 600
+    while time.time() < deadline and len(list((other / "results").rglob("runs/**/*.json"))) < 3:
+        time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGKILL)  # as a power cut or `kill -9` would
+    proc.wait()
+    assert not all((other / t).exists() for t in targets), "the run finished before it was killed"
+    assert list((other / ".snakemake" / "locks").iterdir()), "a killed run leaves Snakemake's lock behind"
+    out = subprocess.run(cmd, cwd=other, env=env, capture_output=True, text=True, timeout=1200)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "removing its lock and resuming it" in out.stderr
+    for t in targets:
+        pd.testing.assert_frame_equal(*(without_wall_time(pd.read_csv(d / t)) for d in (work, other)),
+                                      check_exact=True)
+
+
+WALL = ("wall_time_s", "wall_mean_s", "wall_median_s")
+
+
+def without_wall_time(frame):
+    """A table without its wall-time columns and rows (the only machine-dependent numbers)."""
+    if "metric" in frame:
+        frame = frame[~frame["metric"].isin(WALL)].reset_index(drop=True)
+    return frame.drop(columns=[c for c in WALL if c in frame])
+
+
+def test_report_builds_and_states_the_preset(work, mirror_run, mirror):
+    _snakemake(work, "--report", "report.html", mirror=mirror)
+    html = (work / "report.html").read_text(encoding="utf-8", errors="replace")
+    assert "baselines" in html and len(html) > 100_000
+    assert re.search(r"Preset:\W{0,20}test", html), "the report states the preset it shows"
 
 
 def test_default_config_plans_every_item_and_lints_clean(tmp_path):
     work = _copy_repo(tmp_path)
-    out = _snakemake(work, "-n", "--cores", "8", "--quiet", "rules")
-    config = load_config(work / "config")
-    p = plan(config)
-    assert len(p.runs) <= 5200, f"full default DAG has {len(p.runs)} run jobs"
-    counts = _job_counts(out.stdout + out.stderr)
-    assert counts.get("render") == len(p.items)
-    lint = _snakemake(work, "--lint", check=False)
+    out = subprocess.run([*SNAKEMAKE, "-s", str(work / "Snakefile"), "-d", str(work), "-n", "--cores", "8",
+                          "--quiet", "rules"], cwd=work, env=_env(work), capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    p = plan(load_config(work / "config"))
+    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", out.stdout + out.stderr, re.M))
+    assert int(counts.get("render", 0)) == len(p.items)
+    assert int(counts.get("run", 0)) == len(p.runs) <= 5200
+    lint = subprocess.run([*SNAKEMAKE, "-s", str(work / "Snakefile"), "-d", str(work), "--lint"], cwd=work,
+                          env=_env(work), capture_output=True, text=True)
     assert lint.returncode == 0, lint.stdout + lint.stderr

@@ -9,13 +9,13 @@ over 30 initialisations; Lu & Shen §7.1 cost / Lloyd's cost).
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterable
 
 import pandas as pd
+
+from .records import load_records  # noqa: F401 (re-exported: records are read with flattened runs)
 
 #: Scalar metrics every run record carries.
 RUN_METRICS = ("cost_kmeans", "nicv", "cost_kmedian", "iterations", "epsilon_spent", "delta_spent", "wall_time_s")
@@ -24,32 +24,51 @@ KEYS = ["group", "dataset", "algorithm", "k", "epsilon"]
 
 @dataclass
 class Check:
-    """One claim of a paper, checked on our runs: holds is True/False, or None if not evaluable."""
+    """One claim of a paper, checked on our runs (see `dpclust.claims` for deciding it).
+
+    `holds` is True / False, or None: *not decidable at this sample size* when `undecided` (the
+    interval straddles the threshold), else *not evaluable* (no data). `quantity` and `ci` are the
+    measured quantity and its confidence interval, `threshold` what holding means, and `why` the
+    reason a claim does not hold (defect fixed / genuine: evidence / depends on a lost parameter)."""
 
     claim: str
     holds: bool | None
     detail: str = ""
+    quantity: float | None = None
+    ci: tuple[float, float] | None = None
+    threshold: str = ""
+    why: str = ""
+    undecided: bool = False
+
+    @property
+    def result(self) -> str:
+        if self.holds is True:
+            return "holds"
+        if self.holds is False:
+            return "does not hold"
+        return "not decidable" if self.undecided else "not evaluable"
 
 
 @dataclass
 class Context:
-    """What an aggregator may read besides the run records."""
+    """What an aggregator may read besides the run records: the processed files of the datasets
+    listed under the item's `datasets:` (planned inputs of the job)."""
 
-    config: dict
     dataset_paths: dict[str, str]
+    dataset_entries: dict[str, dict] | None = None
 
     def dataset_path(self, name: str) -> str:
         if name not in self.dataset_paths:
             raise KeyError(f"dataset {name!r} is not an input of this item; list it under the item's `datasets:`")
         return self.dataset_paths[name]
 
+    def entry(self, name: str) -> dict:
+        """The registry entry of an input dataset (planned with the job, never re-read)."""
+        if name not in (self.dataset_entries or {}):
+            raise KeyError(f"dataset {name!r} is not an input of this item; list it under the item's `datasets:`")
+        return self.dataset_entries[name]
 
-def load_records(paths: Iterable[str | Path]) -> list[dict]:
-    out = []
-    for p in paths:
-        with open(p, encoding="utf-8") as fh:
-            out.append(json.load(fh))
-    return out
+
 
 
 def runs_frame(records: list[dict], info_keys: Iterable[str] = ()) -> pd.DataFrame:
@@ -140,13 +159,16 @@ def add_normalized(table: pd.DataFrame, baseline: str, metric: str, stat: str = 
     return out
 
 
+CHECK_COLUMNS = ["claim", "result", "quantity", "ci_low", "ci_high", "threshold", "detail", "why"]
+
+
 def checks_frame(checks: list[Check]) -> pd.DataFrame:
     return pd.DataFrame([
-        {"claim": c.claim,
-         "result": "holds" if c.holds is True else ("does not hold" if c.holds is False else "not evaluable"),
-         "detail": c.detail}
+        {"claim": c.claim, "result": c.result, "quantity": c.quantity,
+         "ci_low": None if c.ci is None else c.ci[0], "ci_high": None if c.ci is None else c.ci[1],
+         "threshold": c.threshold, "detail": c.detail, "why": c.why}
         for c in checks
-    ], columns=["claim", "result", "detail"])
+    ], columns=CHECK_COLUMNS)
 
 
 def fmt(x: Any, digits: int = 4) -> str:

@@ -20,12 +20,18 @@ Keys the runner always puts into `settings` (besides the algorithm's own):
   member of that shared pool, in order, for algorithms that run from all of them (Su et al.'s
   EUGkM uses "the same 30 sets of initial centroids as those generated for DPLloyd", §5.1).
 
-`PrivateClusterer` wraps any such function as a scikit-learn style estimator.
+Each algorithm module also exposes a scikit-learn estimator, ``Name = estimator_for(function,
+DEFAULTS, "Name")``: a subclass of `dpclust.estimators.PrivateClusterer` (also importable as
+``dpclust.api.PrivateClusterer``). scikit-learn is imported only when an estimator is first used
+(instantiated, subclassed, or its attributes read), not when an algorithm module is imported:
+importing ``sklearn.base`` costs more than a second and every run job imports an algorithm module.
 """
 
 from __future__ import annotations
 
+import importlib
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -79,8 +85,7 @@ def validate_inputs(X, k, epsilon: float | None = None, delta: float | None = No
         raise DPClustError(f"X must be numeric, got dtype {X.dtype}")
     X = np.ascontiguousarray(X, dtype=np.float64)
     if not np.isfinite(X).all():
-        bad = int((~np.isfinite(X)).any(axis=1).sum())
-        raise DPClustError(f"X contains NaN or infinite values in {bad} row(s); clean the data first")
+        raise DPClustError(non_finite_message(X))
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise DPClustError(f"k must be an integer, got {k!r}")
     if k < 1:
@@ -94,85 +99,131 @@ def validate_inputs(X, k, epsilon: float | None = None, delta: float | None = No
     return X
 
 
+def non_finite_message(X: np.ndarray, name: str = "X") -> str:
+    """One sentence naming how many rows of the 2-D `X` hold a NaN or ±inf, where, and what to do."""
+    bad_cells = ~np.isfinite(X)
+    bad_rows = np.flatnonzero(bad_cells.any(axis=1))
+    bad_cols = np.flatnonzero(bad_cells.any(axis=0))
+    n_bad, n = len(bad_rows), X.shape[0]
+    rows = ", ".join(str(int(i)) for i in bad_rows[:5]) + (", ..." if n_bad > 5 else "")
+    cols = ", ".join(str(int(j)) for j in bad_cols[:5]) + (", ..." if len(bad_cols) > 5 else "")
+    return (f"{name} contains NaN or infinite values in {n_bad} of {n} row{'s' if n != 1 else ''} "
+            f"(row{'s' if n_bad != 1 else ''} {rows}; column{'s' if len(bad_cols) != 1 else ''} {cols}): "
+            f"clean or drop those rows first")
+
+
 def data_bounds(settings: Mapping[str, Any], X: np.ndarray | None = None) -> tuple[float, float]:
     """The public box [lo, hi] from settings (never from the data)."""
     if "bounds" not in settings:
-        raise DPClustError("settings['bounds'] is missing: the public data domain must be given")
+        raise DPClustError("settings['bounds'] is missing: give the public data domain [lo, hi] that every "
+                           "coordinate lies in, e.g. settings={'bounds': [lo, hi]}; dpclust never estimates it "
+                           "from the data (that would leak privacy)")
     lo, hi = settings["bounds"]
     if not hi > lo:
         raise DPClustError(f"settings['bounds'] must satisfy lo < hi, got {settings['bounds']!r}")
     return float(lo), float(hi)
 
 
-class PrivateClusterer:
-    """scikit-learn style wrapper around an algorithm function.
+# ---------------------------------------------------------------------------------------------
+# Estimators: built lazily so that the run path (which imports algorithm modules) stays free of
+# scikit-learn. `estimator_for` returns an `EstimatorClassRef`, which stands for the class: calling
+# it, subclassing it, or reading an attribute builds the real class (dpclust.estimators) once and
+# from then on the algorithm module's name is bound to that real class.
+# ---------------------------------------------------------------------------------------------
 
-    Subclasses set `algorithm` (the function) and `default_settings` (a dict); then
-    ``Est(n_clusters=5, epsilon=1.0, random_state=0, settings={...}).fit(X)`` sets
-    ``cluster_centers_``, ``labels_``, ``inertia_``, ``epsilon_spent_``, ``delta_spent_``,
-    ``n_iter_`` and ``result_``. If ``bounds`` is not given, the wrapper refuses to guess it from the
-    data (that would leak): pass ``settings={"bounds": [lo, hi]}``.
+class EstimatorClassRef:
+    """Stands for the scikit-learn estimator class of one algorithm until it is first used.
+
+    ``Ref(...)`` constructs an instance of the real class; ``isinstance(obj, Ref)``,
+    ``issubclass(C, Ref)``, ``class Mine(Ref): ...`` and ``Ref.attribute`` behave as for the class.
+    `estimator_class` returns the real class.
     """
 
-    algorithm: Algorithm
-    default_settings: Mapping[str, Any] = {}
+    def __init__(self, function: Algorithm, default_settings: Mapping[str, Any], name: str, module: str,
+                 private: bool | None):
+        self.__name__ = self.__qualname__ = name
+        self.__module__ = module
+        self.__doc__ = (f"scikit-learn estimator for :func:`{function.__module__}.{function.__name__}`: "
+                        f"{name}(n_clusters=8, *, epsilon=1.0, delta=0.0, random_state=None, settings=None) "
+                        f"with settings={{'bounds': [lo, hi]}} required; parameters and attributes in "
+                        f"help(dpclust.estimators.PrivateClusterer).")
+        self._spec = (function, dict(default_settings), private)
+        self._cls = None
 
-    def __init__(self, n_clusters: int = 8, epsilon: float = 1.0, delta: float = 0.0,
-                 random_state=None, settings: Mapping[str, Any] | None = None):
-        self.n_clusters = n_clusters
-        self.epsilon = epsilon
-        self.delta = delta
-        self.random_state = random_state
-        self.settings = settings
+    def _resolve(self) -> type:
+        cls = self.__dict__.get("_cls")
+        if cls is None:
+            from .estimators import build_estimator
 
-    def get_params(self, deep: bool = True) -> dict:
-        return {
-            "n_clusters": self.n_clusters,
-            "epsilon": self.epsilon,
-            "delta": self.delta,
-            "random_state": self.random_state,
-            "settings": self.settings,
-        }
+            function, default_settings, private = self._spec
+            cls = build_estimator(function, default_settings, self.__name__, module=self.__module__,
+                                  private=private)
+            self._cls = cls
+            module = sys.modules.get(self.__module__)
+            if module is not None and getattr(module, self.__name__, None) is self:
+                setattr(module, self.__name__, cls)  # pickle and introspection find the real class
+        return cls
 
-    def set_params(self, **params) -> "PrivateClusterer":
-        for key, value in params.items():
-            if key not in self.get_params():
-                raise DPClustError(f"unknown parameter {key!r} for {type(self).__name__}")
-            setattr(self, key, value)
-        return self
+    def __call__(self, *args, **kwargs):
+        return self._resolve()(*args, **kwargs)
 
-    def fit(self, X, y=None) -> "PrivateClusterer":
-        from .metrics import assign
+    def __getattr__(self, attr):
+        if attr in ("_spec", "_cls"):  # half-built (copy, unpickle): no recursion
+            raise AttributeError(attr)
+        return getattr(self._resolve(), attr)
 
-        X = validate_inputs(X, self.n_clusters, self.epsilon, self.delta)
-        settings = dict(self.default_settings)
-        settings.update(self.settings or {})
-        settings.setdefault("init_seed", int(np.random.default_rng(self.random_state).integers(2**63)))
-        rng = np.random.default_rng(self.random_state)
-        result = type(self).algorithm(X, int(self.n_clusters), float(self.epsilon), float(self.delta), rng, settings)
-        self.result_ = result
-        self.cluster_centers_ = result.centers
-        self.labels_, d2 = assign(X, result.centers)
-        self.inertia_ = float(d2.sum())
-        self.epsilon_spent_ = result.epsilon_spent
-        self.delta_spent_ = result.delta_spent
-        self.n_iter_ = result.iterations
-        return self
+    def __instancecheck__(self, obj) -> bool:
+        cls = self.__dict__.get("_cls")
+        return cls is not None and isinstance(obj, cls)  # no instance exists before the class is built
 
-    def predict(self, X) -> np.ndarray:
-        from .metrics import assign
+    def __subclasscheck__(self, sub) -> bool:
+        cls = self.__dict__.get("_cls")
+        return cls is not None and issubclass(sub, cls)
 
-        X = validate_inputs(X, 1)
-        return assign(X, self.cluster_centers_)[0]
+    def __mro_entries__(self, bases):
+        return (self._resolve(),)
 
-    def fit_predict(self, X, y=None) -> np.ndarray:
-        return self.fit(X).labels_
+    @property
+    def __signature__(self):
+        import inspect
+
+        return inspect.signature(self._resolve())
+
+    def __dir__(self):
+        return dir(self._resolve())
+
+    def __reduce__(self):
+        return _lookup_estimator, (self.__module__, self.__name__)
+
+    def __repr__(self) -> str:
+        return f"<estimator class '{self.__module__}.{self.__name__}' (built on first use)>"
 
 
-def estimator_for(function: Algorithm, default_settings: Mapping[str, Any], name: str) -> type:
-    """Build a `PrivateClusterer` subclass for `function` (one line per algorithm module)."""
-    return type(name, (PrivateClusterer,), {
-        "algorithm": staticmethod(function),
-        "default_settings": dict(default_settings),
-        "__doc__": f"scikit-learn style estimator for :func:`{function.__module__}.{function.__name__}`.",
-    })
+def _lookup_estimator(module: str, name: str):
+    return getattr(importlib.import_module(module), name)
+
+
+def estimator_class(obj) -> type:
+    """The real estimator class behind `obj` (an `EstimatorClassRef` or already a class)."""
+    return obj._resolve() if isinstance(obj, EstimatorClassRef) else obj
+
+
+def estimator_for(function: Algorithm, default_settings: Mapping[str, Any], name: str, *,
+                  private: bool | None = None) -> EstimatorClassRef:
+    """The scikit-learn estimator of `function` (one line per algorithm module).
+
+    Default settings come from ``function.settings.defaults()`` when the function declares its
+    settings, else from `default_settings`. `private` (default: ``function.private`` if set, else
+    True) says whether ``epsilon`` is required: only a non-private algorithm accepts
+    ``epsilon=None``. The class is built (and scikit-learn imported) on first use.
+    """
+    caller = sys._getframe(1).f_globals.get("__name__", function.__module__)
+    return EstimatorClassRef(function, default_settings, name, caller, private)
+
+
+def __getattr__(name: str):
+    if name == "PrivateClusterer":  # the base class lives with scikit-learn in dpclust.estimators
+        from .estimators import PrivateClusterer
+
+        return PrivateClusterer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

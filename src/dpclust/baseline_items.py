@@ -13,9 +13,10 @@ import math
 import pandas as pd
 
 from .aggregate import Check, fmt
+from .itemkit import dataset_name, name
 from .plotting import mark_unavailable, panel_grid, save_figure, style_for, write_table
 
-NAMES = {"baselines.lloyd": "Lloyd (random points)", "baselines.kmeanspp": "k-means++ + Lloyd"}
+ALGORITHMS = ("baselines.lloyd", "baselines.kmeanspp")
 
 
 def _cost_rows(table: pd.DataFrame) -> pd.DataFrame:
@@ -25,16 +26,17 @@ def _cost_rows(table: pd.DataFrame) -> pd.DataFrame:
 def render_table(table: pd.DataFrame, item: dict, stem: str) -> None:
     rows = _cost_rows(table)
     out = []
+    names = [name(item, alg) for alg in ALGORITHMS]
     for (dataset, k), cell in rows.groupby(["dataset", "k"], sort=True):
-        row = {"dataset": dataset, "k": int(k)}
-        for alg, name in NAMES.items():
+        row = {"dataset": dataset_name(item, dataset), "k": int(k)}
+        for alg, label in zip(ALGORITHMS, names):
             r = cell[cell["algorithm"] == alg]
             if r.empty or r["status"].iloc[0] != "ok":
-                row[name] = "data unavailable"
+                row[label] = "data unavailable"
             else:
-                row[name] = f"{fmt(r['mean'].iloc[0])} ± {fmt(r['std'].iloc[0], 2)} (n={int(r['n'].iloc[0])})"
+                row[label] = f"{fmt(r['mean'].iloc[0])} ± {fmt(r['std'].iloc[0], 2)} (n={int(r['n'].iloc[0])})"
         out.append(row)
-    df = pd.DataFrame(out, columns=["dataset", "k", *NAMES.values()])
+    df = pd.DataFrame(out, columns=["dataset", "k", *names])
     unavailable = sorted(rows.loc[rows["status"] != "ok", "dataset"].unique())
     note = ("Datasets unavailable here (no network and no mirror file): " + ", ".join(unavailable)) if unavailable else ""
     write_table(df, stem, title=item["title"], note=note)
@@ -47,13 +49,13 @@ def render_figure(table: pd.DataFrame, item: dict, stem: str) -> None:
     for ax, dataset in zip(axes, datasets):
         cell = rows[rows["dataset"] == dataset]
         if (cell["status"] != "ok").all():
-            mark_unavailable(ax, dataset, str(cell["reason"].iloc[0]) if "reason" in cell else "")
+            mark_unavailable(ax, dataset_name(item, dataset), str(cell["reason"].iloc[0]) if "reason" in cell else "")
             continue
-        for i, alg in enumerate(NAMES):
+        for i, alg in enumerate(ALGORITHMS):
             r = cell[cell["algorithm"] == alg].sort_values("k")
-            ax.plot(r["k"], r["ratio"], label=NAMES[alg], **style_for(alg, i))
+            ax.plot(r["k"], r["ratio"], label=name(item, alg), **style_for(alg, i))
         ax.axhline(1.0, color="0.6", lw=0.8, ls="--")
-        ax.set_title(dataset)
+        ax.set_title(dataset_name(item, dataset))
         ax.set_xlabel("k")
         ax.set_ylabel("cost / Lloyd's cost")
     if datasets:
@@ -63,29 +65,31 @@ def render_figure(table: pd.DataFrame, item: dict, stem: str) -> None:
 
 
 def check_table(table: pd.DataFrame, item: dict) -> list[Check]:
+    claims = item["claims"]
     rows = _cost_rows(table)
     rows = rows[rows["status"] == "ok"]
     checks = []
-    for alg, name in NAMES.items():
+    for alg in ALGORITHMS:
         falls, detail = True, []
         evaluable = False
         for dataset, cell in rows[rows["algorithm"] == alg].groupby("dataset"):
             means = cell.sort_values("k")["mean"].to_numpy()
             if len(means) > 1:
                 evaluable = True
-                ok = bool((means[1:] <= means[:-1] * (1 + 1e-9)).all())
+                ok = bool((means[1:] <= means[:-1] * (1 + float(claims["decrease_rel_tol"]))).all())
                 falls &= ok
                 if not ok:
                     detail.append(dataset)
-        checks.append(Check(f"{name}: mean k-means cost decreases as k grows, on every dataset",
+        checks.append(Check(f"{name(item, alg)}: mean k-means cost decreases as k grows, on every dataset",
                             falls if evaluable else None,
                             "violated on " + ", ".join(detail) if detail else "checked on every available dataset"))
     pivot = rows.pivot_table(index=["dataset", "k"], columns="algorithm", values="mean")
-    if set(NAMES) <= set(pivot.columns) and len(pivot):
+    if set(ALGORITHMS) <= set(pivot.columns) and len(pivot):
         ratio = (pivot["baselines.kmeanspp"] / pivot["baselines.lloyd"])
         worst = float(ratio.max())
         gm = float(math.exp(ratio.apply(math.log).mean()))
+        limit = float(claims["max_geomean_ratio"])
         checks.append(Check("k-means++ seeding is on average at least as good as random seeding "
-                            "(geometric mean of cost ratios ≤ 1.02)", gm <= 1.02,
+                            f"(geometric mean of cost ratios ≤ {limit:g})", gm <= limit,
                             f"geometric mean ratio {gm:.4f}, worst cell {worst:.4f}"))
     return checks

@@ -17,7 +17,23 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .api import ClusteringResult
+from .blocks.initialisation import INITIALISATIONS, initial_centers, kmedian_plus_plus
 from .metrics import assign, centre_scores, centre_terms
+from .settings import Boolean, Interval, Options, Setting, Settings, declared
+
+LLOYD_SETTINGS = Settings(
+    init=Setting("random_points", "REC k distinct data points drawn with the run's shared init_seed "
+                 "(Lloyd's classic start; 'kmeans++' for k-means++, 'box' for uniform in the box)",
+                 Options(*[i for i in INITIALISATIONS if i != "sphere_packing"])),
+    max_iter=Setting(300, "REC scikit-learn's default iteration cap", Interval(int, 1)),
+    tol=Setting(0.0, "REC stop when no centre moves by more than tol (0: the centres stay the same, "
+                "Lu & Shen §7.1; negative: never stop early)", Interval(float)),
+    record_trace=Setting(False, "REC analysis only: the cost after each iteration in info.trace_cost", Boolean()),
+)
+KMEDIAN_SETTINGS = Settings(
+    max_iter=Setting(10, "STATED Cohen-Addad et al. 2022 §6: k-median++ followed by 10 Lloyd iterations",
+                     Interval(int, 1)),
+)
 
 
 @dataclass
@@ -118,29 +134,6 @@ def _weighted_cost(X, C, weights):
     return d2.sum() if weights is None else np.dot(weights, d2)
 
 
-def kmeans_plus_plus(X: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """k-means++ seeding (scikit-learn's implementation, seeded from `rng`)."""
-    from sklearn.cluster import kmeans_plusplus
-
-    centers, _ = kmeans_plusplus(X, k, random_state=int(rng.integers(2**31 - 1)))
-    return centers
-
-
-def kmedian_plus_plus(X: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """D¹ seeding: each next centre is a point drawn with probability ∝ its distance."""
-    n = X.shape[0]
-    centers = [X[rng.integers(n)]]
-    _, d2 = assign(X, np.asarray(centers))
-    dist = np.sqrt(d2)
-    for _ in range(1, k):
-        total = dist.sum()
-        idx = rng.integers(n) if total <= 0 else rng.choice(n, p=dist / total)
-        centers.append(X[idx])
-        _, d2_new = assign(X, X[idx][None, :])
-        dist = np.minimum(dist, np.sqrt(d2_new))
-    return np.asarray(centers)
-
-
 def geometric_median(P: np.ndarray, max_iter: int = 200, tol: float = 1e-9) -> np.ndarray:
     """Exact 1-median of the rows of P by Weiszfeld's algorithm (with the Vardi-Zhang guard)."""
     y = P.mean(axis=0)
@@ -182,35 +175,21 @@ def lloyd_kmedian(X: np.ndarray, init: np.ndarray, max_iter: int = 10) -> LloydR
 # ---------------------------------------------------------------------------------------------
 # Algorithm-contract wrappers (ε spent = 0)
 # ---------------------------------------------------------------------------------------------
-def initial_centers(X: np.ndarray, k: int, how: str, rng: np.random.Generator,
-                    bounds: tuple[float, float] | None = None) -> np.ndarray:
-    """Initial centres by name: 'random_points' (k distinct data points), 'box' (uniform in the
-    public box), 'kmeans++', 'kmedian++'."""
-    if how == "random_points":
-        return X[rng.choice(X.shape[0], size=k, replace=False)].copy()
-    if how == "box":
-        lo, hi = bounds
-        return rng.uniform(lo, hi, size=(k, X.shape[1]))
-    if how == "kmeans++":
-        return kmeans_plus_plus(X, k, rng)
-    if how == "kmedian++":
-        return kmedian_plus_plus(X, k, rng)
-    raise ValueError(f"unknown initialisation {how!r}")
-
-
+@declared(LLOYD_SETTINGS)
 def lloyd_algorithm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Non-private Lloyd from `settings['init']` centres (drawn with the shared `init_seed`),
     for `settings['max_iter']` iterations or until the centres move by ≤ `settings['tol']`."""
     init_rng = np.random.default_rng(settings["init_seed"])
-    C0 = initial_centers(X, k, settings["init"], init_rng, settings.get("bounds"))
+    C0 = initial_centers(X, k, settings["init"], rng=init_rng, bounds=settings.get("bounds"))
     res = lloyd(X, C0, max_iter=int(settings["max_iter"]), tol=float(settings["tol"]),
-                record_trace=bool(settings.get("record_trace", False)))
+                record_trace=bool(settings["record_trace"]))
     info = {"converged": res.converged}
     if res.trace:
         info["trace_cost"] = res.trace
     return ClusteringResult(res.centers, 0.0, 0.0, res.iterations, info)
 
 
+@declared(KMEDIAN_SETTINGS, objective="kmedian")
 def kmedian_algorithm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Non-private k-median++ plus `settings['max_iter']` Lloyd-median iterations."""
     init_rng = np.random.default_rng(settings["init_seed"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -60,14 +61,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run one block of seeds of one algorithm and write a run record",
                          description="Run ALGORITHM on DATASET for seeds SEED .. SEED+REPETITIONS-1 and "
-                                     "write one JSON run record.", epilog=EPILOG,
-                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    run.add_argument("--dataset", required=True, help="dataset name from config/datasets.yaml")
+                                     "write one JSON run record. The workflow passes a complete --spec "
+                                     "instead (planned by dpclust.workflow; no config is read then).",
+                         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("--spec", help="complete run spec as JSON, or @FILE (the workflow's way; replaces "
+                                    "--dataset/--algorithm/--k/--epsilon/... and reads no config)")
+    run.add_argument("--data-sha256", default=None,
+                     help="with --spec: sha256 of X the workflow planned with (checked on load)")
+    run.add_argument("--code-hash", default=None,
+                     help="hash of the code the workflow planned the run with (recorded, for provenance)")
+    run.add_argument("--dataset", help="dataset name from config/datasets.yaml")
     run.add_argument("--data", help="processed HDF5 file (default: DATA_DIR/processed/DATASET.h5)")
     run.add_argument("--data-dir", default="data", help="data directory (default: data)")
-    run.add_argument("--algorithm", required=True, help="algorithm name, e.g. su2016.dplloyd (see `list algorithms`)")
-    run.add_argument("--k", required=True, type=int, help="number of centres")
-    run.add_argument("--epsilon", required=True, help="total privacy budget (> 0), or 'none' for non-private baselines")
+    run.add_argument("--algorithm", help="algorithm name, e.g. su2016.dplloyd (see `list algorithms`)")
+    run.add_argument("--k", type=int, help="number of centres")
+    run.add_argument("--epsilon", help="total privacy budget (> 0), or 'none' for non-private baselines")
     run.add_argument("--delta", default="0", help="delta in [0, 1), or an expression of n such as 'n^-1.5' (default 0)")
     run.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
     run.add_argument("--repetitions", type=int, default=1, help="number of consecutive seeds (default 1)")
@@ -79,10 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--base-seed", type=int, default=None, help="base seed (default: config base_seed)")
     run.add_argument("--config-dir", default="config", help="config directory (default: config)")
     run.add_argument("--no-centers", action="store_true", help="do not store centres in the record")
-    run.add_argument("--paper", default="", help="label: paper id")
-    run.add_argument("--item", default="", help="label: paper item")
-    run.add_argument("--group", default="", help="label: run group")
     run.add_argument("--out", required=True, help="output JSON file (written atomically)")
+    run.add_argument("--allow-unavailable", action="store_true",
+                     help="exit 0 when the dataset is unavailable (the record is written either way, with "
+                          "status data_unavailable; without this flag the exit code is 3). The Snakemake "
+                          "workflow passes it so that figures can draw 'data unavailable' panels")
 
     item = sub.add_parser("item", help="run one paper item end to end in-process (no Snakemake)")
     item.add_argument("paper")
@@ -92,8 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     item.add_argument("--config-dir", default=None)
     item.add_argument("--mirror", default=None, help="local mirror of the raw datasets")
 
-    lst = sub.add_parser("list", help="list papers/items, algorithms or datasets")
-    lst.add_argument("what", choices=["items", "algorithms", "datasets"])
+    lst = sub.add_parser("list", help="list papers/items, algorithms, datasets, or an algorithm's settings")
+    lst.add_argument("what", choices=["items", "algorithms", "datasets", "settings"])
+    lst.add_argument("name", nargs="?", help="with `settings`: the algorithm (e.g. su2016.dplloyd)")
     lst.add_argument("--config-dir", default=None)
 
     data = sub.add_parser("data", help="download (or copy from a mirror) and prepare datasets")
@@ -104,32 +114,55 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def cmd_run(args) -> int:
-    from .runner import RunRequest, run_block, write_json_atomic
-    from .workflow import _read_yaml, load_papers
+def _spec_from_args(args) -> dict:
+    """A run spec from the human-facing flags (reads config/ like the planner does)."""
+    from .workflow import load_config, run_spec_for
 
+    missing = [flag for flag, value in (("--dataset", args.dataset), ("--algorithm", args.algorithm),
+                                        ("--k", args.k), ("--epsilon", args.epsilon)) if value is None]
+    if missing:
+        raise DPClustError(f"give --spec, or all of {', '.join(missing)}")
     if args.repetitions < 1:
         raise DPClustError("--repetitions must be >= 1")
-    config_dir = Path(args.config_dir)
-    algorithms, _ = load_papers(config_dir, check_schema=False)
-    base_seed = args.base_seed if args.base_seed is not None else _read_yaml(config_dir / "config.yaml")["base_seed"]
-    params = dict(_parse_param(p) for p in args.param)
-    req = RunRequest(
-        dataset=args.dataset, algorithm=args.algorithm, k=args.k, epsilon=_parse_epsilon(args.epsilon),
-        seeds=list(range(args.seed, args.seed + args.repetitions)),
-        data_path=args.data or str(Path(args.data_dir) / "processed" / f"{args.dataset}.h5"),
-        delta=args.delta, transform=args.transform, init_sets=args.init_sets, params=params,
-        base_seed=int(base_seed),
-        store_centers=not args.no_centers, paper=args.paper, item=args.item, group=args.group,
-        registry_path=str(config_dir / "datasets.yaml"))
-    from .data import load_registry
+    config = load_config(Path(args.config_dir))
+    return run_spec_for(config, args.dataset, args.algorithm, args.k, _parse_epsilon(args.epsilon),
+                        seeds=(args.seed, args.repetitions), transform=args.transform, delta=args.delta,
+                        params=dict(_parse_param(p) for p in args.param), init_sets=args.init_sets,
+                        base_seed=args.base_seed, store_centers=not args.no_centers, where="--param")
 
-    load_registry(req.registry_path).dataset(args.dataset)  # unknown dataset: clear error first
-    if not Path(req.data_path).exists():
-        raise DPClustError(f"processed data file {req.data_path} does not exist; run "
-                           f"`python -m dpclust data prepare {args.dataset} ...` or the Snakemake workflow")
-    record = run_block(req, algorithms)
+
+def _load_spec(text: str) -> dict:
+    if text.startswith("@"):
+        text = Path(text[1:]).read_text(encoding="utf-8")
+    try:
+        spec = json.loads(text)
+    except ValueError as exc:
+        raise DPClustError(f"--spec is not valid JSON: {exc}") from None
+    if not isinstance(spec, dict):
+        raise DPClustError("--spec must be a JSON object")
+    return spec
+
+
+def cmd_run(args) -> int:
+    from .runner import run_spec, write_json_atomic
+
+    spec = _load_spec(args.spec) if args.spec else _spec_from_args(args)
+    data_path = args.data or str(Path(args.data_dir) / "processed" / f"{spec.get('dataset')}.h5")
+    if not Path(data_path).exists():
+        raise DPClustError(f"processed data file {data_path} does not exist; run "
+                           f"`python -m dpclust data prepare {spec.get('dataset')} ...` or the Snakemake workflow")
+    planned = args.data_sha256 if args.data_sha256 and re.fullmatch(r"[0-9a-f]{64}", args.data_sha256) else None
+    record = run_spec(spec, data_path, data_sha256=planned)
+    if args.code_hash:
+        record["code_hash"] = args.code_hash
     write_json_atomic(record, args.out)
+    status = record.get("status", "ok")
+    if status != "ok" and not (status == "data_unavailable" and args.allow_unavailable):
+        reason = " ".join(str(record.get("reason") or "").split())
+        print(f"error: run not done ({status}) for dataset {spec.get('dataset')!r}: {reason}; wrote the record to "
+              f"{args.out}" + ("; pass --allow-unavailable to exit 0" if status == "data_unavailable" else ""),
+              file=sys.stderr)
+        return 3
     return 0
 
 
@@ -148,21 +181,41 @@ def cmd_list(args) -> int:
     if args.what == "algorithms":
         for name, entry in sorted(config["algorithms"].items()):
             print(f"{name:32s} {entry['function']}{'' if entry.get('private', True) else '  (non-private)'}")
+    elif args.what == "settings":
+        _list_settings(config, args.name)
     elif args.what == "items":
         p = plan(config)
         for t in p.items:
             print(f"{t.key:32s} {t.kind:7s} {len(t.runs):5d} jobs  {t.cfg.get('reproduces', '')}")
         print(f"total run jobs: {len(p.runs)}")
     else:
-        from .data import load_registry
-
-        reg = load_registry(Path(config["config_dir"]) / "datasets.yaml")
-        for name in sorted(reg.datasets):
+        for name in sorted(config["registry"].datasets):
             print(name)
     return 0
 
 
+def _list_settings(config: dict, name: str | None) -> None:
+    """Every setting of a configured algorithm: the value it resolves to, the declared default and
+    its provenance (a value that differs from the default is an override in its paper's config)."""
+    from .resolve import import_object
+    from .settings import settings_of
+    from .workflow import resolve_algorithm
+
+    if not name:
+        raise DPClustError("`list settings` needs an algorithm name, e.g. su2016.dplloyd (see `list algorithms`)")
+    resolved = resolve_algorithm(config, name)
+    declared = settings_of(import_object(resolved["function"]))
+    print(f"{name}: {resolved['function']} ({'private' if resolved['private'] else 'non-private'})")
+    for key, value in resolved["settings"].items():
+        setting = declared[key] if declared is not None and key in declared else None
+        mark = "" if setting is None or setting.default == value else f"  [override; default {setting.default!r}]"
+        source = setting.source if setting is not None else "(undeclared)"
+        print(f"  {key} = {value!r}{mark}\n      {source}")
+
+
 def main(argv=None) -> int:
+    """Exit codes: 0 done; 2 bad input (one-line message); 3 a requested run could not be done
+    (e.g. its dataset is unavailable; the run record is still written); 1 unexpected error."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -4,6 +4,9 @@ A rule's params include the hash of the module that implements its algorithm (or
 with every `dpclust` module it imports, transitively. Editing an algorithm therefore re-runs only
 the jobs that use it, and a fresh checkout (new timestamps, same contents) re-runs nothing.
 Imports are found statically with `ast` (no module is imported), so hashing is cheap at DAG time.
+What is hashed is each module's syntax tree without docstrings (comments are not in it), so editing
+a comment, a docstring or the layout re-runs nothing; any change to what the code does re-runs its
+dependents.
 """
 
 from __future__ import annotations
@@ -28,12 +31,44 @@ def module_path(module: str) -> Path | None:
     return None
 
 
-def _imports(module: str, path: Path) -> set[str]:
+def _statements(body):
+    """Every statement, nested ones too (imports are statements: expressions need no visit)."""
+    for node in body:
+        yield node
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            sub = getattr(node, name, None)
+            if sub:
+                yield from _statements(sub)
+
+
+@lru_cache(maxsize=None)
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _is_docstring(node) -> bool:
+    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str))
+
+
+@lru_cache(maxsize=None)
+def code_text(path: Path) -> str:
+    """The module's syntax tree without docstrings, as text (what the code hash covers)."""
+    tree = _tree(path)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and _is_docstring(body[0]):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, annotate_fields=False)
+
+
+@lru_cache(maxsize=None)
+def _imports(module: str, path: Path) -> frozenset[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     is_pkg = path.name == "__init__.py"
     package = module if is_pkg else module.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("dpclust"))
         elif isinstance(node, ast.ImportFrom):
@@ -48,7 +83,7 @@ def _imports(module: str, path: Path) -> set[str]:
             found.add(target)
             for alias in node.names:  # `from . import x` may name submodules
                 found.add(f"{target}.{alias.name}")
-    return {m for m in found if module_path(m) is not None}
+    return frozenset(m for m in found if module_path(m) is not None)
 
 
 @lru_cache(maxsize=None)
@@ -74,9 +109,9 @@ def closure(module: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=None)
 def code_hash(*modules: str) -> str:
-    """sha256 (first 16 hex digits) over the contents of the modules' import closures."""
+    """sha256 (first 16 hex digits) over the code (`code_text`) of the modules' import closures."""
     h = hashlib.sha256()
     for mod in sorted(set(m for top in modules for m in closure(top))):
         h.update(mod.encode())
-        h.update(module_path(mod).read_bytes())
+        h.update(code_text(module_path(mod)).encode())
     return h.hexdigest()[:16]

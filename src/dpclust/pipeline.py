@@ -1,54 +1,76 @@
 """Item-level steps: aggregate run records into a table, render it, check the paper's claims.
 
-The Snakemake rules call these through `workflow/scripts/*.py`; `run_item_locally` runs one
-item's whole chain in-process (data, runs, table, figure, checks) for development and tests.
+Each step receives its *step spec* (`dpclust.workflow.ItemTarget.step_spec`): exactly the item
+settings it reads, planned by the workflow and passed to the job as a param. No step reads
+`config/`. The Snakemake rules call these through `workflow/scripts/*.py`; `run_item_locally`
+runs one item's whole chain in-process (data, runs, table, figure, checks) for development and
+tests.
+
+A step function is looked up by the name given in the item's config (`aggregate:`, `render:`,
+`checks:`) in the item's module, and called as::
+
+    aggregate(records, item, ctx) -> DataFrame     # ctx.dataset_path(name): processed files
+    render(table, item, stem)                       # writes stem.png / stem.pdf (tables: + .md)
+    checks(table, item) -> list[Check]
+
+where `item` is the step spec (a dict: `options`, `title`, `caption`, `names`, ...).
 """
 
 from __future__ import annotations
 
 import html
 import os
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 
 from .aggregate import Context, checks_frame, load_records, tidy
 from .api import DPClustError
-from .workflow import ItemTarget, import_object, load_config, plan
+from .fileio import write_csv_atomic, write_text_atomic
+from .resolve import import_object
 
 
-def _paper_module(config: dict, paper: str) -> str | None:
-    return config["paper_configs"][paper].get("module")
+def run_logged(log_path, label: str, step):
+    """Run `step()` for a Snakemake job: its output and any traceback go to the job's log; a failure
+    is one line on stderr naming the step, the error and the log (then exit status 1)."""
+    import contextlib
+    import sys
+    import traceback
+
+    log_path = Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w", encoding="utf-8") as log:
+        try:
+            with contextlib.redirect_stdout(log):
+                result = step()
+        except Exception as exc:  # one clear line; the whole traceback is in the log
+            traceback.print_exc(file=log)
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            print(f"dpclust: {label} failed: {type(exc).__name__}: {first} (traceback in {log_path})", file=sys.stderr)
+            raise SystemExit(1) from None
+    return result
 
 
-def _resolve(config: dict, target: ItemTarget, key: str, default=None):
-    spec = target.cfg.get(key)
-    if not spec:
+def step_function(spec: dict, step: str, default=None):
+    """The function named by the spec's `step` entry (a name in the item's module, or
+    'module:function'), or `default`."""
+    name = spec.get(step)
+    if isinstance(name, dict):
+        name = name.get("function")
+    if not name:
         return default
-    return import_object(spec, _paper_module(config, target.paper))
+    return import_object(name, spec.get("module"))
 
 
-def _atomic_csv(df: pd.DataFrame, path: str | Path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".csv", dir=path.parent)
-    os.close(fd)
-    try:
-        df.to_csv(tmp, index=False, float_format="%.10g", lineterminator="\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def aggregate_item(config: dict, target: ItemTarget, record_paths, dataset_paths: dict, out_csv) -> pd.DataFrame:
+def aggregate_item(spec: dict, record_paths, dataset_paths: dict, out_csv) -> pd.DataFrame:
     records = load_records(record_paths)
-    func = _resolve(config, target, "aggregate", tidy)
-    table = func(records, target.cfg, Context(config=config, dataset_paths=dict(dataset_paths)))
+    func = step_function(spec, "aggregate", tidy)
+    table = func(records, spec, Context(dataset_paths=dict(dataset_paths),
+                                         dataset_entries=spec.get("dataset_entries") or {}))
     if not isinstance(table, pd.DataFrame):
-        raise DPClustError(f"aggregate of {target.key} returned {type(table).__name__}, not a DataFrame")
-    _atomic_csv(table, out_csv)
+        raise DPClustError(f"aggregate of {spec.get('paper')}/{spec.get('item')} returned "
+                           f"{type(table).__name__}, not a DataFrame")
+    write_csv_atomic(table, out_csv)
     return table
 
 
@@ -56,93 +78,119 @@ def read_table(path) -> pd.DataFrame:
     return pd.read_csv(path, keep_default_na=True)
 
 
-def caption_text(target: ItemTarget) -> str:
-    cfg = target.cfg
+def caption_text(cfg: dict) -> str:
     return f"**{cfg['title']}** ({cfg['reproduces']}). {cfg['caption']}"
 
 
-def render_item(config: dict, target: ItemTarget, table_csv, stem=None) -> None:
+def render_item(spec: dict, table_csv, stem) -> None:
     """Render `stem.png`/`stem.pdf` (+ `stem.md`: the table for tables, caption and link for figures)."""
-    func = _resolve(config, target, "render")
+    func = step_function(spec, "render")
     if func is None:
-        raise DPClustError(f"item {target.key} has no `render` function")
-    stem = Path(stem or target.figure_stem)
-    func(read_table(table_csv), target.cfg, str(stem))
-    if target.kind == "figure":
-        stem.with_suffix(".md").write_text(
-            f"![{target.cfg['title']}]({stem.name}.png)\n\n{caption_text(target)}\n\nData: "
-            f"`{Path(table_csv).as_posix()}`\n", encoding="utf-8")
+        raise DPClustError(f"item {spec.get('paper')}/{spec.get('item')} has no `render` function")
+    stem = Path(stem)
+    func(read_table(table_csv), spec, str(stem))
+    if spec.get("kind", "figure") == "figure":
+        write_text_atomic(f"![{spec['title']}]({stem.name}.png)\n\n{caption_text(spec)}\n\nData: "
+                          f"`{Path(table_csv).as_posix()}`\n", stem.with_suffix(".md"))
 
 
-def check_item(config: dict, target: ItemTarget, table_csv, stem=None) -> pd.DataFrame:
-    func = _resolve(config, target, "checks")
-    checks = func(read_table(table_csv), target.cfg)
+def check_item(spec: dict, table_csv, stem) -> pd.DataFrame:
+    func = step_function(spec, "checks")
+    checks = func(read_table(table_csv), spec)
     frame = checks_frame(list(checks))
-    stem = Path(stem or target.checks_stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_csv(frame, stem.with_suffix(".csv"))
+    stem = Path(stem)
+    write_csv_atomic(frame, stem.with_suffix(".csv"))
     from .plotting import to_markdown
 
-    title = f"Claims of {target.cfg.get('reproduces', target.key)}, checked on our runs"
-    stem.with_suffix(".md").write_text(f"**{title}**\n\n" + to_markdown(frame), encoding="utf-8")
-    stem.with_suffix(".html").write_text(checks_html(frame, title), encoding="utf-8")
+    title = f"Claims of {spec.get('reproduces') or spec.get('paper', '') + '/' + spec.get('item', '')}, checked on our runs"
+    write_text_atomic(f"**{title}**\n\n" + to_markdown(frame), stem.with_suffix(".md"))
+    write_text_atomic(checks_html(frame, title), stem.with_suffix(".html"))
     return frame
 
 
+RESULT_COLOURS = {"holds": "#1b7f3b", "does not hold": "#b3261e", "not decidable": "#9a6700",
+                  "not evaluable": "#6b6b6b"}
+
+
+def _interval_text(row) -> str:
+    q, lo, hi = (getattr(row, k, None) for k in ("quantity", "ci_low", "ci_high"))
+    if q is None or (isinstance(q, float) and q != q):
+        return ""
+    text = f"{q:.4g}"
+    if lo is not None and hi is not None and lo == lo and hi == hi:
+        text += f" [{lo:.4g}, {hi:.4g}]"
+    return text
+
+
 def checks_html(frame: pd.DataFrame, title: str) -> str:
-    colours = {"holds": "#1b7f3b", "does not hold": "#b3261e", "not evaluable": "#6b6b6b"}
+    """The claim checks as a sortable HTML table (click a column header to sort)."""
+    from .plotting import sortable_table_script
+
+    def cell(v) -> str:
+        return "" if v is None or (isinstance(v, float) and v != v) else html.escape(str(v))
+
     rows = "".join(
-        f"<tr><td>{html.escape(str(r.claim))}</td>"
-        f"<td style='color:{colours.get(r.result, '#000')};font-weight:bold'>{html.escape(r.result)}</td>"
-        f"<td>{html.escape(str(r.detail))}</td></tr>"
+        f"<tr><td>{cell(r.claim)}</td>"
+        f"<td style='color:{RESULT_COLOURS.get(r.result, '#000')};font-weight:bold'>{cell(r.result)}</td>"
+        f"<td>{cell(_interval_text(r))}</td><td>{cell(getattr(r, 'threshold', ''))}</td>"
+        f"<td>{cell(r.detail)}</td><td>{cell(getattr(r, 'why', ''))}</td></tr>"
         for r in frame.itertuples(index=False)
     )
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head>"
-            f"<body><h3>{html.escape(title)}</h3><table border='1' cellpadding='4' style='border-collapse:collapse'>"
-            f"<tr><th>claim</th><th>result</th><th>detail</th></tr>{rows}</table></body></html>\n")
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            "<style>body{font-family:sans-serif;font-size:13px} table{border-collapse:collapse} "
+            "td,th{border:1px solid #bbb;padding:3px 6px;vertical-align:top} th{cursor:pointer;background:#eee}"
+            "</style></head>"
+            f"<body><h3>{html.escape(title)}</h3><table class='sortable'>"
+            "<tr><th>claim</th><th>result</th><th>quantity [95% CI]</th><th>holds if</th><th>detail</th>"
+            f"<th>why (if it does not hold)</th></tr>{rows}</table>{sortable_table_script()}</body></html>\n")
 
 
 def summarize_checks(check_csvs, out_stem) -> pd.DataFrame:
-    """One table of every claim check of every item: paper, item, claim, result, detail.
+    """One table of every claim check of every item: paper, item, claim, result, quantity and
+    interval, threshold, detail, why.
 
     Written as `out_stem.{csv,md,html}`; the report shows it first, so a reader sees at a glance
     which of the papers' claims hold in our runs and which do not.
     """
+    from .aggregate import CHECK_COLUMNS
+
     frames = []
     for path in sorted(map(str, check_csvs)):
-        frame = pd.read_csv(path, keep_default_na=False)
+        frame = pd.read_csv(path).reindex(columns=CHECK_COLUMNS)
+        for col in ("claim", "result", "threshold", "detail", "why"):
+            frame[col] = frame[col].fillna("").astype(str)
         parts = Path(path).with_suffix("").parts
         frame.insert(0, "item", parts[-1])
         frame.insert(0, "paper", parts[-2])
         frames.append(frame)
     table = (pd.concat(frames, ignore_index=True) if frames
-             else pd.DataFrame(columns=["paper", "item", "claim", "result", "detail"]))
+             else pd.DataFrame(columns=["paper", "item", *CHECK_COLUMNS]))
     stem = Path(out_stem)
-    _atomic_csv(table, stem.with_suffix(".csv"))
+    write_csv_atomic(table, stem.with_suffix(".csv"))
     counts = table["result"].value_counts().to_dict() if len(table) else {}
     title = ("Every claim check: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))) if counts else "No claim checks"
     from .plotting import to_markdown
 
-    stem.with_suffix(".md").write_text(f"**{title}**\n\n" + to_markdown(table), encoding="utf-8")
+    write_text_atomic(f"**{title}**\n\n" + to_markdown(table), stem.with_suffix(".md"))
     body = checks_html(table.drop(columns=["paper", "item"]).assign(
         claim=table["paper"] + " / " + table["item"] + ": " + table["claim"]), title)
-    stem.with_suffix(".html").write_text(body, encoding="utf-8")
+    write_text_atomic(body, stem.with_suffix(".html"))
     return table
 
 
 def run_item_locally(paper: str, item: str, workdir: str | Path, config_dir=None, overrides=None,
-                     mirror: str | None = None, log=print) -> ItemTarget:
+                     mirror: str | None = None, log=print):
     """Run every step of one item in-process under `workdir` (no Snakemake)."""
-    from .data import fetch_source, load_registry, prepare_dataset
-    from .runner import RunRequest, run_block, write_json_atomic
+    from .data import fetch_source, prepare_dataset
+    from .runner import run_spec, write_json_atomic
+    from .workflow import load_config, plan
 
     workdir = Path(workdir)
     config = load_config(config_dir, overrides=overrides)
     config["results_dir"] = str(workdir / "results")
     the_plan = plan(config)
     target = the_plan.item(paper, item)
-    registry_path = Path(config["config_dir"]) / "datasets.yaml"
-    registry = load_registry(registry_path)
+    registry = config["registry"]
     raw_dir = workdir / "data" / "raw"
     dataset_paths = {}
     mirror = mirror or config.get("data_mirror") or os.environ.get("DPCLUST_DATA_MIRROR") or None
@@ -158,16 +206,11 @@ def run_item_locally(paper: str, item: str, workdir: str | Path, config_dir=None
         if Path(job.path).exists():
             continue
         log(f"run {job.path}")
-        req = RunRequest(dataset=job.dataset, algorithm=job.algorithm, k=job.k, epsilon=job.epsilon,
-                         seeds=list(range(job.seed_start, job.seed_start + job.seed_count)),
-                         data_path=dataset_paths[job.dataset], delta=job.delta, transform=job.transform,
-                         init_sets=job.init_sets, params=__import__("json").loads(job.params_json),
-                         base_seed=int(config["base_seed"]), store_centers=job.store_centers,
-                         paper=job.paper, item=job.item, group=job.group, registry_path=str(registry_path))
-        write_json_atomic(run_block(req, config["algorithms"]), job.path)
-    aggregate_item(config, target, [j.path for j in target.runs], dataset_paths, target.table)
-    render_item(config, target, target.table)
+        write_json_atomic(run_spec(job.spec, dataset_paths[job.dataset]), job.path)
+    aggregate_item(target.step_spec("aggregate"), [j.path for j in target.runs],
+                   {d: dataset_paths[d] for d in target.data_inputs}, target.table)
+    render_item(target.step_spec("render"), target.table, target.figure_stem)
     if target.has_checks:
-        check_item(config, target, target.table)
+        check_item(target.step_spec("checks"), target.table, target.checks_stem)
     log(f"done: {', '.join(target.outputs)}")
     return target

@@ -49,16 +49,36 @@ def panel_grid(n_panels: int, ncols: int = 3, panel_size=(3.6, 2.8), sharey: boo
 
 
 def mark_unavailable(ax, title: str, reason: str = "") -> None:
-    """Draw the "data unavailable" panel: no data is ever substituted."""
+    """Draw the "data unavailable" panel in one short line (why, in three words; the full reason
+    is in the table and the log). No data is ever substituted."""
+    from .itemkit import short_reason
+
     ax.set_title(title)
     ax.set_xticks([])
     ax.set_yticks([])
-    text = "data unavailable"
-    if reason:
-        text += "\n" + _wrap(reason, 38)
+    text = "data unavailable" + (f"\n({short_reason(reason)})" if reason else "")
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=8, color="0.3")
     for spine in ax.spines.values():
         spine.set_linestyle(":")
+
+
+unavailable_panel = mark_unavailable
+
+
+def mean_sd_line(ax, x, mean, sd=None, label: str | None = None, band: bool = False, **style) -> None:
+    """A line of means with the spread the table carries: ± sd error bars (or a band)."""
+    import numpy as np
+
+    x, mean = np.asarray(x, dtype=float), np.asarray(mean, dtype=float)
+    sd = None if sd is None else np.nan_to_num(np.asarray(sd, dtype=float), nan=0.0)
+    if sd is None or not np.any(sd > 0):
+        ax.plot(x, mean, label=label, **style)
+        return
+    if band:
+        line, = ax.plot(x, mean, label=label, **style)
+        ax.fill_between(x, mean - sd, mean + sd, color=line.get_color(), alpha=0.15, linewidth=0)
+    else:
+        ax.errorbar(x, mean, yerr=sd, label=label, capsize=2, elinewidth=0.8, **style)
 
 
 def _wrap(text: str, width: int) -> str:
@@ -91,6 +111,41 @@ def _cell(v) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
     return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def sortable_table_script() -> str:
+    """A few lines of JavaScript that sort every `table.sortable` by the clicked column."""
+    return """<script>
+document.querySelectorAll('table.sortable').forEach(function (t) {
+  t.querySelectorAll('th').forEach(function (th, i) {
+    th.addEventListener('click', function () {
+      var rows = Array.from(t.querySelectorAll('tr')).slice(1), asc = th.dataset.asc !== '1';
+      rows.sort(function (a, b) {
+        var x = a.children[i].innerText, y = b.children[i].innerText, nx = parseFloat(x), ny = parseFloat(y);
+        var c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
+        return asc ? c : -c;
+      });
+      th.dataset.asc = asc ? '1' : '0';
+      rows.forEach(function (r) { t.appendChild(r); });
+    });
+  });
+});
+</script>"""
+
+
+def html_table(df: pd.DataFrame, title: str = "", note: str = "") -> str:
+    """A readable, sortable HTML table (for the report)."""
+    import html as _html
+
+    head = "".join(f"<th>{_html.escape(str(c))}</th>" for c in df.columns)
+    body = "".join("<tr>" + "".join(f"<td>{_html.escape(_cell(v))}</td>" for v in row) + "</tr>"
+                   for row in df.itertuples(index=False))
+    return ("<!doctype html><html><head><meta charset='utf-8'>"
+            "<style>body{font-family:sans-serif;font-size:13px} table{border-collapse:collapse} "
+            "td,th{border:1px solid #bbb;padding:3px 6px} th{cursor:pointer;background:#eee}</style></head><body>"
+            + (f"<h3>{_html.escape(title)}</h3>" if title else "")
+            + f"<table class='sortable'><tr>{head}</tr>{body}</table>"
+            + (f"<p>{_html.escape(note)}</p>" if note else "") + sortable_table_script() + "</body></html>\n")
 
 
 def write_table(df: pd.DataFrame, stem: str | Path, title: str = "", note: str = "") -> None:

@@ -1,4 +1,9 @@
-"""Run one block of seeds of one (dataset, algorithm, k, ε) cell and build its run record.
+"""Run one block of seeds of one (dataset, algorithm, k, ε) cell from its spec; build its record.
+
+A run spec (planned by `dpclust.workflow`, passed by the workflow as a param, or built by the CLI)
+holds everything a run depends on: the algorithm's function, privacy and complete settings, the
+dataset's name and registry entry, the transform, k, ε, δ, the seeds, `init_sets`, `base_seed`
+and whether centres are stored. The runner reads no config.
 
 Seeds: run `s` uses the mechanism generator `default_rng(derive_seed(base, "run", dataset,
 algorithm, k, ε, s))` and the shared-initialisation seed `derive_seed(base, "init", dataset, k,
@@ -9,16 +14,11 @@ layout, so the same run gives the same bytes whatever the block size.
 
 from __future__ import annotations
 
-import json
-import os
 import platform
 import subprocess
-import tempfile
 import time
 import zlib
-from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,11 +26,15 @@ import numpy as np
 from . import __version__
 from .api import DPClustError, validate_inputs
 from .metrics import all_costs
-from .resolve import REPO_ROOT, function_module, import_object, resolve_delta
+from .records import DIAGNOSTICS_NOTE, make_run
+from .records import SCHEMA as RECORD_SCHEMA
+from .resolve import REPO_ROOT, import_object, resolve_delta
 
 #: Relative slack when checking that an algorithm spent no more than its budget.
 SPEND_TOLERANCE = 1e-9
-RECORD_SCHEMA = 1
+#: Keys every run spec has.
+SPEC_KEYS = ("dataset", "dataset_entry", "transform", "algorithm", "function", "private", "settings", "k",
+             "epsilon", "delta", "seeds", "init_sets", "base_seed", "store_centers")
 
 
 class PrivacyBudgetViolation(RuntimeError):
@@ -41,35 +45,6 @@ def derive_seed(*parts: Any) -> int:
     """A 63-bit seed from any hashable parts, stable across processes and platforms."""
     words = [zlib.crc32(repr(p).encode()) for p in parts]
     return int(np.random.SeedSequence(words).generate_state(2, dtype=np.uint64)[0] >> np.uint64(1))
-
-
-@dataclass
-class RunRequest:
-    dataset: str
-    algorithm: str
-    k: int
-    epsilon: float | None
-    seeds: list[int]
-    data_path: str
-    delta: Any = 0.0
-    transform: str = "raw"
-    init_sets: int | None = None
-    params: dict = field(default_factory=dict)
-    base_seed: int = 0
-    store_centers: bool = True
-    paper: str = ""
-    item: str = ""
-    group: str = ""
-    registry_path: str | None = None
-
-
-def resolve_settings(entry: dict, params: dict, algorithm: str) -> dict:
-    defaults = dict(entry.get("settings") or {})
-    unknown = sorted(set(params) - set(defaults))
-    if unknown:
-        raise DPClustError(f"{algorithm} has no setting(s) {unknown}; its settings are {sorted(defaults)}")
-    defaults.update(params)
-    return defaults
 
 
 def _jsonable(obj):
@@ -112,90 +87,93 @@ def _versions() -> dict:
     return out
 
 
-def run_block(req: RunRequest, algorithms: dict) -> dict:
-    """Run the request's seeds and return the run record (see docs/ARCHITECTURE.md)."""
-    from .codehash import code_hash
-    from .data import DatasetUnavailable, apply_transform, load_processed, load_registry
+def check_spec(spec: dict) -> dict:
+    missing = [key for key in SPEC_KEYS if key not in spec]
+    if missing:
+        raise DPClustError(f"run spec lacks {missing}; plan it with dpclust.workflow or `python -m dpclust run`")
+    eps = spec["epsilon"]
+    if spec["private"] and eps is None:
+        raise DPClustError(f"{spec['algorithm']} is private and needs --epsilon > 0")
+    if eps is not None and not (isinstance(eps, (int, float)) and np.isfinite(eps) and eps > 0):
+        raise DPClustError(f"epsilon must be a finite number > 0, got {eps!r}")
+    start, count = spec["seeds"]
+    if count < 1 or start < 0:
+        raise DPClustError(f"seeds must be a start >= 0 and a count >= 1, got {spec['seeds']!r}")
+    return spec
 
-    if req.algorithm not in algorithms:
-        raise DPClustError(f"unknown algorithm {req.algorithm!r}; known: {', '.join(sorted(algorithms))}")
-    entry = algorithms[req.algorithm]
-    private = entry.get("private", True)
-    if private and req.epsilon is None:
-        raise DPClustError(f"{req.algorithm} is private and needs --epsilon > 0")
-    if req.epsilon is not None and not (np.isfinite(req.epsilon) and req.epsilon > 0):
-        raise DPClustError(f"epsilon must be a finite number > 0, got {req.epsilon!r}")
-    settings = resolve_settings(entry, req.params, req.algorithm)
-    function = import_object(entry["function"])
+
+def run_spec(spec: dict, data_path: str, data_sha256: str | None = None) -> dict:
+    """Run the spec's seeds on the processed file `data_path` and return the run record (see
+    docs/ARCHITECTURE.md). `data_sha256`, when given, is the content the workflow planned with."""
+    from .data.store import DatasetUnavailable, load_processed
+    from .data.transforms import apply_transform
+
+    spec = check_spec(dict(spec))
+    start, count = spec["seeds"]
+    seeds = list(range(start, start + count))
+    algorithm, k, epsilon = spec["algorithm"], int(spec["k"]), spec["epsilon"]
+    settings = dict(spec["settings"])
     record: dict[str, Any] = {
         "schema": RECORD_SCHEMA,
-        "paper": req.paper, "item": req.item, "group": req.group,
-        "dataset": req.dataset, "algorithm": req.algorithm, "function": entry["function"],
-        "k": req.k, "epsilon": req.epsilon, "transform": req.transform,
-        "seeds": list(req.seeds), "base_seed": req.base_seed, "init_sets": req.init_sets,
-        "dpclust_version": __version__, "git_commit": _git_commit(),
-        "code_hash": code_hash(function_module(entry["function"])),
-        "versions": _versions(),
+        "paper": spec.get("paper", ""), "item": spec.get("item", ""), "group": spec.get("group", ""),
+        "dataset": spec["dataset"], "algorithm": algorithm, "function": spec["function"],
+        "private": bool(spec["private"]), "k": k, "epsilon": epsilon, "transform": spec["transform"],
+        "seeds": seeds, "base_seed": spec["base_seed"], "init_sets": spec["init_sets"],
+        "dpclust_version": __version__, "git_commit": _git_commit(), "versions": _versions(),
+        "diagnostics_note": DIAGNOSTICS_NOTE,
     }
+    if "sweep" in spec:
+        record["sweep"] = spec["sweep"]
+    if "guarantee" in spec:
+        record["guarantee"] = spec["guarantee"]
     try:
-        data = load_processed(req.data_path)
+        data = load_processed(data_path, expect_sha256=data_sha256 or None)
     except DatasetUnavailable as exc:
         record.update(status="data_unavailable", reason=str(exc), delta=None, settings=settings, runs=[])
         return _jsonable(record)
-    registry_entry = load_registry(req.registry_path).dataset(req.dataset)
-    X, bounds = apply_transform(req.transform, data.X, registry_entry)
-    delta = resolve_delta(req.delta, X.shape[0])
-    X = validate_inputs(X, req.k, req.epsilon, delta)
+    function = import_object(spec["function"])
+    X, bounds = apply_transform(spec["transform"], data.X, spec["dataset_entry"])
+    delta = resolve_delta(spec["delta"], X.shape[0])
+    X = validate_inputs(X, k, epsilon, delta)
     settings = dict(settings, bounds=[float(bounds[0]), float(bounds[1])])
     record.update(status="ok", reason="", delta=delta, bounds=settings["bounds"],
                   dataset_sha256=str(data.attrs.get("sha256", "")), n=int(X.shape[0]), d=int(X.shape[1]))
     runs = []
-    pool = [derive_seed(req.base_seed, "init", req.dataset, req.k, j) for j in range(req.init_sets or 0)]
-    for seed in req.seeds:
-        init_seed = pool[seed % len(pool)] if pool else derive_seed(req.base_seed, "init", req.dataset, req.k, seed)
-        rng = np.random.default_rng(derive_seed(req.base_seed, "run", req.dataset, req.algorithm, req.k,
-                                                req.epsilon, seed))
+    dataset, init_sets = spec["dataset"], spec["init_sets"]
+    pool = [derive_seed(spec["base_seed"], "init", dataset, k, j) for j in range(init_sets or 0)]
+    for seed in seeds:
+        init_seed = pool[seed % len(pool)] if pool else derive_seed(spec["base_seed"], "init", dataset, k, seed)
+        rng = np.random.default_rng(derive_seed(spec["base_seed"], "run", dataset, algorithm, k, epsilon, seed))
         run_settings = dict(settings, init_seed=init_seed)
         if pool:
             run_settings["init_pool_seeds"] = pool
-        start = time.perf_counter()
-        result = function(X, req.k, req.epsilon, delta, rng, run_settings)
-        wall = time.perf_counter() - start
-        _check_spend(req, result, delta, private)
+        t0 = time.perf_counter()
+        result = function(X, k, epsilon, delta, rng, run_settings)
+        wall = time.perf_counter() - t0
+        _check_spend(algorithm, bool(spec["private"]), epsilon, result, delta)
         centers = np.asarray(result.centers, dtype=float)
-        if centers.shape != (req.k, X.shape[1]) or not np.isfinite(centers).all():
-            raise DPClustError(f"{req.algorithm} returned centres of shape {centers.shape} "
-                               f"(expected {(req.k, X.shape[1])}) or non-finite values")
-        run = {"seed": seed, "init_seed": init_seed, "epsilon_spent": result.epsilon_spent,
-               "delta_spent": result.delta_spent, "ledger": result.ledger,
-               "iterations": result.iterations, **all_costs(X, centers), "info": result.info,
-               "wall_time_s": wall}
-        if req.store_centers:
-            run["centers"] = centers
-        runs.append(run)
-    record["settings"] = {k: v for k, v in settings.items()}
+        if centers.shape != (k, X.shape[1]) or not np.isfinite(centers).all():
+            raise DPClustError(f"{algorithm} returned centres of shape {centers.shape} "
+                               f"(expected {(k, X.shape[1])}) or non-finite values")
+        diagnostics = {"epsilon_spent": result.epsilon_spent, "delta_spent": result.delta_spent,
+                       "ledger": result.ledger, "iterations": result.iterations, **all_costs(X, centers),
+                       "info": result.info}
+        runs.append(make_run(seed, init_seed, wall, centers, diagnostics, spec["store_centers"]))
+    record["settings"] = settings
     record["runs"] = runs
     return _jsonable(record)
 
 
-def _check_spend(req: RunRequest, result, delta: float, private: bool) -> None:
-    budget = req.epsilon if private else 0.0
+def _check_spend(algorithm: str, private: bool, epsilon, result, delta: float) -> None:
+    budget = epsilon if private else 0.0
     if result.epsilon_spent > (budget or 0.0) * (1 + SPEND_TOLERANCE) + 1e-15:
-        raise PrivacyBudgetViolation(f"{req.algorithm} spent epsilon {result.epsilon_spent!r} > budget {budget!r}")
+        raise PrivacyBudgetViolation(f"{algorithm} spent epsilon {result.epsilon_spent!r} > budget {budget!r}")
     if result.delta_spent > delta * (1 + SPEND_TOLERANCE) + 1e-300:
-        raise PrivacyBudgetViolation(f"{req.algorithm} spent delta {result.delta_spent!r} > budget {delta!r}")
+        raise PrivacyBudgetViolation(f"{algorithm} spent delta {result.delta_spent!r} > budget {delta!r}")
 
 
-def write_json_atomic(obj: dict, path: str | Path) -> None:
-    """Write JSON (sorted keys, no timestamps) via a temporary file and an atomic rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(obj, fh, sort_keys=True, separators=(",", ":"), allow_nan=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def write_json_atomic(obj: dict, path) -> None:
+    """Write a record (sorted keys, no timestamps) atomically, with the umask's file mode."""
+    from .fileio import write_json_atomic as _write
+
+    _write(obj, path)

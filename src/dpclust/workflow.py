@@ -1,16 +1,29 @@
 """Config loading, validation and job planning, shared by the Snakefile and the CLI.
 
 `load_config` merges `config/config.yaml` (or a config dict Snakemake already holds) with every
-paper file in `config/papers/`, applies the preset (`full`, `quick`, `test`) by deep-merging each
-item's `presets[<preset>]` over it, and validates everything against `workflow/schemas/`.
+paper file in `config/papers/`, the display names (`config/names.yaml`) and the dataset registry
+(`config/datasets.yaml`), applies the preset (`full`, `quick`, `test`) by deep-merging each item's
+`presets[<preset>]` over it, and validates everything against `workflow/schemas/`.
+
 `plan(config)` expands the run groups into one `RunJob` per (paper, item, group, dataset,
-algorithm, k, ε, seed block); `ItemTarget`s name each item's tables, figures and checks.
+algorithm, k, ε, seed block). Every job carries its complete, resolved specification: the run's
+`spec` holds the algorithm's full settings (declared defaults, the named variant's overrides and
+the group's params), the dataset's registry entry, the transform, seeds and budget; an item's
+`step_spec(step)` holds exactly what its aggregate, render or check step reads. The Snakefile
+passes these to jobs as params, so Snakemake re-runs a job exactly when something it depends on
+changed, and no job ever re-reads `config/`.
+
+Run groups (see config/README.md) may name a dataset family (`datasets: {family: su_synth}`),
+take k from the registry (`k: {registry: su2016}`: each dataset's `paper_k.su2016`) and sweep one
+setting (`sweep: {setting: theta, values: {eugkm_theta5: 5.0, ...}, algorithms: [...]}`: one
+group per value, named by the mapping's keys, or `<group>-<setting>=<value>` for a list).
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -23,6 +36,16 @@ from .resolve import REPO_ROOT, function_module, import_object, resolve_delta  #
 
 SCHEMA_DIR = REPO_ROOT / "workflow" / "schemas"
 PRESETS = ("full", "quick", "test")
+#: Registry keys that document a dataset but do not determine its data or any run.
+REGISTRY_DOC_KEYS = ("citation", "note", "paper_k")
+#: Item keys read by each step (besides the item's identity); everything else is another step's.
+#: `table`, `figure` and `claims` hold the options of one step each; `options` (read by all three)
+#: is for options that every step needs.
+STEP_KEYS = {
+    "aggregate": ("kind", "aggregate", "table", "options", "normalize", "static", "datasets"),
+    "render": ("kind", "title", "caption", "reproduces", "render", "figure", "options", "static"),
+    "checks": ("kind", "title", "reproduces", "checks", "claims", "options"),
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -39,12 +62,18 @@ def deep_merge(base: dict, override: dict) -> dict:
     return out
 
 
+def _loader():
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _read_yaml(path: Path) -> dict:
     try:
         with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh) or {}
+            data = yaml.load(fh, Loader=_loader()) or {}
     except yaml.YAMLError as exc:
         raise DPClustError(f"{path}: not valid YAML: {exc}") from None
+    except FileNotFoundError:
+        raise DPClustError(f"{path} does not exist") from None
     if not isinstance(data, dict):
         raise DPClustError(f"{path}: expected a mapping at the top level")
     return data
@@ -68,10 +97,7 @@ def validate(data: dict, schema_name: str, where: str) -> None:
 
 def load_papers(config_dir: str | Path | None = None, preset: str = "full",
                 check_schema: bool = True) -> tuple[dict, dict]:
-    """(algorithms, papers) from every `config/papers/*.yaml`, validated, preset applied to items.
-
-    `check_schema=False` skips the JSON-schema pass (the run path: Snakemake validated the config
-    when it planned the job, and jsonschema's import costs ~0.15 s per job)."""
+    """(algorithms, papers) from every `config/papers/*.yaml`, validated, preset applied to items."""
     config_dir = Path(config_dir) if config_dir else REPO_ROOT / "config"
     algorithms: dict[str, dict] = {}
     papers: dict[str, dict] = {}
@@ -96,6 +122,16 @@ def load_papers(config_dir: str | Path | None = None, preset: str = "full",
     return algorithms, papers
 
 
+def load_names(config_dir: str | Path) -> dict:
+    """Display names of algorithms and datasets (`config/names.yaml`): the one table every figure,
+    table and check uses."""
+    path = Path(config_dir) / "names.yaml"
+    if not path.exists():
+        return {"algorithms": {}, "datasets": {}}
+    names = _read_yaml(path)
+    return {"algorithms": dict(names.get("algorithms") or {}), "datasets": dict(names.get("datasets") or {})}
+
+
 def load_config(config_dir: str | Path | None = None, base: dict | None = None,
                 overrides: dict | None = None) -> dict:
     """The validated, preset-applied configuration.
@@ -103,11 +139,16 @@ def load_config(config_dir: str | Path | None = None, base: dict | None = None,
     `base` is the top-level config (Snakemake's `config`); when None, `config_dir/config.yaml`
     is read. `overrides` are merged on top (e.g. the contents of `config/quick.yaml`).
     """
+    from .data.registry import load_registry
+
     config_dir = Path(config_dir) if config_dir else REPO_ROOT / "config"
     top = copy.deepcopy(base) if base is not None else _read_yaml(config_dir / "config.yaml")
     top = deep_merge(top, overrides or {})
+    for key in ("algorithms", "paper_configs", "config_dir", "registry", "names"):
+        top.pop(key, None)  # derived keys of an earlier load (Snakemake may hand them back)
     validate(top, "config", "config")
-    validate(_read_yaml(config_dir / "datasets.yaml"), "datasets", str(config_dir / "datasets.yaml"))
+    registry_path = config_dir / "datasets.yaml"
+    validate(_read_yaml(registry_path), "datasets", str(registry_path))
     algorithms, papers = load_papers(config_dir, top.get("preset", "full"))
     unknown = [p for p in top["papers"] if p not in papers]
     if unknown:
@@ -115,20 +156,87 @@ def load_config(config_dir: str | Path | None = None, base: dict | None = None,
     top["algorithms"] = algorithms
     top["paper_configs"] = {p: papers[p] for p in top["papers"]}
     top["config_dir"] = str(config_dir)
+    top["registry"] = load_registry(registry_path)
+    top["names"] = load_names(config_dir)
     return top
 
 
 # ---------------------------------------------------------------------------------------------
-# planning
+# resolution
 # ---------------------------------------------------------------------------------------------
+def canonical_json(obj: Any) -> str:
+    """The one serialisation of specs (sorted keys, compact): equal specs give equal strings."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
 def fmt_epsilon(eps: float | None) -> str:
     """Path token of ε: repr of the float ('0.05', '1.0'), or 'none' for non-private runs."""
     return "none" if eps is None else repr(float(eps))
 
 
+def resolve_algorithm(config: dict, name: str, params: dict | None = None, where: str = "") -> dict:
+    """The complete description of algorithm `name` as a run uses it: function, privacy and the
+    full settings (the function's declared defaults, the named variant's overrides from its paper
+    config, then `params`)."""
+    from .settings import NON_PRIVATE, guarantee_of, settings_of
+
+    algorithms = config["algorithms"]
+    if name not in algorithms:
+        raise DPClustError(f"{where or 'config'}: unknown algorithm {name!r}; known: {', '.join(sorted(algorithms))}")
+    entry = algorithms[name]
+    overrides = dict(entry.get("settings") or {})
+    overrides.update(params or {})
+    function = import_object(entry["function"])
+    declared = settings_of(function)
+    label = f"{where}: {name}" if where else name
+    if declared is None:
+        raise DPClustError(f"{label}: {entry['function']} declares no settings; decorate it with "
+                           "dpclust.settings.declared (see docs/ADD_AN_ALGORITHM.md)")
+    settings = declared.complete(overrides, where=label)
+    private = bool(entry.get("private", True))
+    guarantee = guarantee_of(function, settings) or (None if private else NON_PRIVATE)
+    if guarantee is not None and guarantee.kind == "non-private" and private:
+        raise DPClustError(f"{label}: config says private, but its function declares no privacy guarantee")
+    resolved = {"algorithm": name, "function": entry["function"], "private": private, "settings": settings}
+    if guarantee is not None:
+        resolved["guarantee"] = guarantee.as_dict()
+    return resolved
+
+
+def registry_entry(config: dict, dataset: str) -> dict:
+    """The dataset's registry entry without its documentation-only keys (what its data and runs
+    depend on)."""
+    entry = config["registry"].dataset(dataset)
+    return {k: v for k, v in entry.items() if k not in REGISTRY_DOC_KEYS}
+
+
+def source_entry(config: dict, source: str) -> dict:
+    """A raw source's registry entry without its documentation-only keys (what a fetch depends on)."""
+    entry = config["registry"].source(source)
+    return {k: v for k, v in entry.items() if k not in REGISTRY_DOC_KEYS}
+
+
+def run_spec_for(config: dict, dataset: str, algorithm: str, k: int, epsilon: float | None, *,
+                 seeds: tuple[int, int] = (0, 1), transform: str = "raw", delta: Any = 0.0,
+                 params: dict | None = None, init_sets: int | None = None, base_seed: int | None = None,
+                 store_centers: bool = True, where: str = "") -> dict:
+    """A complete run spec (what `dpclust.runner.run_spec` takes) for one cell, outside a plan:
+    the same resolution the planner uses (the CLI's flags and the tests use this)."""
+    config["registry"].dataset(dataset)  # unknown dataset: one clear error naming close matches
+    return {"dataset": dataset, "dataset_entry": registry_entry(config, dataset), "transform": transform,
+            **resolve_algorithm(config, algorithm, params, where), "k": int(k),
+            "epsilon": None if epsilon is None else float(epsilon), "delta": delta,
+            "seeds": [int(seeds[0]), int(seeds[1])], "init_sets": init_sets,
+            "base_seed": int(config["base_seed"] if base_seed is None else base_seed),
+            "store_centers": bool(store_centers)}
+
+
+# ---------------------------------------------------------------------------------------------
+# planning
+# ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RunJob:
-    """One Snakemake job: a block of seeds of one (dataset, algorithm, k, ε) cell."""
+    """One Snakemake job: a block of seeds of one (dataset, algorithm, k, ε) cell, with its spec."""
 
     paper: str
     item: str
@@ -140,31 +248,22 @@ class RunJob:
     block: int
     seed_start: int
     seed_count: int
-    delta: Any
-    transform: str
-    init_sets: int | None
-    params_json: str
-    store_centers: bool
+    spec_json: str
     results_dir: str = "results"
+    overrides_json: str = "{}"  # the group's params for this algorithm (already inside the spec's settings)
 
     @property
     def path(self) -> str:
-        return (f"{self.results_dir}/runs/{self.paper}/{self.item}/{self.group}/{self.dataset}/"
-                f"{self.algorithm}/k{self.k}_e{fmt_epsilon(self.epsilon)}_b{self.block}.json")
+        return run_path(self.results_dir, self.paper, self.item, self.group, self.dataset, self.algorithm,
+                        self.k, fmt_epsilon(self.epsilon), self.block)
 
-    def cli_args(self) -> list[str]:
-        args = ["--paper", self.paper, "--item", self.item, "--group", self.group,
-                "--dataset", self.dataset, "--algorithm", self.algorithm, "--k", str(self.k),
-                "--epsilon", fmt_epsilon(self.epsilon), "--delta", str(self.delta),
-                "--seed", str(self.seed_start), "--repetitions", str(self.seed_count),
-                "--transform", self.transform]
-        if self.init_sets:
-            args += ["--init-sets", str(self.init_sets)]
-        for key, value in sorted(json.loads(self.params_json).items()):
-            args += ["--param", f"{key}={json.dumps(value, sort_keys=True)}"]
-        if not self.store_centers:
-            args.append("--no-centers")
-        return args
+    @property
+    def spec(self) -> dict:
+        return json.loads(self.spec_json)
+
+
+def run_path(results_dir, paper, item, group, dataset, algorithm, k, eps_token, block) -> str:
+    return f"{results_dir}/runs/{paper}/{item}/{group}/{dataset}/{algorithm}/k{k}_e{eps_token}_b{block}.json"
 
 
 @dataclass
@@ -174,6 +273,9 @@ class ItemTarget:
     cfg: dict
     runs: list[RunJob] = field(default_factory=list)
     results_dir: str = "results"
+    names: dict = field(default_factory=dict)
+    preset: str = "full"
+    dataset_entries: dict = field(default_factory=dict)
 
     @property
     def kind(self) -> str:
@@ -187,6 +289,11 @@ class ItemTarget:
     def datasets(self) -> list[str]:
         names = {j.dataset for j in self.runs} | set(self.cfg.get("datasets") or [])
         return sorted(names)
+
+    @property
+    def data_inputs(self) -> list[str]:
+        """Processed datasets the aggregate step reads itself (besides the run records)."""
+        return list(self.cfg.get("datasets") or [])
 
     @property
     def table(self) -> str:
@@ -214,6 +321,67 @@ class ItemTarget:
         if self.has_checks:
             out += [self.checks_stem + e for e in (".csv", ".md", ".html")]
         return out
+
+    @cached_property
+    def runs_summary(self) -> dict:
+        """What was run for this item under the preset: per group its datasets, algorithms, k, ε,
+        repetitions and the group's setting overrides per algorithm (`params`; a sweep's value is
+        one), for captions and renderers; derived from the planned jobs."""
+        groups: dict[str, dict] = {}
+        for job in self.runs:
+            g = groups.setdefault(job.group, {"datasets": [], "algorithms": [], "k": [], "epsilon": [],
+                                              "repetitions": 0, "params": {}})
+            overrides = json.loads(job.overrides_json)
+            if overrides:
+                g["params"].setdefault(job.algorithm, overrides)
+            for key, value in (("datasets", job.dataset), ("algorithms", job.algorithm), ("k", job.k),
+                               ("epsilon", job.epsilon)):
+                if value not in g[key]:
+                    g[key].append(value)
+            if (job.dataset, job.algorithm, job.k, job.epsilon) == (g["datasets"][0], g["algorithms"][0],
+                                                                    g["k"][0], g["epsilon"][0]):
+                g["repetitions"] += job.seed_count
+        return groups
+
+    def step_names(self) -> dict:
+        """The display names this item's jobs can show: its algorithms and datasets (those it runs
+        or reads, and those its options mention, e.g. the columns of a paper's printed table)."""
+        names = self.names or {}
+        known = set(names.get("algorithms") or {}) | set(names.get("datasets") or {})
+        mentioned = {word for word in _words(self.cfg) if word in known}
+        algs = {j.algorithm for j in self.runs} | mentioned
+        datasets = set(self.datasets) | mentioned
+        return {"algorithms": {a: n for a, n in (names.get("algorithms") or {}).items() if a in algs},
+                "datasets": {d: n for d, n in (names.get("datasets") or {}).items() if d in datasets}}
+
+    def step_spec(self, step: str) -> dict:
+        """Exactly what `step` (aggregate, render, checks) reads: the item keys of STEP_KEYS, the
+        display names, and for rendering the runs actually planned under the preset."""
+        spec = {key: copy.deepcopy(self.cfg[key]) for key in STEP_KEYS[step] if key in self.cfg}
+        spec.update(paper=self.paper, item=self.item, module=self.module)
+        spec["names"] = self.step_names()
+        if step == "aggregate":
+            spec["dataset_entries"] = {d: self.dataset_entries[d] for d in self.data_inputs}
+        if step == "render":
+            spec["preset"] = self.preset
+            spec["runs"] = self.runs_summary
+        return spec
+
+    def step_spec_json(self, step: str) -> str:
+        return canonical_json(self.step_spec(step))
+
+    @property
+    def module(self) -> str | None:
+        return self.cfg.get("module")
+
+
+def _words(obj) -> set[str]:
+    """Every string and mapping key inside a config value."""
+    if isinstance(obj, dict):
+        return set(map(str, obj)) | {w for v in obj.values() for w in _words(v)}
+    if isinstance(obj, (list, tuple)):
+        return {w for v in obj for w in _words(v)}
+    return {obj, obj.rpartition(":")[2]} if isinstance(obj, str) else set()  # "group:algorithm" too
 
 
 @dataclass
@@ -258,28 +426,32 @@ class Plan:
             raise DPClustError(f"unknown item {key!r}; known: {', '.join(sorted(self.items_by_key))}")
         return self.items_by_key[key]
 
-
-def _ks_for(spec, dataset: str) -> list[int]:
-    if isinstance(spec, dict):
-        if dataset not in spec:
-            raise DPClustError(f"k is given per dataset but has no entry for {dataset!r}")
-        spec = spec[dataset]
-    ks = spec if isinstance(spec, list) else [spec]
-    return [int(k) for k in ks]
+    def run(self, path: str) -> RunJob:
+        if path not in self.runs_by_path:
+            raise DPClustError(f"{path} is not a planned run of this configuration")
+        return self.runs_by_path[path]
 
 
 def plan(config: dict) -> Plan:
     """Expand every enabled paper's items into run jobs (see module docstring)."""
-    algorithms = config["algorithms"]
     results_dir = config.get("results_dir", "results")
+    planner = _Planner(config)
     items: list[ItemTarget] = []
     for paper, paper_cfg in config["paper_configs"].items():
         for item_name, item in paper_cfg["items"].items():
-            target = ItemTarget(paper, item_name, item, results_dir=results_dir)
+            item = dict(item)
+            item.setdefault("module", paper_cfg.get("module"))
+            target = ItemTarget(paper, item_name, item, results_dir=results_dir,
+                                names=config.get("names") or {}, preset=config.get("preset", "full"),
+                                dataset_entries={d: planner.entry(d) for d in item.get("datasets") or []})
             for group_name, group in (item.get("runs") or {}).items():
                 if group is None:  # a preset may drop a run group with `group: null`
                     continue
-                target.runs.extend(_expand_group(paper, item_name, group_name, group, algorithms, results_dir))
+                where = f"{paper}/{item_name}/runs/{group_name}"
+                if isinstance(group.get("algorithms"), dict):
+                    group = dict(group, algorithms=select_algorithms(config, group["algorithms"], where))
+                for name, expanded in _expand_sweep(where, group_name, group):
+                    target.runs.extend(planner.group_jobs(paper, item_name, name, expanded, results_dir))
             items.append(target)
     by_key = {t.key: t for t in items}
     for target in items:
@@ -295,46 +467,152 @@ def plan(config: dict) -> Plan:
     return Plan(config, items)
 
 
-def _expand_group(paper, item_name, group_name, group, algorithms, results_dir) -> list[RunJob]:
-    where = f"{paper}/{item_name}/runs/{group_name}"
-    reps = int(group["repetitions"])
-    block = int(group.get("seed_block", reps))
-    if reps < 1 or block < 1:
-        raise DPClustError(f"{where}: repetitions and seed_block must be >= 1")
-    eps_list = group.get("epsilon")
-    eps_list = [None] if eps_list is None else (eps_list if isinstance(eps_list, list) else [eps_list])
-    params = group.get("params") or {}
-    for alg in params:
-        if alg not in group["algorithms"]:
-            raise DPClustError(f"{where}: params given for {alg!r}, which is not in the group's algorithms")
-    jobs = []
-    for alg in group["algorithms"]:
-        if alg not in algorithms:
-            raise DPClustError(f"{where}: unknown algorithm {alg!r}; known: {', '.join(sorted(algorithms))}")
-        entry = algorithms[alg]
-        private = entry.get("private", True)
-        alg_params = params.get(alg, {})
-        unknown = sorted(set(alg_params) - set(entry.get("settings") or {}))
-        if unknown:
-            raise DPClustError(f"{where}: {alg} has no setting(s) {unknown}; its settings are "
-                               f"{sorted(entry.get('settings') or {})}")
-        eps_values = eps_list if private else [None]
-        if private and None in eps_values:
-            raise DPClustError(f"{where}: private algorithm {alg!r} needs epsilon values")
-        for dataset in group["datasets"]:
-            for k in _ks_for(group["k"], dataset):
-                for eps in eps_values:
-                    for b, start in enumerate(range(0, reps, block)):
-                        jobs.append(RunJob(
-                            paper=paper, item=item_name, group=group_name, dataset=dataset,
-                            algorithm=alg, k=k, epsilon=None if eps is None else float(eps), block=b,
-                            seed_start=start, seed_count=min(block, reps - start),
-                            delta=group.get("delta", 0.0), transform=group["transform"],
-                            init_sets=group.get("init_sets"),
-                            params_json=json.dumps(alg_params, sort_keys=True),
-                            store_centers=bool(group.get("store_centers", True)),
-                            results_dir=results_dir,
-                        ))
-    return jobs
+def select_algorithms(config: dict, selection: dict, where: str = "") -> list[str]:
+    """Every configured algorithm matching `selection` (sorted): `select` private (takes a budget) |
+    nonprivate | all; optional `objective` (kmeans | kmedian, as declared by the function),
+    `guarantee` (list of guarantee kinds) and `exclude` (ids). A new algorithm entry joins every
+    group that selects it without touching that group."""
+    from .settings import guarantee_of
+
+    what = selection.get("select", "all")
+    if what not in ("private", "nonprivate", "all"):
+        raise DPClustError(f"{where}: algorithms.select must be private, nonprivate or all, got {what!r}")
+    exclude = set(selection.get("exclude") or [])
+    unknown = sorted(exclude - set(config["algorithms"]))
+    if unknown:
+        raise DPClustError(f"{where}: algorithms.exclude names unknown algorithms {unknown}")
+    out = []
+    for name, entry in sorted(config["algorithms"].items()):
+        private = bool(entry.get("private", True))
+        if name in exclude or (what == "private" and not private) or (what == "nonprivate" and private):
+            continue
+        function = import_object(entry["function"])
+        if "objective" in selection and getattr(function, "objective", "kmeans") != selection["objective"]:
+            continue
+        if "guarantee" in selection:
+            g = guarantee_of(function, resolve_algorithm(config, name)["settings"])
+            if g is None or g.kind not in selection["guarantee"]:
+                continue
+        out.append(name)
+    if not out:
+        raise DPClustError(f"{where}: no configured algorithm matches {selection}")
+    return out
 
 
+def _slug(value: Any) -> str:
+    return re.sub(r"[^A-Za-z0-9.]+", "_", str(value)).strip("_") or "v"
+
+
+def _expand_sweep(where: str, name: str, group: dict) -> list[tuple[str, dict]]:
+    """A group with `sweep:` becomes one group per value of the swept setting."""
+    sweep = group.get("sweep")
+    if not sweep:
+        return [(name, group)]
+    setting = sweep["setting"]
+    values = sweep["values"]
+    named = values.items() if isinstance(values, dict) else ((f"{name}-{setting}={_slug(v)}", v) for v in values)
+    targets = sweep.get("algorithms") or group["algorithms"]
+    unknown = sorted(set(targets) - set(group["algorithms"]))
+    if unknown:
+        raise DPClustError(f"{where}: sweep names algorithms {unknown} that the group does not run")
+    out = []
+    for group_name, value in named:
+        g = {k: v for k, v in group.items() if k != "sweep"}
+        g["algorithms"] = list(targets)
+        params = copy.deepcopy(group.get("params") or {})
+        for alg in targets:
+            params.setdefault(alg, {})[setting] = value
+        g["params"] = {a: p for a, p in params.items() if a in targets}
+        g["sweep_value"] = {"setting": setting, "value": value}
+        out.append((str(group_name), g))
+    return out
+
+
+class _Planner:
+    """Expands run groups into jobs; caches resolved algorithms and registry entries."""
+
+    def __init__(self, config: dict):
+        self.config = config
+        self._algorithms: dict[tuple[str, str], dict] = {}
+        self._entries: dict[str, dict] = {}
+
+    def algorithm(self, name: str, params: dict, where: str) -> dict:
+        key = (name, canonical_json(params))
+        if key not in self._algorithms:
+            self._algorithms[key] = resolve_algorithm(self.config, name, params, where)
+        return self._algorithms[key]
+
+    def entry(self, dataset: str) -> dict:
+        if dataset not in self._entries:
+            self._entries[dataset] = registry_entry(self.config, dataset)
+        return self._entries[dataset]
+
+    def datasets(self, spec, where: str) -> list[str]:
+        registry = self.config["registry"]
+        if isinstance(spec, dict):
+            family = spec.get("family")
+            names = [n for n, e in registry.datasets.items() if e.get("family") == family]
+            if not names:
+                raise DPClustError(f"{where}: no dataset of family {family!r} in the registry")
+            return names
+        for name in spec:
+            registry.dataset(name)  # unknown dataset: one clear error naming close matches
+        return list(spec)
+
+    def ks(self, spec, dataset: str, where: str) -> list[int]:
+        if isinstance(spec, dict) and set(spec) == {"registry"}:
+            paper_k = (self.config["registry"].dataset(dataset).get("paper_k") or {}).get(spec["registry"])
+            if not paper_k:
+                raise DPClustError(f"{where}: k is taken from the registry's paper_k.{spec['registry']}, "
+                                   f"which dataset {dataset!r} does not have")
+            spec = paper_k
+        elif isinstance(spec, dict):
+            if dataset not in spec:
+                raise DPClustError(f"{where}: k is given per dataset but has no entry for {dataset!r}")
+            spec = spec[dataset]
+        ks = spec if isinstance(spec, list) else [spec]
+        return [int(k) for k in ks]
+
+    def group_jobs(self, paper, item_name, group_name, group, results_dir) -> list[RunJob]:
+        where = f"{paper}/{item_name}/runs/{group_name}"
+        reps = int(group["repetitions"])
+        block = int(group.get("seed_block", reps))
+        if reps < 1 or block < 1:
+            raise DPClustError(f"{where}: repetitions and seed_block must be >= 1")
+        eps_list = group.get("epsilon")
+        eps_list = [None] if eps_list is None else (eps_list if isinstance(eps_list, list) else [eps_list])
+        params = group.get("params") or {}
+        for alg in params:
+            if alg not in group["algorithms"]:
+                raise DPClustError(f"{where}: params given for {alg!r}, which is not in the group's algorithms")
+        datasets = self.datasets(group["datasets"], where)
+        jobs = []
+        for alg in group["algorithms"]:
+            resolved = self.algorithm(alg, params.get(alg, {}), where)
+            private = resolved["private"]
+            eps_values = eps_list if private else [None]
+            if private and None in eps_values:
+                raise DPClustError(f"{where}: private algorithm {alg!r} needs epsilon values")
+            for dataset in datasets:
+                entry = self.entry(dataset)
+                for k in self.ks(group["k"], dataset, where):
+                    for eps in eps_values:
+                        eps = None if eps is None else float(eps)
+                        for b, start in enumerate(range(0, reps, block)):
+                            spec = {
+                                "paper": paper, "item": item_name, "group": group_name,
+                                "dataset": dataset, "dataset_entry": entry, "transform": group["transform"],
+                                **resolved, "k": k, "epsilon": eps, "delta": group.get("delta", 0.0),
+                                "seeds": [start, min(block, reps - start)],
+                                "init_sets": group.get("init_sets"),
+                                "base_seed": int(self.config["base_seed"]),
+                                "store_centers": bool(group.get("store_centers", True)),
+                            }
+                            if "sweep_value" in group:
+                                spec["sweep"] = group["sweep_value"]
+                            jobs.append(RunJob(
+                                paper=paper, item=item_name, group=group_name, dataset=dataset,
+                                algorithm=alg, k=k, epsilon=eps, block=b, seed_start=start,
+                                seed_count=min(block, reps - start), spec_json=canonical_json(spec),
+                                results_dir=results_dir, overrides_json=canonical_json(params.get(alg, {}))))
+        return jobs

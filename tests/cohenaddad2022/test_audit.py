@@ -9,7 +9,7 @@ import pytest
 from dpclust import audit
 from dpclust.accountant import Accountant
 from dpclust.cohenaddad2022 import hst
-from dpclust.cohenaddad2022.one_median import private_one_median
+from dpclust.blocks.one_median import private_one_median
 
 EPS = 1.0
 

@@ -5,14 +5,17 @@ import math
 
 import numpy as np
 import pytest
-import yaml
 
 from dpclust.accountant import Accountant
 from dpclust.api import DPClustError
 from dpclust.cohenaddad2022 import dynamic_program, hst
-from dpclust.cohenaddad2022.coreset import CORESET_DEFAULTS, lsh_coreset_kmedian
-from dpclust.cohenaddad2022.private_lloyd import (HST_DEFAULTS, HST_KMEANS_DEFAULTS, PRIVATE_LLOYD_DEFAULTS,
-                                                  HSTKMedian, hst_kmeans, hst_kmedian, private_lloyd)
+from dpclust.cohenaddad2022.coreset import lsh_coreset_kmedian
+from dpclust.cohenaddad2022.private_lloyd import (
+    HSTKMedian,
+    hst_kmeans,
+    hst_kmedian,
+    private_lloyd,
+)
 from dpclust.metrics import kmedian_cost
 
 
@@ -78,11 +81,10 @@ def test_dynamic_program_finds_the_heavy_cells():
     assert all(a >= b - 1e-9 for a, b in zip(costs, costs[1:]))
 
 
-@pytest.mark.parametrize("fn, defaults", [(hst_kmedian, HST_DEFAULTS), (private_lloyd, PRIVATE_LLOYD_DEFAULTS),
-                                          (lsh_coreset_kmedian, CORESET_DEFAULTS), (hst_kmeans, HST_KMEANS_DEFAULTS)])
-def test_algorithms_spend_exactly_and_are_deterministic(fn, defaults):
+@pytest.mark.parametrize("fn", [hst_kmedian, private_lloyd, lsh_coreset_kmedian, hst_kmeans])
+def test_algorithms_spend_exactly_and_are_deterministic(fn):
     X, _ = _blobs(1500)
-    s = {**defaults, "bounds": [0, 1], "init_seed": 4}
+    s = {"bounds": [0, 1], "init_seed": 4}       # every declared setting at its default
     a = fn(X, 4, 0.8, 0.0, np.random.default_rng(9), s)
     b = fn(X, 4, 0.8, 0.0, np.random.default_rng(9), s)
     assert a.centers.shape == (4, 2) and a.centers.tobytes() == b.centers.tobytes()
@@ -92,7 +94,7 @@ def test_algorithms_spend_exactly_and_are_deterministic(fn, defaults):
 
 def test_hst_quality_improves_with_epsilon():
     X, _ = _blobs(3000, k=4, seed=5)
-    s = {**HST_DEFAULTS, "bounds": [0, 1], "init_seed": 0, "one_median_smooth_lambda": 0.1}
+    s = {"bounds": [0, 1], "init_seed": 0, "one_median_smooth_lambda": 0.1}
     cost = {e: np.mean([kmedian_cost(X, hst_kmedian(X, 4, e, 0.0, np.random.default_rng(r), s).centers)
                         for r in range(3)]) for e in (0.05, 5.0)}
     assert cost[5.0] < cost[0.05]
@@ -100,7 +102,7 @@ def test_hst_quality_improves_with_epsilon():
 
 def test_bad_inputs_raise_one_clear_error():
     X, _ = _blobs(100)
-    s = {**HST_DEFAULTS, "bounds": [0, 1], "init_seed": 0}
+    s = {"bounds": [0, 1], "init_seed": 0}
     with pytest.raises(DPClustError):
         hst_kmedian(X * 2, 3, 1.0, 0.0, np.random.default_rng(0), s)       # outside the box
     with pytest.raises(DPClustError):
@@ -114,17 +116,18 @@ def test_bad_inputs_raise_one_clear_error():
 def test_run_records_spend_the_setting(repo, tmp_path):
     """Through the runner: every run of every algorithm of the paper records epsilon_spent = epsilon."""
     from dpclust.data import write_processed
-    from dpclust.runner import RunRequest, run_block
+    from dpclust.records import flatten
+    from dpclust.runner import run_spec
+    from dpclust.workflow import load_config, run_spec_for
 
-    cfg = yaml.safe_load((repo / "config/papers/cohenaddad2022.yaml").read_text())
-    algorithms = {k: dict(v, paper="cohenaddad2022") for k, v in cfg["algorithms"].items()}
+    config = load_config(repo / "config")
+    algorithms = {k: v for k, v in config["algorithms"].items() if v["paper"] == "cohenaddad2022"}
     X, _ = _blobs(800)
     path = tmp_path / "s1.h5"
     write_processed(path, X * 1000)
     for alg, entry in algorithms.items():
         eps = None if not entry.get("private", True) else 0.7
-        rec = run_block(RunRequest(dataset="s1", algorithm=alg, k=3, epsilon=eps, seeds=[0, 1],
-                                   data_path=str(path), transform="minmax_01"), algorithms)
+        rec = flatten(run_spec(run_spec_for(config, "s1", alg, 3, eps, seeds=(0, 2), transform="minmax_01"), str(path)))
         assert rec["status"] == "ok"
         for run in rec["runs"]:
             assert math.isclose(run["epsilon_spent"], eps or 0.0, rel_tol=1e-9, abs_tol=0.0), alg
@@ -134,10 +137,11 @@ def test_run_records_spend_the_setting(repo, tmp_path):
 def test_streaming_hst_equals_in_memory(tmp_path):
     """Map-reduce over row chunks (callable chunk source, h5py dataset) gives the same bytes."""
     import h5py
+
     from dpclust.cohenaddad2022.private_lloyd import hst_kmedian_stream
 
     X, _ = _blobs(3000, d=3)
-    s = {**HST_DEFAULTS, "bounds": [0, 1], "init_seed": 0, "max_points_per_cluster": 300, "chunk_rows": 1000}
+    s = {"bounds": [0, 1], "init_seed": 0, "max_points_per_cluster": 300, "chunk_rows": 1000}
     a = hst_kmedian(X, 4, 1.0, 0.0, np.random.default_rng(7), s)
     b = hst_kmedian_stream(lambda: (X[i:i + 77] for i in range(0, 3000, 77)), 3, 4, 1.0, 0.0,
                            np.random.default_rng(7), s)
@@ -167,18 +171,6 @@ def test_bottom_k_sample_is_uniform_without_replacement():
     assert np.abs(p - 0.2).max() < 5 * np.sqrt(0.2 * 0.8 / 2000)
 
 
-def test_module_defaults_match_the_config(repo):
-    """The estimators' defaults are the config's settings (one source of truth, checked)."""
-    cfg = yaml.safe_load((repo / "config/papers/cohenaddad2022.yaml").read_text())["algorithms"]
-    pairs = {"cohenaddad2022.hst": HST_DEFAULTS, "cohenaddad2022.private_lloyd": PRIVATE_LLOYD_DEFAULTS,
-             "cohenaddad2022.coreset": CORESET_DEFAULTS, "cohenaddad2022.hst_kmeans": HST_KMEANS_DEFAULTS}
-    for name, defaults in pairs.items():
-        conf = cfg[name]["settings"]
-        assert set(conf) == set(defaults), name
-        for key, value in defaults.items():
-            assert conf[key] == pytest.approx(value), (name, key)
-
-
 def test_coreset_weighted_kmedian_has_no_m_by_k_by_d_temporary():
     """Regression: the Lloyd-median assignment broadcast an (m, k, d) array (≈ 1 GB for ~1e5 leaves
     of HIGGS at k = 50); it now uses the chunked `metrics.nearest`."""
@@ -198,9 +190,8 @@ def test_coreset_weighted_kmedian_has_no_m_by_k_by_d_temporary():
     assert peak < 4000 * 40 * 20 * 8 / 3     # the broadcast alone was 25.6 MB
 
 
-@pytest.mark.parametrize("fn, defaults", [(hst_kmedian, HST_DEFAULTS), (private_lloyd, PRIVATE_LLOYD_DEFAULTS),
-                                          (hst_kmeans, {**HST_KMEANS_DEFAULTS, "lloyd_iterations": 1,
-                                                        "tree_budget_fraction": 0.5})])
+@pytest.mark.parametrize("fn, defaults", [(hst_kmedian, {}), (private_lloyd, {}),
+                                          (hst_kmeans, {"lloyd_iterations": 1, "tree_budget_fraction": 0.5})])
 def test_lloyd_steps_refuse_add_remove_one_medians(fn, defaults):
     """Regression: `one_median_neighbouring: add_remove` was silently accepted for the capped Lloyd
     steps, whose 1-medians then are not ε-DP (the capped-step audit measures ε ≈ 1.5 for ε = 1);

@@ -10,8 +10,7 @@ from scipy import stats
 from dpclust.accountant import Accountant, BudgetExceeded
 from dpclust.api import DPClustError
 from dpclust.baselines import geometric_median
-from dpclust.cohenaddad2022.one_median import (ONE_MEDIAN_DEFAULTS, norm_laplace_noise,
-                                               private_one_median)
+from dpclust.blocks.one_median import ONE_MEDIAN_SETTINGS, norm_laplace_noise, private_one_median
 
 
 def _cluster(n, seed=0):
@@ -90,12 +89,34 @@ def test_replace_neighbouring_doubles_noise():
     assert 1.5 < spread["replace"] / spread["add_remove"] < 2.6
 
 
-def test_defaults_are_documented_in_config(repo):
-    import yaml
-    cfg = yaml.safe_load((repo / "config/papers/cohenaddad2022.yaml").read_text())
-    s = cfg["algorithms"]["cohenaddad2022.hst"]["settings"]
-    for key in ONE_MEDIAN_DEFAULTS:
-        assert key in s
+def test_partial_settings_take_the_declared_defaults_and_extra_keys_are_ignored():
+    """A partial mapping is completed from ONE_MEDIAN_SETTINGS; keys of the caller's own settings
+    (an algorithm passes all of its settings) are ignored; an empty mapping or None is all defaults."""
+    P = _cluster(200)
+    full = ONE_MEDIAN_SETTINGS.defaults()
+
+    def run(settings):
+        return private_one_median(P, 1.0, 0.0, [0, 1], np.random.default_rng(4), None, settings)
+
+    reference = run(full)
+    for partial in ({}, None, {"one_median_max_newton_iter": 200},
+                    {"layers": 10, "lsh_depth": 20, "one_median": {"x": 1}, "bounds": [0, 1]}):
+        assert run(partial).tobytes() == reference.tobytes(), partial
+    assert run({"one_median_smooth_lambda": 0.1}).tobytes() != reference.tobytes()
+
+
+def test_declared_defaults():
+    """The declaration is the one home of the 1-median's defaults (EXT-code λ; REC split and solver)."""
+    assert ONE_MEDIAN_SETTINGS.defaults() == {
+        "one_median_smooth_lambda": 0.01, "one_median_jacobian_fraction": 0.5, "one_median_output_fraction": 0.01,
+        "one_median_gradient_tol": 1e-7, "one_median_max_newton_iter": 200, "one_median_neighbouring": "add_remove"}
+
+
+@pytest.mark.parametrize("setting, value", [("one_median_smooth_lambda", -0.1), ("one_median_max_newton_iter", 0),
+                                            ("one_median_output_fraction", 1.5), ("one_median_gradient_tol", "small")])
+def test_bad_value_names_the_setting(setting, value):
+    with pytest.raises(DPClustError, match=f"private_one_median: setting '{setting}'"):
+        private_one_median(_cluster(10), 1.0, 0.0, [0, 1], np.random.default_rng(0), None, {setting: value})
 
 
 def test_huge_epsilon_is_one_clear_error_before_any_charge():

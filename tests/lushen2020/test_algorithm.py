@@ -8,11 +8,12 @@ import pytest
 from scipy import stats
 
 from dpclust.api import DPClustError
-from dpclust.baselines import initial_centers, lloyd
+from dpclust.baselines import lloyd
+from dpclust.blocks.initialisation import initial_centers
 from dpclust.lushen2020 import sampling_zone as sz
-from dpclust.lushen2020.algorithm import DEFAULTS, LuShen, lushen
+from dpclust.lushen2020.algorithm import LuShen, lushen
 
-SETTINGS = dict(DEFAULTS, bounds=[0.0, 1.0], init_seed=7)
+SETTINGS = dict(lushen.settings.defaults(), bounds=[0.0, 1.0], init_seed=7)
 
 
 def _blobs(seed=0, k=4, per=60, d=2):
@@ -114,7 +115,7 @@ def test_same_seed_same_bytes_and_different_seed_differs():
 
 def test_shares_lloyds_initial_centroids_and_prior_converges_to_lloyd():
     X = _blobs(seed=1)
-    C0 = initial_centers(X, 4, "random_points", np.random.default_rng(SETTINGS["init_seed"]))
+    C0 = initial_centers(X, 4, "random_points", rng=np.random.default_rng(SETTINGS["init_seed"]))
     ref = lloyd(X, C0, tol=0.0)
     matches, ratios = [], []
     for seed in range(8):
@@ -168,14 +169,14 @@ def test_prior_controller_is_the_next_lloyd_mean_clipped_to_the_convergent_zone(
     S_prev = np.array([[0.28, 0.5], [0.95, 0.5]])
     a = np.linalg.norm(S - S_prev, axis=1)
     active = np.array([True, True])
-    Xc, fallbacks = _prior_controller(X, S, a, S_prev, active, dict(DEFAULTS), np.random.default_rng(0))
+    Xc, fallbacks = _prior_controller(X, S, a, S_prev, active, lushen.settings.defaults(), np.random.default_rng(0))
     # cluster 0's next mean is (0.11, 0.5): 0.19 away > a = 0.02, so it is moved onto the border
     np.testing.assert_allclose(Xc[0], S[0] + a[0] * np.array([-1.0, 0.0]))
     # cluster 1's next mean (0.91, 0.5) equals S: degenerate → Posterior controller on the border
     assert fallbacks == 1
     assert np.linalg.norm(Xc[1] - S[1]) == pytest.approx(a[1])
     # without clipping the controller is the next Lloyd mean itself
-    Xc3, _ = _prior_controller(X, S, a, S_prev, active, dict(DEFAULTS, prior_clip=False), np.random.default_rng(0))
+    Xc3, _ = _prior_controller(X, S, a, S_prev, active, dict(lushen.settings.defaults(), prior_clip=False), np.random.default_rng(0))
     np.testing.assert_allclose(Xc3[0], [0.11, 0.5])
 
 

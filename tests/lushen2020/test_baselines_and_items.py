@@ -1,23 +1,21 @@
 """Baselines under §7.1's budget protocol, and the items' aggregation and claim checks."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
-from dpclust.lushen2020 import items
-from dpclust.lushen2020.algorithm import lushen
-from dpclust.workflow import import_object
+from dpclust.lushen2020.items import common, fig7, fig8, iterations, table1
+from dpclust.workflow import import_object, load_config, resolve_algorithm
 
-CONFIG = Path(__file__).resolve().parents[2] / "config" / "papers" / "lushen2020.yaml"
+PRIOR_TABLE = {"algorithm": {"iris": 8.2}, "lloyd": {"iris": 6.1}, "ratio": {"iris": 1.34}}
 
 
 @pytest.fixture(scope="module")
 def algorithms():
-    return yaml.safe_load(CONFIG.read_text())["algorithms"]
+    """Every configured algorithm of the paper as a run resolves it (declared defaults + overrides)."""
+    config = load_config()
+    return {name: resolve_algorithm(config, name) for name in config["algorithms"] if name.startswith("lushen2020.")}
 
 
 def _blobs(seed=0, k=3, per=40):
@@ -63,9 +61,9 @@ def test_gupt_gets_one_atom_step(algorithms):
 
 # --- items -----------------------------------------------------------------------------------
 def _record(alg, dataset, eps, costs, info=None, iterations=None, status="ok"):
-    settings = {"atom_steps": 100} if alg in items.ALG1 else {"reference": {"atom_steps": 100}}
+    settings = {"atom_steps": 100} if alg in common.ALG1 else {"reference": {"atom_steps": 100}}
     rec = {"dataset": dataset, "algorithm": alg, "k": 3, "epsilon": eps, "status": status, "reason": "",
-           "settings": settings if alg != items.LLOYD else {}, "runs": []}
+           "settings": settings if alg != common.LLOYD else {}, "runs": []}
     if status != "ok":
         rec["reason"] = "no file"
         return rec
@@ -76,55 +74,57 @@ def _record(alg, dataset, eps, costs, info=None, iterations=None, status="ok"):
 
 
 def _fig7_records(alg1_cost, baseline_cost):
-    recs = [_record(items.LLOYD, "iris", None, [1.0, 1.0]), _record(items.LLOYD, "house", None, [], status="x")]
+    recs = [_record(common.LLOYD, "iris", None, [1.0, 1.0]), _record(common.LLOYD, "house", None, [], status="x")]
     for eps, (a, b) in zip((10.0, 100.0), zip(alg1_cost, baseline_cost)):
-        for alg in items.ALG1:
+        for alg in common.ALG1:
             recs.append(_record(alg, "iris", eps, [a, a]))
-        for alg in items.BASELINES:
+        for alg in common.BASELINES:
             recs.append(_record(alg, "iris", eps, [b, b]))
     return recs
 
 
+FIG7_CLAIMS = {"claims": {"cap_slack": 1e-9}}
+
+
 def test_fig7_checks_hold_and_fail_on_the_numbers():
-    good = items.aggregate_fig7(_fig7_records([1.5, 1.1], [3.0, 2.5]), {})
+    good = fig7.aggregate_fig7(_fig7_records([1.5, 1.1], [3.0, 2.5]), {})
     assert set(good["eps_step"].dropna()) == {0.1, 1.0}
-    assert good.loc[good["algorithm"] == items.PRIOR, "ratio"].tolist() == [1.5, 1.1]
+    assert good.loc[good["algorithm"] == common.PRIOR, "ratio"].tolist() == [1.5, 1.1]
     assert (good.loc[good["status"] == "data_unavailable", "dataset"] == "house").all()
-    checks = items.check_fig7(good, {})
+    checks = fig7.check_fig7(good, FIG7_CLAIMS)
     assert [c.holds for c in checks[:4]] == [True, True, True, True]
-    bad = items.aggregate_fig7(_fig7_records([1.5, 2.6], [3.0, 2.5]), {})
-    checks = items.check_fig7(bad, {})
+    bad = fig7.aggregate_fig7(_fig7_records([1.5, 2.6], [3.0, 2.5]), {})
+    checks = fig7.check_fig7(bad, FIG7_CLAIMS)
     assert checks[0].holds is False and checks[2].holds is False
 
 
 def test_fig8_and_iteration_checks_fail_when_the_claims_fail():
     recs = []
-    for alg, match, it in [(items.PRIOR, [True, False, False, False], [9, 9, 9, 9]),
-                           (items.POSTERIOR, [True, True, True, True], [5, 5, 5, 5])]:
+    for alg, match, it in [(common.PRIOR, [True, False, False, False], [9, 9, 9, 9]),
+                           (common.POSTERIOR, [True, True, True, True], [5, 5, 5, 5])]:
         info = [{"match": m, "lloyd_iterations": 4, "prenoise_ratio": 1.0} for m in match]
         rec = _record(alg, "iris", 10.0, [1.0] * 4, iterations=it)
         for run, inf in zip(rec["runs"], info):
             run["info"] = inf
         recs.append(rec)
-    t8 = items.aggregate_fig8(recs, {})
-    c8 = items.check_fig8(t8, {"options": {"prior_min_match": 0.84}})
+    t8 = fig8.aggregate_fig8(recs, {})
+    c8 = fig8.check_fig8(t8, {"claims": {"prior_min_match": 0.84, "posterior_max_match": 0.80}})
     assert [c.holds for c in c8] == [False, False, False]
-    opts = {"strategy": items.PRIOR, "max_ratio": 2.0, "lloyd_tolerance": 0.25,
-            "paper_table": {"algorithm": {"iris": 8.2}, "lloyd": {"iris": 6.1}, "ratio": {"iris": 1.34}}}
-    t10 = items.aggregate_iterations(recs, {"options": opts})
+    opts = {"strategy": common.PRIOR, "paper_table": PRIOR_TABLE}
+    t10 = iterations.aggregate_iterations(recs, {"options": opts})
     overall = t10[t10["eps_step"].isna()].iloc[0]
     assert overall["iterations_mean"] == 9 and overall["lloyd_iterations_mean"] == 4
-    c10 = items.check_iterations(t10, {"options": opts})
+    c10 = iterations.check_iterations(t10, {"options": opts, "claims": {"max_ratio": 2.0, "lloyd_tolerance": 0.25}})
     assert c10[0].holds is False            # 2.25 × Lloyd
     assert c10[1].holds is False            # 4 vs 6.1 is −34 %
     assert c10[2].holds is True             # both above 1
 
 
 def test_renderers_write_files(tmp_path):
-    t7 = items.aggregate_fig7(_fig7_records([1.5, 1.1], [3.0, 2.5]), {})
-    items.render_fig7(t7, {"title": "fig7"}, str(tmp_path / "fig7"))
-    t1 = items.aggregate_table1([], {"static": [["a", "b"]]})
-    items.render_table1(t1, {"title": "t1"}, str(tmp_path / "t1"))
+    t7 = fig7.aggregate_fig7(_fig7_records([1.5, 1.1], [3.0, 2.5]), {})
+    fig7.render_fig7(t7, {"title": "fig7"}, str(tmp_path / "fig7"))
+    t1 = table1.aggregate_table1([], {"static": [["a", "b"]]})
+    table1.render_table1(t1, {"title": "t1"}, str(tmp_path / "t1"))
     assert (tmp_path / "fig7.png").exists() and (tmp_path / "t1.md").read_text().count("|") > 4
     assert isinstance(t1, pd.DataFrame)
 
@@ -144,12 +144,13 @@ def iris_path(tmp_path_factory, mirror):
 
 
 def _record_for(iris_path, algorithms, name, eps=20.0):
-    from dpclust.runner import RunRequest, run_block
+    from dpclust.runner import run_spec
+    from dpclust.workflow import load_config, run_spec_for
 
-    algs = {k: dict(v) for k, v in algorithms.items()}
-    req = RunRequest(dataset="iris", algorithm=name, k=3, epsilon=eps, seeds=[0, 1], data_path=iris_path,
-                     transform="minmax_01", paper="lushen2020", item="fig7", group="main")
-    return run_block(req, algs)
+    spec = run_spec_for(load_config(), "iris", name, 3, eps, seeds=(0, 2), transform="minmax_01")
+    from dpclust.records import flatten
+
+    return flatten(run_spec(dict(spec, paper="lushen2020", item="fig7", group="main"), iris_path))
 
 
 def test_run_records_spend_the_bottom_up_total_and_are_reproducible(iris_path, algorithms):

@@ -25,7 +25,7 @@ import pytest
 from dpclust import audit
 from dpclust.accountant import Accountant
 from dpclust.lushen2020 import sampling_zone as sz
-from dpclust.lushen2020.algorithm import DEFAULTS, final_release
+from dpclust.lushen2020.algorithm import final_release, lushen
 
 EPS = 8.0
 S_D, S_DP = np.array([0.2, 0.3]), np.array([0.5, 0.3])
@@ -89,7 +89,7 @@ def test_expdp_zone_audit_passes_and_catches_halved_noise():
 EPS0 = 1.0
 BASE = np.array([[0.2, 0.2], [0.3, 0.1], [0.1, 0.3], [0.25, 0.25]])
 S_HAT = np.array([[0.2, 0.2], [0.9, 0.9]])       # public centres; every point below is in cluster 0
-SET = dict(DEFAULTS, bounds=[0.0, 1.0])
+SET = dict(lushen.settings.defaults(), bounds=[0.0, 1.0])
 
 
 def line12(data, rng, size):

@@ -8,7 +8,7 @@ import pytest
 
 from dpclust.api import DPClustError
 from dpclust.metrics import kmeans_cost
-from dpclust.nguyen2021.algorithm import DEFAULTS, Nguyen, embed, jl_dimension, nguyen
+from dpclust.nguyen2021.algorithm import Nguyen, embed, jl_dimension, nguyen
 
 
 def _blobs(n=600, seed=0):
@@ -19,7 +19,8 @@ def _blobs(n=600, seed=0):
 
 
 def _settings(**kw):
-    return dict(DEFAULTS, bounds=[0.0, 1.0], init_seed=0, **kw)
+    """The runner's keys plus overrides; `@declared` fills every other setting with its default."""
+    return dict(bounds=[0.0, 1.0], init_seed=0, **kw)
 
 
 def test_spent_budget_is_epsilon_and_n_to_minus_1_5():
@@ -78,6 +79,7 @@ def test_embedding_uses_public_bounds_only():
     {"settings": {"alpha": 0.0}},
     {"settings": {"jl_dim": "five"}},
     {"settings": {"bounds": [0.0, 0.5]}},
+    {"settings": {"lloyd_rounds": 0}},
 ])
 def test_bad_input_raises_one_clear_error(change):
     X, _ = _blobs()
@@ -101,16 +103,19 @@ def test_run_record_spends_the_configured_epsilon_and_delta(repo, tmp_path):
     import yaml
 
     from dpclust.data import write_processed
-    from dpclust.runner import RunRequest, run_block
+    from dpclust.runner import run_spec
+    from dpclust.workflow import load_config, run_spec_for
 
     cfg = yaml.safe_load((repo / "config/papers/nguyen2021.yaml").read_text())
     group = cfg["items"]["fig1"]["runs"]["private"]
     X = np.random.default_rng(0).uniform(0, 1, size=(150, 4))
     path = tmp_path / "iris.h5"
     write_processed(path, X)
-    req = RunRequest(dataset="iris", algorithm="nguyen2021.ours", k=2, epsilon=group["epsilon"],
-                     seeds=[0, 1], data_path=str(path), delta=group["delta"], transform="minmax_01")
-    rec = run_block(req, {"nguyen2021.ours": cfg["algorithms"]["nguyen2021.ours"]})
+    spec = run_spec_for(load_config(repo / "config"), "iris", "nguyen2021.ours", 2, group["epsilon"],
+                        seeds=(0, 2), delta=group["delta"], transform="minmax_01")
+    from dpclust.records import flatten
+
+    rec = flatten(run_spec(spec, str(path)))
     assert rec["status"] == "ok" and rec["delta"] == pytest.approx(150 ** -1.5)
     for run in rec["runs"]:
         assert run["epsilon_spent"] == pytest.approx(1.0, rel=1e-12)

@@ -1,28 +1,31 @@
-"""Figure 1 / Table 1 functions: the checks report failures as failures, renders write files."""
+"""Figure 1 / Table 1 functions: the checks report failures as failures, thresholds come from
+`claims`, names from the names table, renders write files; item step specs hold what they read."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
-from dpclust.nguyen2021 import items
+from dpclust.nguyen2021.items import fig1, table1
 
-ITEM = {"title": "Figure 1", "options": {"plateau_ratio": 0.5}}
+NAMES = {"algorithms": {fig1.OURS: "Nguyen et al. (Alg. 1)", fig1.BALCAN: "Balcan et al.",
+                        fig1.LLOYD: "Lloyd (10 iterations)"},
+         "datasets": {"nguyen_synth": "Synthetic (50k × 100)", "mnist60k": "MNIST (train)"}}
+ITEM = {"title": "Figure 1", "claims": {"plateau_ratio": 0.5, "budget_rel_tol": 1e-9}, "names": NAMES}
 
 
 def _table(ours, balcan, lloyd, ks=(2, 6, 10), dataset="nguyen_synth"):
     rows = []
-    for alg, vals in ((items.OURS, ours), (items.BALCAN, balcan), (items.LLOYD, lloyd)):
+    for alg, vals in ((fig1.OURS, ours), (fig1.BALCAN, balcan), (fig1.LLOYD, lloyd)):
         for k, v in zip(ks, vals):
             rows.append({"group": "g", "dataset": dataset, "algorithm": alg, "k": k, "epsilon": 1.0,
                          "metric": "cost_kmeans", "mean": v, "std": 0.1 * v, "n": 5, "status": "ok",
-                         "reason": "", "budget_error": 0.0})
+                         "reason": "", "budget_error": 0.0, "delta_setting": 50_000 ** -1.5})
     return pd.DataFrame(rows)
 
 
-def _verdicts(table):
-    return [c.holds for c in items.check_fig1(table, ITEM)]
+def _verdicts(table, item=ITEM):
+    return [c.holds for c in fig1.check_fig1(table, item)]
 
 
 def test_checks_hold_when_the_paper_claims_hold():
@@ -36,8 +39,32 @@ def test_checks_fail_when_ours_loses_or_costs_do_not_plateau():
     t = _table(ours=[10, 5, 2.5], balcan=[20, 19.5, 19.6], lloyd=[10, 6, 3])
     assert _verdicts(t)[1] is False
     t = _table(ours=[10, 9.8, 9.7], balcan=[20, 19.5, 19.6], lloyd=[10, 6, 3])
-    t.loc[t["algorithm"] == items.OURS, "budget_error"] = 1e-3
+    t.loc[t["algorithm"] == fig1.OURS, "budget_error"] = 1e-3
     assert _verdicts(t)[2] is False
+
+
+def test_thresholds_come_from_claims():
+    """Ours drops 30 %, Lloyd 70 %: a plateau at ratio 0.5 (0.3 < 0.35), not at 0.4 (0.3 ≥ 0.28);
+    a budget deviation of 1e-6 fails at tolerance 1e-9 and holds at 1e-5."""
+    t = _table(ours=[10, 8, 7], balcan=[20, 19.5, 19.6], lloyd=[10, 6, 3])
+    assert _verdicts(t)[1] is True
+    strict = dict(ITEM, claims={"plateau_ratio": 0.4, "budget_rel_tol": 1e-9})
+    assert _verdicts(t, strict)[1] is False
+    assert "< 0.4 ×" in fig1.check_fig1(t, strict)[1].claim
+    t.loc[t["algorithm"] == fig1.BALCAN, "budget_error"] = 1e-6
+    assert _verdicts(t)[2] is False
+    loose = dict(ITEM, claims={"plateau_ratio": 0.5, "budget_rel_tol": 1e-5})
+    assert _verdicts(t, loose)[2] is True
+    with pytest.raises(KeyError):
+        fig1.check_fig1(t, dict(ITEM, claims={}))
+
+
+def test_claim_texts_use_the_names_table():
+    t = _table(ours=[10, 9.8, 25], balcan=[20, 19.5, 19.6], lloyd=[10, 6, 3])
+    first, second, _ = fig1.check_fig1(t, ITEM)
+    assert first.claim.startswith("Nguyen et al. (Alg. 1) has a lower mean k-means objective than Balcan et al.")
+    assert "Synthetic (50k × 100) k=10" in first.detail
+    assert "Synthetic (50k × 100): Lloyd (10 iterations) falls" in second.detail
 
 
 def test_unavailable_dataset_is_not_evaluable_and_renders_a_panel(tmp_path):
@@ -45,32 +72,44 @@ def test_unavailable_dataset_is_not_evaluable_and_renders_a_panel(tmp_path):
     bad = pd.DataFrame([{"group": "g", "dataset": "mnist60k", "algorithm": a, "k": 2, "epsilon": 1.0,
                          "metric": "cost_kmeans", "mean": np.nan, "std": np.nan, "n": 0,
                          "status": "data_unavailable", "reason": "no mirror", "budget_error": np.nan}
-                        for a in items.ORDER])
+                        for a in fig1.ORDER])
     t = pd.concat([t, bad], ignore_index=True)
-    assert _verdicts(t)[0] is None
-    items.render_fig1(t, ITEM, str(tmp_path / "fig1"))
+    checks = fig1.check_fig1(t, ITEM)
+    assert checks[0].holds is None and "not evaluable on MNIST (train)" in checks[0].detail
+    fig1.render_fig1(t, ITEM, str(tmp_path / "fig1"))
     assert (tmp_path / "fig1.png").stat().st_size > 0 and (tmp_path / "fig1.pdf").exists()
 
 
-def test_table1_is_rendered_from_the_config(repo, tmp_path):
-    cfg = yaml.safe_load((repo / "config/papers/nguyen2021.yaml").read_text())
-    item = cfg["items"]["table1"]
-    table = items.aggregate_table1([], item)
+def _plan(repo, preset="full"):
+    from dpclust.workflow import load_config, plan
+
+    return plan(load_config(repo / "config", overrides={"preset": preset, "papers": ["nguyen2021"]}))
+
+
+def test_table1_is_rendered_from_its_step_specs(repo, tmp_path):
+    target = _plan(repo).item("nguyen2021", "table1")
+    table = table1.aggregate_table1([], target.step_spec("aggregate"))
+    assert list(table.columns) == ["Reference", "Mult. Approx.", "Add. Approx."]
     assert list(table["Reference"]) == ["Balcan et al. (2017)", "Stemmer and Kaplan (2018)",
                                         "Jones, Nguyen, and Nguyen (2020)", "This work"]
     assert table.iloc[3].tolist() == ["This work", "O(1)", "Õ(k √d)"]
-    items.render_table1(table, item, str(tmp_path / "table1"))
-    assert "Õ(k² + d)" in (tmp_path / "table1.md").read_text()
+    spec = target.step_spec("render")
+    table1.render_table1(table, spec, str(tmp_path / "table1"))
+    md = (tmp_path / "table1.md").read_text()
+    assert "Õ(k² + d)" in md and "δ_p = 1/n^1.5" in md
 
 
-def test_config_declares_every_setting_of_the_algorithm(repo):
-    from dpclust.nguyen2021.algorithm import DEFAULTS
-
-    cfg = yaml.safe_load((repo / "config/papers/nguyen2021.yaml").read_text())
-    settings = cfg["algorithms"]["nguyen2021.ours"]["settings"]
-    assert set(settings) == set(DEFAULTS)
-    for key, value in DEFAULTS.items():
-        if isinstance(value, dict):
-            assert settings[key] == pytest.approx(value)
-        else:
-            assert settings[key] == value
+def test_fig1_step_specs_split_the_options_by_step(repo):
+    """Names reach every step; thresholds only the checks; the planned k grid is the paper's."""
+    target = _plan(repo).item("nguyen2021", "fig1")
+    checks, render, aggregate = (target.step_spec(s) for s in ("checks", "render", "aggregate"))
+    assert checks["claims"] == {"plateau_ratio": 0.5, "budget_rel_tol": 1e-9}
+    assert "claims" not in render and "claims" not in aggregate
+    assert checks["module"] == "dpclust.nguyen2021.items.fig1"
+    assert render["names"]["algorithms"] == {fig1.OURS: "Nguyen et al. (Alg. 1)", fig1.BALCAN: "Balcan et al.",
+                                             fig1.LLOYD: "Lloyd (10 iterations)"}
+    for group in ("private", "lloyd"):
+        assert render["runs"][group]["k"] == [2, 6, 10, 14, 18]
+        assert render["runs"][group]["datasets"] == ["nguyen_synth", "mnist60k"]
+    quick = _plan(repo, "quick").item("nguyen2021", "fig1")
+    assert quick.step_spec("render")["runs"]["private"]["k"] == [2, 10, 18]

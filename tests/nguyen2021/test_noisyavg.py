@@ -8,7 +8,7 @@ import pytest
 
 from dpclust.accountant import Accountant, BudgetExceeded
 from dpclust.api import DPClustError
-from dpclust.nguyen2021.noisyavg import noisy_avg_centers, noisy_avg_sigma
+from dpclust.blocks.noisy_average import noisy_avg_centers, noisy_avg_sigma
 
 
 def _data(rng, n=600, d=3, k=3):

@@ -10,8 +10,8 @@ from scipy import stats
 
 from dpclust.accountant import Accountant
 from dpclust.api import DPClustError
+from dpclust.blocks.initialisation import sphere_packing_init
 from dpclust.su2016 import dplloyd, eugkm, gupt, hybrid, lloyd, privgene
-from dpclust.su2016.common import sphere_packing_init
 
 BOUNDS = [-1.0, 1.0]
 
@@ -23,21 +23,22 @@ def blobs(n=300, d=2, k=3, seed=0):
     return np.clip(X, -1, 1)
 
 
-def settings(mod, **kw):
-    return dict(mod.DEFAULTS, bounds=BOUNDS, init_seed=7, **kw)
+def settings(fn, **kw):
+    """`fn`'s declared defaults with the runtime keys the runner adds (and `kw`)."""
+    return dict(fn.settings.defaults(), bounds=BOUNDS, init_seed=7, **kw)
 
 
 ALGS = [
-    ("dplloyd-uniform", dplloyd.dplloyd, settings(dplloyd)),
-    ("dplloyd-geometric", dplloyd.dplloyd, settings(dplloyd, allocation="geometric")),
-    ("dplloyd-su_tops", dplloyd.dplloyd, settings(dplloyd, allocation="su_tops")),
-    ("eugkm", eugkm.eugkm, settings(eugkm)),
-    ("eugkm-thresholded", eugkm.eugkm, settings(eugkm, max_synopsis_cells=20)),
-    ("gkm", gupt.gkm, settings(gupt)),
-    ("gkm3k", gupt.gkm, settings(gupt, blocks="n/3k")),
-    ("pgkm", privgene.pgkm, dict(settings(privgene), pool_size=30)),
-    ("hybrid-auto", hybrid.hybrid, settings(hybrid)),
-    ("hybrid-forced", hybrid.hybrid, settings(hybrid, mode="forced")),
+    ("dplloyd-uniform", dplloyd.dplloyd, settings(dplloyd.dplloyd)),
+    ("dplloyd-geometric", dplloyd.dplloyd, settings(dplloyd.dplloyd, allocation="geometric")),
+    ("dplloyd-su_tops", dplloyd.dplloyd, settings(dplloyd.dplloyd, allocation="su_tops")),
+    ("eugkm", eugkm.eugkm, settings(eugkm.eugkm)),
+    ("eugkm-thresholded", eugkm.eugkm, settings(eugkm.eugkm, max_synopsis_cells=20)),
+    ("gkm", gupt.gkm, settings(gupt.gkm)),
+    ("gkm3k", gupt.gkm, settings(gupt.gkm, blocks="n/3k")),
+    ("pgkm", privgene.pgkm, dict(settings(privgene.pgkm), pool_size=30)),
+    ("hybrid-auto", hybrid.hybrid, settings(hybrid.hybrid)),
+    ("hybrid-forced", hybrid.hybrid, settings(hybrid.hybrid, mode="forced")),
 ]
 
 
@@ -65,7 +66,7 @@ def test_uniform_allocation_noise_scale_is_d_r_plus_1_times_t_over_eps(monkeypat
 
     monkeypatch.setattr(dplloyd, "laplace_mechanism", spy)
     X = blobs(d=3) * 0.5                                  # domain [-0.5, 0.5]^3 → r = 0.5
-    st = dict(dplloyd.DEFAULTS, bounds=[-0.5, 0.5], init_seed=1)
+    st = {"bounds": [-0.5, 0.5], "init_seed": 1}                # declared defaults fill the rest
     dplloyd.dplloyd(X, 3, 0.8, 0.0, np.random.default_rng(0), st)
     assert len(calls) == 5
     for sens, eps in calls:
@@ -79,7 +80,7 @@ def test_noisy_counts_are_laplace_with_the_stated_scale():
     from dpclust.metrics import assign
     true = np.bincount(assign(X, C)[0], minlength=3)
     rng = np.random.default_rng(3)
-    st = settings(dplloyd)
+    st = settings(dplloyd.dplloyd)
     noise = []
     for _ in range(600):
         acc = Accountant(1.0)
@@ -91,7 +92,7 @@ def test_noisy_counts_are_laplace_with_the_stated_scale():
 
 
 def test_allocations_sum_to_epsilon_and_su_tops_split():
-    st = settings(dplloyd)
+    st = settings(dplloyd.dplloyd)
     for how in ("uniform", "geometric"):
         b = dplloyd.iteration_budgets(0.7, dict(st, allocation=how), 5000, 15, 2)
         assert sum(e for e, _ in b) == pytest.approx(0.7)
@@ -119,9 +120,9 @@ def test_sphere_packing_is_data_independent_spread_and_seeded():
 
 def test_shared_init_between_dplloyd_and_baseline():
     X = blobs()
-    st = settings(lloyd, max_iter=0)
+    st = settings(lloyd.lloyd)
     from dpclust.su2016.common import initial_centers
-    C0 = initial_centers(X, 3, settings(dplloyd))
+    C0 = initial_centers(X, 3, settings(dplloyd.dplloyd))
     assert np.allclose(C0, initial_centers(X, 3, st))
 
 
@@ -130,21 +131,19 @@ def test_eugkm_runs_from_dplloyds_initial_sets_via_the_runner_pool():
     from dpclust.su2016.common import initial_centers
 
     pool = [101, 202, 303, 404]
-    st = settings(eugkm, n_init_sets=3, init_pool_seeds=pool)
+    st = settings(eugkm.eugkm, n_init_sets=3, init_pool_seeds=pool)
     seeds = eugkm.initial_set_seeds(st)
     assert seeds == pool[:3]
     X = blobs()
     for j in range(3):  # DPLloyd's run with init_seed = pool[j] starts from EUGkM's j-th set
-        dp_init = initial_centers(X, 3, dict(settings(dplloyd), init_seed=pool[j]))
+        dp_init = initial_centers(X, 3, dict(settings(dplloyd.dplloyd), init_seed=pool[j]))
         assert np.array_equal(dp_init, initial_centers(X[:0], 3, st, seed=seeds[j]))
     with pytest.raises(DPClustError, match="pool has 4"):
-        eugkm.initial_set_seeds(settings(eugkm, init_pool_seeds=pool))  # n_init_sets 30 > 4
-    assert len(eugkm.initial_set_seeds(settings(eugkm))) == 30  # library use: derived from init_seed
+        eugkm.initial_set_seeds(settings(eugkm.eugkm, init_pool_seeds=pool))  # n_init_sets 30 > 4
+    assert len(eugkm.initial_set_seeds(settings(eugkm.eugkm))) == 30  # library use: derived from init_seed
 
 
 def test_runner_passes_the_init_pool_only_with_init_sets(monkeypatch, tmp_path):
-    from pathlib import Path
-
     from dpclust import runner
     from dpclust.api import ClusteringResult
     from dpclust.data import write_processed
@@ -157,17 +156,14 @@ def test_runner_passes_the_init_pool_only_with_init_sets(monkeypatch, tmp_path):
 
     monkeypatch.setattr(runner, "import_object", lambda name: spy)
     data = tmp_path / "iris.h5"
-    write_processed(data, np.random.default_rng(0).random((20, 4)), None,
-                    {"name": "iris", "source": "test", "sha256": "", "parser_version": 0})
-    algorithms = {"spy": {"function": "dpclust.baselines:lloyd_algorithm", "private": False, "defaults": {}}}
-    registry = str(Path(__file__).resolve().parents[2] / "config" / "datasets.yaml")
+    write_processed(data, np.random.default_rng(0).random((20, 4)), None, {"name": "iris", "source": "test"})
+    spec = {"dataset": "iris", "dataset_entry": {"name": "iris"}, "transform": "minmax_01", "algorithm": "spy",
+            "function": "spy:spy", "private": False, "settings": {}, "k": 2, "epsilon": None, "delta": 0.0,
+            "seeds": [0, 2], "base_seed": 0, "store_centers": False}
     pool = [runner.derive_seed(0, "init", "iris", 2, j) for j in range(3)]
     for init_sets, expected_pool in ((3, pool), (None, None)):
         seen.clear()
-        req = runner.RunRequest(dataset="iris", algorithm="spy", k=2, epsilon=None, seeds=[0, 4],
-                                data_path=str(data), init_sets=init_sets, registry_path=registry,
-                                transform="minmax_01")
-        assert runner.run_block(req, algorithms)["status"] == "ok"
+        assert runner.run_spec(dict(spec, init_sets=init_sets), str(data))["status"] == "ok"
         assert [p for _, p in seen] == [expected_pool] * 2
         if init_sets:  # run s starts from pool member s mod init_sets
             assert [s for s, _ in seen] == [pool[0], pool[1]]
@@ -180,7 +176,7 @@ def test_eugkm_grid_and_all_cells_noisy():
     assert M == pytest.approx(1000 ** (20 / 12)) and m == 4
     X = blobs(n=400)
     acc = Accountant(1.0)
-    P, w, info = eugkm.synopsis(X, 1.0, np.random.default_rng(0), settings(eugkm), acc)
+    P, w, info = eugkm.synopsis(X, 1.0, np.random.default_rng(0), settings(eugkm.eugkm), acc)
     assert info["tau"] == 0 and info["cells_kept"] == info["cells_total"] == len(w)
     assert (w < 0).any()                                                 # unrounded, negative kept
     assert acc.spent_epsilon == pytest.approx(1.0)
@@ -189,7 +185,7 @@ def test_eugkm_grid_and_all_cells_noisy():
 def test_eugkm_thresholded_empty_cells_follow_the_exact_law():
     """Kept empty cells: count ~ Binomial(M_empty, e^{-τ/b}), values ±(τ + Exp(b))."""
     X = np.full((50, 2), -0.99)                                          # one occupied cell
-    st = settings(eugkm, theta=1.0, max_synopsis_cells=30)
+    st = settings(eugkm.eugkm, theta=1.0, max_synopsis_cells=30)
     rng = np.random.default_rng(1)
     counts, excess = [], []
     for _ in range(300):
@@ -225,31 +221,31 @@ def test_hybrid_threshold_matches_inequality_15():
     X_adult = hybrid.epsilon_threshold(48841, 5, 6, 1.0, 1.0, 0.0, 10.0)
     assert X_adult < e_adult                                            # ρ enters X through (1 + (2ρr)²)
     X = blobs()
-    r = hybrid.hybrid(X, 3, 0.05, 0.0, np.random.default_rng(0), settings(hybrid, mode="forced"))
+    r = hybrid.hybrid(X, 3, 0.05, 0.0, np.random.default_rng(0), settings(hybrid.hybrid, mode="forced"))
     assert r.info["hybrid_applied"] is True
     assert [c[0] for c in r.ledger] == ["hybrid: EUGkM part", "hybrid: one DPLloyd iteration"]
 
 
 def test_gene_trace_and_lloyd_trace():
     X = blobs()
-    g = privgene.gene(X, 3, None, 0.0, np.random.default_rng(0), dict(settings(privgene), generations=6, pool_size=30))
+    g = privgene.gene(X, 3, None, 0.0, np.random.default_rng(0), settings(privgene.gene, generations=6, pool_size=30))
     assert len(g.info["trace_nicv"]) == 6 and np.all(np.diff(g.info["trace_nicv"]) <= 1e-12)
-    res = lloyd.lloyd(X, 3, None, 0.0, None, settings(lloyd, record_trace=True))
+    res = lloyd.lloyd(X, 3, None, 0.0, None, settings(lloyd.lloyd, record_trace=True))
     assert res.info["trace_nicv"][-1] <= res.info["trace_nicv"][0]
 
 
 @pytest.mark.parametrize("bad", [
-    lambda X: dplloyd.dplloyd(X, 3, 1.0, 0.0, np.random.default_rng(0), settings(dplloyd, allocation="nope")),
-    lambda X: dplloyd.dplloyd(X, 3, 1.0, 0.0, np.random.default_rng(0), {k: v for k, v in settings(dplloyd).items() if k != "bounds"}),
-    lambda X: dplloyd.dplloyd(X, 400, 1.0, 0.0, np.random.default_rng(0), settings(dplloyd)),
-    lambda X: eugkm.eugkm(X, 3, -1.0, 0.0, np.random.default_rng(0), settings(eugkm)),
-    lambda X: gupt.gkm(X, 3, 1.0, 0.0, np.random.default_rng(0), settings(gupt, blocks="sqrt")),
-    lambda X: hybrid.hybrid(X, 3, 1.0, 0.0, np.random.default_rng(0), settings(hybrid, mode="x")),
-    lambda X: eugkm.eugkm(X, 3, 1.0, 0.0, np.random.default_rng(0), settings(eugkm, init="random_points")),
-    lambda X: dplloyd.dplloyd(np.full((10, 2), np.nan), 3, 1.0, 0.0, np.random.default_rng(0), settings(dplloyd)),
-    lambda X: dplloyd.dplloyd(X * 3, 3, 1.0, 0.0, np.random.default_rng(0), settings(dplloyd)),   # outside the box
-    lambda X: eugkm.eugkm(X + 2, 3, 1.0, 0.0, np.random.default_rng(0), settings(eugkm)),
-    lambda X: privgene.pgkm(X - 2, 3, 1.0, 0.0, np.random.default_rng(0), settings(privgene)),
+    lambda X: dplloyd.dplloyd(X, 3, 1.0, 0.0, np.random.default_rng(0), settings(dplloyd.dplloyd, allocation="nope")),
+    lambda X: dplloyd.dplloyd(X, 3, 1.0, 0.0, np.random.default_rng(0), {k: v for k, v in settings(dplloyd.dplloyd).items() if k != "bounds"}),
+    lambda X: dplloyd.dplloyd(X, 400, 1.0, 0.0, np.random.default_rng(0), settings(dplloyd.dplloyd)),
+    lambda X: eugkm.eugkm(X, 3, -1.0, 0.0, np.random.default_rng(0), settings(eugkm.eugkm)),
+    lambda X: gupt.gkm(X, 3, 1.0, 0.0, np.random.default_rng(0), settings(gupt.gkm, blocks="sqrt")),
+    lambda X: hybrid.hybrid(X, 3, 1.0, 0.0, np.random.default_rng(0), settings(hybrid.hybrid, mode="x")),
+    lambda X: eugkm.eugkm(X, 3, 1.0, 0.0, np.random.default_rng(0), settings(eugkm.eugkm, init="random_points")),
+    lambda X: dplloyd.dplloyd(np.full((10, 2), np.nan), 3, 1.0, 0.0, np.random.default_rng(0), settings(dplloyd.dplloyd)),
+    lambda X: dplloyd.dplloyd(X * 3, 3, 1.0, 0.0, np.random.default_rng(0), settings(dplloyd.dplloyd)),   # outside the box
+    lambda X: eugkm.eugkm(X + 2, 3, 1.0, 0.0, np.random.default_rng(0), settings(eugkm.eugkm)),
+    lambda X: privgene.pgkm(X - 2, 3, 1.0, 0.0, np.random.default_rng(0), settings(privgene.pgkm)),
 ])
 def test_bad_input_raises_one_clear_error(bad):
     with pytest.raises(DPClustError):
@@ -270,14 +266,14 @@ def test_estimators():
 def test_hybrid_rejects_a_data_dependent_init():
     """The hybrid runs EUGkM's Lloyd from its 30 sets: they must be data independent (as for EUGkM)."""
     with pytest.raises(DPClustError):
-        hybrid.hybrid(blobs(), 3, 1.0, 0.0, np.random.default_rng(0), settings(hybrid, init="random_points"))
+        hybrid.hybrid(blobs(), 3, 1.0, 0.0, np.random.default_rng(0), settings(hybrid.hybrid, init="random_points"))
 
 
 @pytest.mark.parametrize("cap", [5000, 20], ids=["all_cells", "thresholded"])
 def test_eugkm_synopsis_is_released_in_grid_order(cap):
     """Cells come out sorted by grid index, not "non-empty cells first" (which tells where data is)."""
     X = blobs(n=300) * 0.3
-    P, w, info = eugkm.synopsis(X, 1.0, np.random.default_rng(0), settings(eugkm, max_synopsis_cells=cap),
+    P, w, info = eugkm.synopsis(X, 1.0, np.random.default_rng(0), settings(eugkm.eugkm, max_synopsis_cells=cap),
                                 Accountant(1.0))
     m = info["cells_per_dim"]
     lin = np.floor((P + 1.0) / (2.0 / m)).astype(int) @ (m ** np.arange(1, -1, -1))
@@ -328,7 +324,7 @@ def test_gkm_private_quantile_follows_the_exponential_mechanism_law():
 
 
 def test_gkm_charges_half_for_the_range_and_half_for_eq3():
-    r = gupt.gkm(blobs(), 3, 0.8, 0.0, np.random.default_rng(0), settings(gupt))
+    r = gupt.gkm(blobs(), 3, 0.8, 0.0, np.random.default_rng(0), settings(gupt.gkm))
     rng_part = sum(e for label, e, _ in r.ledger if label.startswith("GkM range"))
     eq3 = [e for label, e, _ in r.ledger if label.startswith("GkM Eq. (3)")]
     assert len([1 for label, _, _ in r.ledger if label.startswith("GkM range")]) == 2 * 3 * 2
@@ -352,7 +348,7 @@ def test_pgkm_selection_logit_is_eps_sel_over_2_delta(monkeypatch):
     monkeypatch.setattr(privgene, "pool_costs", spy_costs)
     monkeypatch.setattr(privgene.mech, "sample_from_log_weights", spy_sample)
     X, eps = blobs(d=3), 0.6
-    st = dict(settings(privgene), pool_size=30)
+    st = dict(settings(privgene.pgkm), pool_size=30)
     r = privgene.pgkm(X, 3, eps, 0.0, np.random.default_rng(0), st)
     rounds = privgene.pgkm_rounds(X.shape[0], eps, st)
     eps_sel = eps / (rounds * st["selected"])
@@ -364,9 +360,11 @@ def test_pgkm_selection_logit_is_eps_sel_over_2_delta(monkeypatch):
     assert r.epsilon_spent == pytest.approx(eps)
 
 
-def test_eugkm_synopsis_falls_back_to_the_documented_cells_rounding():
-    """A direct `synopsis` call without `cells_rounding` uses the documented default (round_log), not ceil."""
-    st = {k: v for k, v in settings(eugkm).items() if k != "cells_rounding"}
+def test_eugkm_uses_the_declared_cells_rounding_when_the_caller_omits_it():
+    """A caller that gives no `cells_rounding` gets the declared default (round_log: 22 cells per
+    dimension at N = 5000, d = 2, ε = 1), not the inventory's ceil (23)."""
+    assert eugkm.eugkm.settings["cells_rounding"].default == "round_log"
     X = blobs(n=5000)
-    _, _, info = eugkm.synopsis(X, 1.0, np.random.default_rng(0), st, Accountant(1.0))
-    assert info["cells_per_dim"] == eugkm.grid_cells(5000, 1.0, 2, 10.0, "round_log")[1] == 22
+    r = eugkm.eugkm(X, 3, 1.0, 0.0, np.random.default_rng(0), {"bounds": BOUNDS, "init_seed": 7})
+    assert r.info["cells_per_dim"] == eugkm.grid_cells(5000, 1.0, 2, 10.0, "round_log")[1] == 22
+    assert eugkm.grid_cells(5000, 1.0, 2, 10.0, "ceil")[1] == 23

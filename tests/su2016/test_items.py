@@ -10,11 +10,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dpclust.su2016 import items
+from dpclust.su2016.items import common, fig1, fig2, fig3, table1
 
-OPTS = {"labels": {"su2016.dplloyd": "DPLloyd", "su2016.eugkm": "EUGkM", "su2016.pgkm": "PGkM",
-                   "su2016.gkm": "GkM", "su2016.gkm3k": "GkM-3K", "su2016.lloyd": "Baseline"},
-        "panels": ["s1", "adult_num"], "low_d": ["s1"], "high_d": ["adult_num"]}
+LABELS = {"su2016.dplloyd": "DPLloyd", "su2016.eugkm": "EUGkM", "su2016.pgkm": "PGkM", "su2016.gkm": "GkM",
+          "su2016.gkm3k": "GkM-3K", "su2016.lloyd": "Baseline"}
+NAMES = {"algorithms": {"su2016.dplloyd": "DPLloyd", "su2016.eugkm": "EUGkM", "su2016.pgkm": "PGkM",
+                        "su2016.gkm": "GkM", "su2016.gkm3k": "GkM-3K", "su2016.lloyd": "Lloyd (sphere-packing sets)"},
+         "datasets": {"s1": "S1", "adult_num": "Adult-num"}}
+CLAIMS = {"low_d": ["s1"], "high_d": ["adult_num"], "gkm_worst_fraction": 0.9, "dplloyd_best_fraction": 1.0,
+          "dplloyd_best_exempt": {"dataset": "s1", "below_epsilon": 0.15}, "small_epsilon": 0.15,
+          "dplloyd_high_d_fraction": 0.8, "gkm3k_fraction": 0.9}
+CHECK_SPEC = {"options": {"panels": ["s1", "adult_num"]}, "claims": CLAIMS, "names": NAMES}
 
 
 def record(dataset, algorithm, eps, nicvs, group="g"):
@@ -30,7 +36,7 @@ def table_for(values):
         recs += [record("s1", alg, 0.1, [v, v]), record("s1", alg, 1.0, [v / 2, v / 2])]
     recs.append({"group": "g", "dataset": "adult_num", "algorithm": "su2016.dplloyd", "k": 5, "epsilon": 0.1,
                  "status": "data_unavailable", "reason": "offline", "runs": []})
-    return items.aggregate_nicv(recs, {"options": OPTS})
+    return common.aggregate_nicv(recs, {"table": {"labels": LABELS}})
 
 
 def test_aggregate_baseline_is_min_over_lloyd_runs_and_unavailable_rows_kept():
@@ -42,8 +48,9 @@ def test_aggregate_baseline_is_min_over_lloyd_runs_and_unavailable_rows_kept():
     assert ok[ok["method"] == "Baseline"]["baseline_sizes"].iloc[0] == "60 40"
 
 
-def claims(values):
-    return {c.claim.split(" (")[0]: c.holds for c in items.check_fig1(table_for(values), {"options": OPTS})}
+def claims(values, **changed):
+    spec = dict(CHECK_SPEC, claims=dict(CLAIMS, **changed))
+    return {c.claim.split(" (")[0]: c.holds for c in fig1.check_fig1(table_for(values), spec)}
 
 
 def test_fig1_checks_hold_and_fail_on_the_data():
@@ -57,6 +64,130 @@ def test_fig1_checks_hold_and_fail_on_the_data():
     assert bad["GkM is the worst method"] is False
     assert bad["EUGkM beats DPLloyd on the low-dimensional datasets at small ε"] is False
     assert bad["DPLloyd is the best interactive method except possibly S1 at ε < 0.15"] is False
+
+
+def table_cells(cells, dataset="s1"):
+    """The NICV table of one dataset with the given mean NICV per (algorithm, ε) (and a baseline)."""
+    recs = [record(dataset, "su2016.lloyd", None, [0.01, 0.02])]
+    recs += [record(dataset, alg, eps, [v, v]) for (alg, eps), v in cells.items()]
+    return common.aggregate_nicv(recs, {"table": {"labels": LABELS}})
+
+
+def test_fig1_thresholds_come_from_the_claims():
+    # GkM is the worst at ε = 0.1 but not at ε = 1: worst in half of the cells
+    t = table_cells({("su2016.gkm", 0.1): 0.9, ("su2016.dplloyd", 0.1): 0.1,
+                     ("su2016.gkm", 1.0): 0.05, ("su2016.dplloyd", 1.0): 0.1})
+    def holds(**changed):
+        spec = dict(CHECK_SPEC, claims=dict(CLAIMS, **changed))
+        return {c.claim.split(" (")[0]: c.holds for c in fig1.check_fig1(t, spec)}
+    assert holds()["GkM is the worst method"] is False
+    assert holds(gkm_worst_fraction=0.5)["GkM is the worst method"] is True
+    # DPLloyd loses to GkM at ε = 0.1 only: exempt below 0.15, counted when the exemption ends at 0.05
+    assert holds()["DPLloyd is the best interactive method except possibly S1 at ε < 0.15"] is False  # ε = 1
+    t = table_cells({("su2016.gkm", 0.1): 0.05, ("su2016.dplloyd", 0.1): 0.1,
+                     ("su2016.gkm", 1.0): 0.9, ("su2016.dplloyd", 1.0): 0.1})
+    assert holds()["DPLloyd is the best interactive method except possibly S1 at ε < 0.15"] is True
+    exempt = {"dataset": "s1", "below_epsilon": 0.05}
+    assert holds(dplloyd_best_exempt=exempt)["DPLloyd is the best interactive method except possibly S1 at ε < 0.05"] is False
+
+
+def test_fig3_exponent_is_derived_from_the_swept_blocks_exactly():
+    values = ["n^0.9", "n^0.8", "n^0.7", "n^0.6", "n^0.5", "n^0.4", "n^0.3", "n^0.2", "n^0.1", "n^0.0"]
+    assert [fig3.block_size_exponent(v) for v in values] == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    assert 1 - 0.9 != 0.1                                 # why the exponent is computed in decimal
+    assert fig3.block_size_exponent("n/3k") != fig3.block_size_exponent("n/3k")   # NaN: not a power of N
+    recs = []
+    for i, v in enumerate(values[:2]):
+        rec = record("s1", "su2016.gkm", 1.0, [0.5], group=f"e0{i + 1}")
+        rec["sweep"] = {"setting": "blocks", "value": v}
+        recs.append(rec)
+    unavailable = {"group": "e03", "dataset": "tiger", "algorithm": "su2016.gkm", "k": 2, "epsilon": 1.0,
+                   "status": "data_unavailable", "reason": "offline", "runs": [],
+                   "sweep": {"setting": "blocks", "value": "n^0.7"}}
+    t = fig3.aggregate_fig3(recs + [unavailable], {"table": {"labels": {"su2016.gkm": "GkM"}}})
+    assert dict(zip(t["group"], t["exponent"])) == {"e01": 0.1, "e02": 0.2, "e03": 0.3}
+
+
+def synth_records(group, algorithm, nicv_by_dataset):
+    return [record(ds, algorithm, 1.0, [v], group=group) for ds, v in nicv_by_dataset.items()]
+
+
+def test_fig2_theta_check_uses_the_reference_group_and_slack():
+    datasets = ["su_synth_k2_d2", "su_synth_k3_d4"]
+    labels = {"eugkm_theta10:su2016.eugkm": "EUGkM θ=10", "eugkm_theta5:su2016.eugkm": "EUGkM θ=5",
+              "su2016.lloyd": "Baseline"}
+    claims = {"reference": "eugkm_theta10", "variants": {"eugkm_theta10": "θ=10", "eugkm_theta5": "θ=5"},
+              "trend_min_spearman": 0.0, "majority": 0.5, "theta_slack": 0.10}
+    base = [r for ds in datasets for r in synth_records("baseline", "su2016.lloyd", {ds: 0.01})]
+
+    def theta_check(ten, five, slack=0.10):
+        recs = base + synth_records("eugkm_theta10", "su2016.eugkm", dict(zip(datasets, ten))) \
+            + synth_records("eugkm_theta5", "su2016.eugkm", dict(zip(datasets, five)))
+        t = common.aggregate_nicv(recs, {"table": {"labels": labels}})
+        assert set(t.loc[t["algorithm"] == "su2016.eugkm", "method"]) == {"EUGkM θ=10", "EUGkM θ=5"}
+        out = fig2.check_fig2(t, {"claims": dict(claims, theta_slack=slack), "names": NAMES})
+        return [c.holds for c in out if "works well" in c.claim][0]
+    assert theta_check([0.100, 0.100], [0.095, 0.095]) is True            # θ=10 within 10 % of the best
+    assert theta_check([0.100, 0.100], [0.050, 0.050]) is False           # θ=5 twice as good
+    assert theta_check([0.100, 0.100], [0.095, 0.095], slack=0.01) is False
+
+
+def test_table1_compares_every_number_the_paper_prints():
+    import io
+
+    import pandas as pd
+
+    csv = ("dataset,N,paper_N,d,paper_d,k,paper_k,l_gkm,paper_l_gkm,l_gkm3k,paper_l_gkm3k,status,reason,name\n"
+           "S1,5000.0,5000,2,2,15,15,30.0,30,111,111,ok,,s1\n"
+           "Adult-num,48842.0,48841,6,6,5,5,75.0,75,3256,3256,ok,,adult_num\n"
+           'Synthetic,10000.0,10000,"[2, 10]","[2, 10]","[2, 10]","[2, 10]",40.0,40,N/(3k),10000/(3k),ok,,su_synth_k2_d2\n'
+           'Bad synthetic,10000.0,10000,"[2, 10]","[2, 10]","[2, 10]","[2, 10]",41.0,40,N/(3k),10000/(3k),ok,,x\n'
+           "Lifesci,,26733,,10,3,3,,59,,2970,data_unavailable,offline,lifesci\n")
+    out = table1.check_table1(pd.read_csv(io.StringIO(csv)), {})
+    assert [c.holds for c in out] == [True, False, True, False, None]
+
+
+def test_every_item_names_functions_its_module_defines():
+    from dpclust.pipeline import step_function
+    from dpclust.workflow import load_config, plan
+
+    config = load_config(overrides={"preset": "test"})
+    targets = [t for t in plan(config).items if t.paper == "su2016"]
+    assert sorted(t.item for t in targets) == ["fig1", "fig2", "fig3", "fig4", "fig5", "fig6", "fig7", "table1"]
+    for t in targets:
+        assert t.module == f"dpclust.su2016.items.{t.item}"
+        for step in ("aggregate", "render", "checks"):
+            assert callable(step_function(t.step_spec(step), step)), (t.item, step)
+
+
+def test_claims_figure_and_table_options_reach_only_their_step():
+    """Editing a threshold re-runs only the item's check; a panel list only its render; a label only
+    its aggregate (and what reads the table)."""
+    import copy
+
+    from dpclust.workflow import load_config, plan
+
+    config = load_config(overrides={"preset": "test"})
+    before = {t.item: {s: t.step_spec_json(s) for s in ("aggregate", "render", "checks")}
+              for t in plan(config).items if t.paper == "su2016"}
+    for item, key, step in (("fig1", "claims", "checks"), ("fig2", "figure", "render"), ("fig4", "table", "aggregate"),
+                            ("fig5", "claims", "checks"), ("table1", "table", "aggregate")):
+        edited = copy.deepcopy(config)
+        edited["paper_configs"]["su2016"]["items"][item][key]["edited"] = True
+        after = {s: plan(edited).item("su2016", item).step_spec_json(s) for s in ("aggregate", "render", "checks")}
+        assert [s for s in after if after[s] != before[item][s]] == [step], (item, key)
+
+
+def test_an_item_module_depends_on_no_other_item():
+    """Editing one item's module re-runs only that item's steps (its code hash covers its import
+    closure: itself, items.common and the packages, never another item)."""
+    from dpclust.codehash import closure
+
+    items = ["table1", "fig1", "fig2", "fig3", "fig4", "fig5", "fig6", "fig7"]
+    for item in items:
+        mods = set(closure(f"dpclust.su2016.items.{item}"))
+        assert f"dpclust.su2016.items.{item}" in mods
+        assert not {f"dpclust.su2016.items.{other}" for other in items if other != item} & mods, item
 
 
 MIRROR = os.environ.get("DPCLUST_DATA_MIRROR", "/work/shared/datasets")

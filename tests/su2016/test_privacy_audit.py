@@ -20,7 +20,7 @@ EPS = 1.0
 
 def _dplloyd_step(data, rng):
     """One DPLloyd iteration, k = 1, d = 1, domain [-1, 1] (r = 1): released (count, sum)."""
-    st = dict(dplloyd.DEFAULTS, bounds=[-1.0, 1.0], init_seed=0)
+    st = dict(dplloyd.dplloyd.settings.defaults(), bounds=[-1.0, 1.0], init_seed=0)
     _, counts, sums = dplloyd.noisy_lloyd_step(data, np.zeros((1, 1)), (EPS, None), Accountant(EPS), rng,
                                                1.0, (-1.0, 1.0), st, "audit")
     # event "count ≥ 21 and sum ≥ 1" (the region where D' = D + {1.0} is most likely)
@@ -33,7 +33,7 @@ DP_LLOYD = np.vstack([D_LLOYD, [[1.0]]])
 
 def _eug_cell(data, rng):
     """Noisy weight of the cell holding (0.55, 0.55) in the thresholded EUG synopsis (0 if absent)."""
-    st = dict(eugkm.DEFAULTS, bounds=[-1.0, 1.0], init_seed=0, theta=1.0, max_synopsis_cells=20)
+    st = dict(eugkm.eugkm.settings.defaults(), bounds=[-1.0, 1.0], init_seed=0, theta=1.0, max_synopsis_cells=20)
     P, w, info = eugkm.synopsis(data, EPS, rng, st, Accountant(EPS))
     assert info["cells_per_dim"] == 10 and info["tau"] > 0    # same grid on D and D'; empty-cell path used
     hit = np.abs(P - 0.5).max(axis=1) < 0.1 + 1e-9            # cell [0.4, 0.6)^2, centre (0.5, 0.5)
@@ -44,7 +44,7 @@ def _dplloyd_step_su_tops(data, rng):
     """The su_tops split path of the same iteration: counts Lap(1/ε_0), sums Lap(r/ε_s), ε_0 + ε_s = ε."""
     T, e0, es = dplloyd.su_tops_schedule(1.0, 20, 1, 1, 0.225)     # one iteration's split, rescaled to ε
     assert T * (e0 + es) == pytest.approx(1.0) and e0 < es
-    st = dict(dplloyd.DEFAULTS, bounds=[-1.0, 1.0], init_seed=0)
+    st = dict(dplloyd.dplloyd.settings.defaults(), bounds=[-1.0, 1.0], init_seed=0)
     _, counts, sums = dplloyd.noisy_lloyd_step(data, np.zeros((1, 1)), (EPS * T * e0, EPS * T * es), Accountant(EPS),
                                                rng, 1.0, (-1.0, 1.0), st, "audit")
     return min(counts[0] - 20.0, sums[0, 0])

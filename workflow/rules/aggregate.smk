@@ -1,17 +1,20 @@
 # Tidy table per paper item from its run records (and, for dataset tables, processed files).
+# params.spec: exactly what the item's aggregate step reads (dpclust.workflow.ItemTarget.step_spec).
 
 
 rule aggregate:
     input:
         runs=lambda w: [job.path for job in item_of(w).runs],
-        data=lambda w: [f"{DATA}/processed/{d}.h5" for d in item_of(w).cfg.get("datasets") or []],
+        data=lambda w: [data_input(d) for d in item_of(w).data_inputs],
     output:
         f"{RESULTS}/tables/{{paper}}/{{item}}.csv",
     log:
         "logs/aggregate/{paper}/{item}.log",
+    localrule: True
     params:
+        spec=step_spec("aggregate"),
+        data=lambda w: canonical_json({d: data_id(d) for d in item_of(w).data_inputs}),
         code=item_code,
-        config_dir=CONFIG_ARG,
     conda:
         "../envs/dpclust.yaml"
     script:

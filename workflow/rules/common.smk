@@ -1,4 +1,14 @@
 # Functions shared by the rules (kept apart from the rules, as `snakemake --lint` asks).
+# Every param below is a function of the wildcards only: Snakemake does not track params derived
+# from input or output files, so a job's spec must never be looked up by its output path.
+import shlex
+
+from dpclust.codehash import code_hash
+from dpclust.data.parsers import parser_module
+from dpclust.data.store import content_id, intact
+from dpclust.itemkit import runs_note
+from dpclust.pipeline import caption_text
+from dpclust.workflow import canonical_json, function_module, registry_entry, run_path, source_entry
 
 
 def item_of(w):
@@ -7,18 +17,89 @@ def item_of(w):
 
 
 def item_code(w):
-    """Hash of the item's functions and the pipeline code: editing them re-renders the item."""
-    items_module = CFG["paper_configs"][w.paper].get("module")
+    """Hash of the item's functions and the step runner: editing them re-runs the item's steps."""
+    items_module = item_of(w).module
     return code_hash(*([items_module] if items_module else []), "dpclust.pipeline")
 
 
+def step_spec(step):
+    """Param function: exactly what the item's `step` reads (dpclust.workflow.ItemTarget.step_spec)."""
+    return lambda w: item_of(w).step_spec_json(step)
+
+
 def caption_of(w):
-    return caption_text(item_of(w))
+    """The item's caption and one line on what was run under the preset (repetitions and grids)."""
+    target = item_of(w)
+    note = runs_note(target.step_spec("render"))
+    return caption_text(target.cfg) + (f" *{note}.*" if note else "")
 
 
-def run_args(w, output):
-    """Command-line arguments of `python -m dpclust run` for one planned run job."""
-    return shlex.join(PLAN.runs_by_path[output[0]].cli_args())
+def checks_caption_of(w):
+    cfg = item_of(w).cfg
+    return f"**{cfg['title']}** ({cfg['reproduces']})"
+
+
+def run_job(w):
+    return PLAN.run(run_path(RESULTS, w.paper, w.item, w.group, w.dataset, w.algorithm, w.k, w.eps, w.block))
+
+
+def run_args(w):
+    """The run's command-line arguments: its complete spec (dpclust.workflow), the content id of its
+    processed input and the hash of the code it runs; one param, so that a change of any re-runs it."""
+    return (f"--spec {shlex.quote(run_job(w).spec_json)} --data-sha256 {shlex.quote(data_id(w.dataset))}"
+            f" --code-hash {RUN_CODE[w.algorithm]}")
+
+
+# ------------------------------------------------------------------------------------- data
+def processed(dataset):
+    return f"{DATA}/processed/{dataset}.h5"
+
+
+def processed_record(dataset):
+    return f"{DATA}/processed/{dataset}.json"
+
+
+def _checked(dataset):
+    """The record of the processed file of `dataset`. A processed file that no longer matches the
+    record written with it (truncated, replaced, altered) is moved aside here, once, with one line
+    saying so, so that it is rebuilt like a missing one (`rule all` lists every processed file)."""
+    if dataset not in _CHECKED:
+        path = processed(dataset)
+        ok, why = intact(path)
+        if not ok and why != "missing":
+            print(f"dpclust: {path} {why}: it will be rebuilt", file=sys.stderr)
+            if not workflow.dryrun:
+                os.replace(path, path + ".corrupt")
+        _CHECKED.add(dataset)
+    return processed_record(dataset)
+
+
+_CHECKED = set()
+
+
+def data_input(dataset):
+    """A run's or item's processed input, content-addressed. The declared input is the file's
+    record (data/processed/<dataset>.json, written with the .h5 by the `prepare_dataset`
+    checkpoint; jobs read the .h5 beside it), `ancient`, so that rebuilding a file re-runs nothing
+    by itself; the content id (param) decides. When a checkpoint finishes, Snakemake re-plans the
+    jobs that read its output, so they see the new content id in the same invocation: a parser or
+    registry edit that changes the data re-runs exactly the jobs that read it, one that changes
+    nothing re-runs nothing. (A dry run therefore lists a pending data job but not yet the jobs
+    that its new content will re-run.)"""
+    return ancient(_checked(dataset))
+
+
+def data_id(dataset):
+    """Content id of a processed file (sha256 of X, or 'unavailable:<reason hash>'; '' if missing)."""
+    _checked(dataset)
+    return content_id(processed(dataset))
+
+
+def prepare_code(dataset):
+    """Code a dataset's preparation runs: its parser (or the synthetic generators) and the writer."""
+    entry = REGISTRY.datasets[dataset]
+    reader = "dpclust.data.synthetic" if entry["kind"] == "synthetic" else parser_module(entry["parser"])
+    return code_hash(reader, "dpclust.data.processed")
 
 
 def sources_of(w):

@@ -2,6 +2,7 @@
 # $DPCLUST_DATA_MIRROR, passed through the environment by the Snakefile); checksums verified,
 # written atomically; raw files already present and verified are kept. A source that cannot be had
 # gets a manifest with status "unavailable" (one clear line in the log), never a substitute.
+# Params: the source's registry entry and the downloader's code.
 
 
 rule fetch_source:
@@ -9,30 +10,37 @@ rule fetch_source:
         f"{DATA}/raw/{{source}}/manifest.json",
     log:
         "logs/fetch/{source}.log",
+    localrule: True
     params:
-        raw_dir=lambda w, output: Path(output[0]).parent.parent,
-        registry=os.path.join(CONFIG_ARG, "datasets.yaml"),
+        raw_dir=f"{DATA}/raw",
+        entry=lambda w: canonical_json(source_entry(CFG, w.source)),
         code=code_hash("dpclust.data.download"),
     conda:
         "../envs/dpclust.yaml"
     shell:
         "python3 -m dpclust data fetch {wildcards.source} --raw-dir {params.raw_dir}"
-        " --registry {params.registry} 2>&1 | tee {log}"
+        " --entry {params.entry:q} 2>&1 | tee {log}"
 
 
-rule prepare_dataset:
+# A checkpoint: jobs that read a processed file are re-planned once it is (re)built, with its
+# content id as a param, so they re-run exactly when its content changed (a parser edit that
+# changes nothing re-runs nothing downstream). Params: the dataset's registry entry and the code of
+# its parser (or generator) and of the writer.
+checkpoint prepare_dataset:
     input:
         sources_of,
     output:
-        f"{DATA}/processed/{{dataset}}.h5",
+        record=f"{DATA}/processed/{{dataset}}.json",  # first: the checkpoint target consumers declare
+        h5=f"{DATA}/processed/{{dataset}}.h5",
     log:
         "logs/prepare/{dataset}.log",
+    localrule: True
     params:
-        raw_dir=lambda w, output: Path(output[0]).parent.parent / "raw",
-        registry=os.path.join(CONFIG_ARG, "datasets.yaml"),
-        code=code_hash("dpclust.data"),
+        raw_dir=f"{DATA}/raw",
+        entry=lambda w: canonical_json(registry_entry(CFG, w.dataset)),
+        code=lambda w: prepare_code(w.dataset),
     conda:
         "../envs/dpclust.yaml"
     shell:
         "python3 -m dpclust data prepare {wildcards.dataset} --raw-dir {params.raw_dir}"
-        " --out {output} --registry {params.registry} 2>&1 | tee {log}"
+        " --out {output.h5} --entry {params.entry:q} 2>&1 | tee {log}"

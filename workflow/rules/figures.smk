@@ -1,4 +1,6 @@
 # Figures and tables are rendered from the tidy tables only; claims are checked on them.
+# params.spec: exactly what each step reads (dpclust.workflow.ItemTarget.step_spec): editing a
+# caption re-renders only that item, editing a claim threshold re-checks only that item.
 
 
 rule render:
@@ -16,10 +18,11 @@ rule render:
         md=f"{RESULTS}/figures/{{paper}}/{{item}}.md",
     log:
         "logs/render/{paper}/{item}.log",
+    localrule: True
     params:
-        code=item_code,
+        spec=step_spec("render"),
         caption=caption_of,
-        config_dir=CONFIG_ARG,
+        code=item_code,
     conda:
         "../envs/dpclust.yaml"
     script:
@@ -41,10 +44,11 @@ rule check_claims:
         md=f"{RESULTS}/checks/{{paper}}/{{item}}.md",
     log:
         "logs/checks/{paper}/{item}.log",
+    localrule: True
     params:
+        spec=step_spec("checks"),
+        caption=checks_caption_of,
         code=item_code,
-        caption=caption_of,
-        config_dir=CONFIG_ARG,
     conda:
         "../envs/dpclust.yaml"
     script:
@@ -58,13 +62,14 @@ rule summarize_claims:
         html=report(
             f"{PLAN.summary_stem}.html",
             caption="../report/summary.rst",
-            category="0 summary",
+            category="All claims (summary)",
             labels={"paper": "all", "item": "claims", "file": "summary of claim checks"},
         ),
         csv=f"{PLAN.summary_stem}.csv",
         md=f"{PLAN.summary_stem}.md",
     log:
         "logs/checks/summary.log",
+    localrule: True
     params:
         code=code_hash("dpclust.pipeline"),
     conda:

@@ -1,7 +1,10 @@
 # One job per (paper, item, run group, dataset, algorithm, k, epsilon, seed block).
-# params.code hashes the algorithm's module and every dpclust module it imports, so editing an
-# algorithm re-runs exactly the jobs that use it; a fresh checkout of the same code re-runs nothing.
-# Each job is single-threaded (BLAS too): Snakemake runs --cores of them side by side.
+# params.args holds the job's complete, resolved spec (algorithm function, privacy and full
+# settings, registry entry, transform, seeds, budget; dpclust.workflow), the content id of the
+# processed input, and a hash of the algorithm's module, every dpclust module it imports and the
+# runner. Editing a setting, a grid, a dataset or an algorithm re-runs exactly the jobs whose spec,
+# data or code changed. Each job is single-threaded (BLAS too): Snakemake runs --cores of them side
+# by side.
 
 RUN_CODE = {
     name: code_hash(function_module(entry["function"]), "dpclust.runner")
@@ -11,7 +14,7 @@ RUN_CODE = {
 
 rule run:
     input:
-        f"{DATA}/processed/{{dataset}}.h5",
+        data=lambda w: data_input(w.dataset),
     output:
         f"{RESULTS}/runs/{{paper}}/{{item}}/{{group}}/{{dataset}}/{{algorithm}}/k{{k}}_e{{eps}}_b{{block}}.json",
     log:
@@ -22,10 +25,9 @@ rule run:
         eps=r"[0-9.e+-]+|none",
     threads: 1
     params:
+        # one param (one function call per job): the spec, the data's content id, the code hash
         args=run_args,
-        config_dir=CONFIG_ARG,
-        base_seed=CFG["base_seed"],
-        code=lambda w: RUN_CODE[w.algorithm],
+        h5=f"{DATA}/processed/{{dataset}}.h5",
     resources:
         mem_mb=run_mem_mb,
         runtime=run_runtime,
@@ -33,5 +35,4 @@ rule run:
         "../envs/dpclust.yaml"
     shell:
         "export OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads};"
-        " python3 -m dpclust run {params.args} --data {input} --config-dir {params.config_dir}"
-        " --base-seed {params.base_seed} --out {output} > {log} 2>&1"
+        " python3 -m dpclust run {params.args} --data {params.h5} --allow-unavailable --out {output} > {log} 2>&1"

@@ -1,11 +1,17 @@
-"""Snakemake script: aggregate one item's run records into its tidy table."""
-from dpclust.pipeline import aggregate_item
-from dpclust.workflow import load_config, plan
+"""Snakemake script: aggregate one item's run records into its tidy table (spec from params)."""
+import json
+
+from dpclust.pipeline import aggregate_item, run_logged
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
-with open(sm.log[0], "w") as log:
-    config = load_config(sm.params.config_dir, base={k: v for k, v in sm.config.items()})
-    target = plan(config).item(sm.wildcards.paper, sm.wildcards.item)
-    datasets = {d: f"{config['data_dir']}/processed/{d}.h5" for d in target.datasets}
-    table = aggregate_item(config, target, list(sm.input.runs), datasets, sm.output[0])
-    print(f"{target.key}: {len(sm.input.runs)} run records -> {len(table)} rows", file=log)
+spec = json.loads(sm.params.spec)
+# the declared data inputs are the processed files' records; the data are the .h5 beside each
+datasets = {name: str(record)[: -len(".json")] + ".h5" for name, record in zip(spec.get("datasets") or [], sm.input.data)}
+
+
+def step():
+    table = aggregate_item(spec, list(sm.input.runs), datasets, sm.output[0])
+    print(f"{spec['paper']}/{spec['item']}: {len(sm.input.runs)} run records -> {len(table)} rows")
+
+
+run_logged(sm.log[0], f"aggregating {spec['paper']}/{spec['item']}", step)

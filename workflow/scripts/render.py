@@ -1,13 +1,11 @@
-"""Snakemake script: render one item's figure or table from its tidy table."""
+"""Snakemake script: render one item's figure or table from its tidy table (spec from params)."""
+import json
 from pathlib import Path
 
-from dpclust.pipeline import render_item
-from dpclust.workflow import load_config, plan
+from dpclust.pipeline import render_item, run_logged
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
-config = load_config(sm.params.config_dir, base={k: v for k, v in sm.config.items()})
-target = plan(config).item(sm.wildcards.paper, sm.wildcards.item)
+spec = json.loads(sm.params.spec)
 stem = str(Path(sm.output.png).with_suffix(""))
-render_item(config, target, sm.input[0], stem)
-with open(sm.log[0], "w") as log:
-    print(f"rendered {stem}", file=log)
+run_logged(sm.log[0], f"rendering {spec['paper']}/{spec['item']}", lambda: render_item(spec, sm.input[0], stem))
+print(f"dpclust: {spec['paper']}/{spec['item']} rendered ({spec.get('kind', 'figure')}: {stem}.png)")

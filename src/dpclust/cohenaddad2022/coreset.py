@@ -24,20 +24,37 @@ from __future__ import annotations
 import numpy as np
 
 from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
+from ..blocks.domain import public_box
+from ..blocks.one_median import ONE_MEDIAN_SETTINGS, private_one_median
 from ..mechanisms import laplace_mechanism, laplace_scale
 from ..metrics import nearest
-from .one_median import ONE_MEDIAN_DEFAULTS, private_one_median
+from ..settings import Interval, Setting, declared
 
-CORESET_DEFAULTS = {
-    "lsh_depth": 20,                    # EXT LSH-splits max depth 20
-    "tree_budget_fraction": 0.5,        # MISSING→REC half for the tree, half for the leaf 1-medians
-    "min_points_factor": 3.0,           # MISSING→REC (see docstring)
-    "branching_threshold_factor": 3.0,  # EXT branching threshold = 3 × min_num_points_in_node
-    "coreset_lloyd_iterations": 10,     # REC (as kmed++)
-    **ONE_MEDIAN_DEFAULTS,
-    "one_median_smooth_lambda": 0.1,    # MISSING→REC as for HST
-}
+#: Declared settings of the Coreset baseline (the one home of their defaults). The 1-median keeps
+#: add/remove neighbours (the declared default of `ONE_MEDIAN_SETTINGS`): the leaves are disjoint
+#: and not subsampled.
+CORESET_SETTINGS = ONE_MEDIAN_SETTINGS.extend(
+    lsh_depth=Setting(
+        20, "EXT LSH-splits (Google differential-privacy/learning/clustering) max depth 20",
+        Interval(int, 1, 62), "SimHash bits = depth of the prefix tree"),
+    tree_budget_fraction=Setting(
+        0.5, "MISSING→REC half of ε for the prefix tree, half for the leaf 1-medians",
+        Interval(float, 0.0, 1.0, open_lo=True), "share of ε for the prefix tree (< 1)"),
+    min_points_factor=Setting(
+        3.0, "MISSING→REC a leaf is kept if its noisy count ≥ 3 × the level's Laplace scale (the code's "
+        "10·√d·σ/radius uses its Gaussian σ; this is the Laplace analogue)",
+        Interval(float, 0.0), "min_points = factor × the Laplace scale of a level"),
+    branching_threshold_factor=Setting(
+        3.0, "EXT LSH-splits branching threshold = 3 × min_num_points_in_node",
+        Interval(float, 0.0), "a node branches iff its noisy count ≥ factor × min_points"),
+    coreset_lloyd_iterations=Setting(
+        10, "REC weighted Lloyd-median iterations on the coreset (as kmed++, §6)",
+        Interval(int, 0), "non-private weighted Lloyd-median steps on the released coreset"),
+    one_median_smooth_lambda=Setting(
+        0.1, "MISSING→REC as for HST (cohenaddad2022.private_lloyd.HST_SETTINGS)",
+        ONE_MEDIAN_SETTINGS["one_median_smooth_lambda"].check, ONE_MEDIAN_SETTINGS["one_median_smooth_lambda"].doc),
+)
 
 
 def simhash_codes(X: np.ndarray, depth: int, centre: float, rng: np.random.Generator) -> np.ndarray:
@@ -82,14 +99,12 @@ def weighted_kmedian(P: np.ndarray, w: np.ndarray, k: int, iterations: int, rng:
     return C
 
 
+@declared(CORESET_SETTINGS)
 def lsh_coreset_kmedian(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
+    """The LSH-splits private coreset, k-median variant (§6 "Coreset"; steps 1–4 of the module docstring)."""
     X = validate_inputs(X, k, epsilon, delta)
-    lo, hi = data_bounds(settings)
-    if X.min() < lo or X.max() > hi:
-        raise DPClustError("every coordinate must lie inside settings['bounds']")
+    lo, hi = public_box(settings, X)
     depth = int(settings["lsh_depth"])
-    if not 1 <= depth <= 62:
-        raise DPClustError("lsh_depth must be in [1, 62]")
     frac = float(settings["tree_budget_fraction"])
     if not 0 < frac < 1:
         raise DPClustError("tree_budget_fraction must be in (0, 1)")
@@ -153,4 +168,4 @@ def lsh_coreset_kmedian(X, k, epsilon, delta, rng, settings) -> ClusteringResult
                                             coreset_size=n_leaves, min_points=min_pts)
 
 
-LSHCoresetKMedian = estimator_for(lsh_coreset_kmedian, CORESET_DEFAULTS, "LSHCoresetKMedian")
+LSHCoresetKMedian = estimator_for(lsh_coreset_kmedian, lsh_coreset_kmedian.settings.defaults(), "LSHCoresetKMedian")

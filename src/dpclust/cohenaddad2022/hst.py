@@ -38,6 +38,7 @@ import numpy as np
 
 from ..accountant import Accountant
 from ..api import DPClustError
+from ..blocks.domain import require_inside
 from ..mechanisms import laplace_mechanism, laplace_scale
 
 #: Bins of the per-dimension lookup table of `Grid.interval_index` (speed only; exact for any value).
@@ -127,8 +128,7 @@ def cell_indices(source, grid: Grid, chunk_rows: int = 262_144) -> np.ndarray:
     for chunk in _iter_chunks(source, chunk_rows):
         if chunk.ndim != 2 or chunk.shape[1] != grid.d:
             raise DPClustError(f"chunk of shape {chunk.shape} does not have d = {grid.d} columns")
-        if chunk.size and (chunk.min() < grid.lo or chunk.max() > grid.hi or not np.isfinite(chunk).all()):
-            raise DPClustError("every coordinate must lie inside the public box settings['bounds']")
+        require_inside(chunk, grid.lo, grid.hi)
         idx = np.empty((grid.d, chunk.shape[0]), dtype=np.uint16)
         for j in range(grid.d):
             idx[j] = grid.interval_index(j, chunk[:, j])

@@ -31,25 +31,67 @@ from __future__ import annotations
 import numpy as np
 
 from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from ..api import (
+    ClusteringResult,
+    DPClustError,
+    data_bounds,
+    estimator_for,
+    validate_inputs,
+)
+from ..blocks.domain import public_box
+from ..blocks.one_median import ONE_MEDIAN_SETTINGS, private_one_median
 from ..mechanisms import laplace_mechanism
 from ..metrics import assign, nearest
+from ..settings import Interval, Options, SequenceOf, Setting, declared
 from . import dynamic_program, hst
-from .one_median import ONE_MEDIAN_DEFAULTS, private_one_median
 
-HST_DEFAULTS = {
-    "layers": 10,                       # EXT-code --layers 10 (binary depth = layers·d)
-    "split_fraction_range": [1 / 3, 2 / 3],  # EXT-code cut fraction per (layer, dim)
-    "weight_threshold_factor": 3.0,     # MISSING→REC w = 3 × Laplace scale of a level
-    "empty_cell_cost_factor": 2.0,      # EXT-code empty subtree costs 2·diam·w
-    "tree_budget_fraction": 0.2,        # INFERRED uniform split ε/5
-    "lloyd_iterations": 4,              # STATED §6
-    "max_points_per_cluster": 20000,    # STATED §6
-    "chunk_rows": 262144,               # REC speed/memory only
-    **ONE_MEDIAN_DEFAULTS,
-    "one_median_smooth_lambda": 0.1,    # MISSING→REC (config explains; EXT-code 0.01 on data in [0, 2])
-    "one_median_neighbouring": "replace",  # fixed-size samples: an added point acts as a replaced one
+# ---------------------------------------------------------------------------------------------
+# declared settings (the one home of their defaults; config/papers/cohenaddad2022.yaml holds only
+# named variants' overrides)
+# ---------------------------------------------------------------------------------------------
+#: Settings shared by every algorithm that runs capped private Lloyd-median steps (§6).
+_ONE_MEDIAN_IN_LLOYD = {
+    "one_median_smooth_lambda": Setting(
+        0.1, "MISSING→REC smoothing λ of the norm in the 1-median: EXT-code uses 0.01 on data in [0, 2]; "
+        "0.1 from a pilot on a synthetic 15-blob set, not the evaluation data",
+        ONE_MEDIAN_SETTINGS["one_median_smooth_lambda"].check, ONE_MEDIAN_SETTINGS["one_median_smooth_lambda"].doc),
+    "one_median_neighbouring": Setting(
+        "replace", "REC, REQUIRED (add_remove is refused when Lloyd steps run): the sample of at most "
+        "max_points_per_cluster points turns an added point into a replaced one → Δ_b = 2L",
+        ONE_MEDIAN_SETTINGS["one_median_neighbouring"].check, ONE_MEDIAN_SETTINGS["one_median_neighbouring"].doc),
 }
+_LLOYD_STEP = {
+    "max_points_per_cluster": Setting(
+        20000, "STATED §6 'at most 20k points from each cluster' (for HST; the same for Private Lloyd, REC)",
+        Interval(int, 1), "cap of the uniform sample of a cluster in one private Lloyd-median step"),
+    "chunk_rows": Setting(
+        262144, "REC speed/memory only: rows per chunk when computing cell indices and in a Lloyd pass",
+        Interval(int, 1), "rows per chunk"),
+}
+
+HST_SETTINGS = ONE_MEDIAN_SETTINGS.extend(
+    layers=Setting(
+        10, "EXT-code --layers 10: one layer splits every dimension once, binary depth = layers·d",
+        Interval(int, 1, hst.MAX_LAYERS), "layers of the shifted quadtree"),
+    split_fraction_range=Setting(
+        [1 / 3, 2 / 3], "EXT-code cut fraction per (layer, dimension) uniform in [1/3, 2/3]",
+        SequenceOf(Interval(float, 0.0, 1.0, open_lo=True), length=2), "[a, b] with 0 < a ≤ b < 1"),
+    weight_threshold_factor=Setting(
+        3.0, "MISSING→REC weight parameter w = 3 × the Laplace scale of one level (paper: 'we tune'); a "
+        "multiple of the noise scale keeps the stopping rule meaningful for every ε and depth",
+        Interval(float), "split a cell iff its noisy count ≥ factor × the level's Laplace scale"),
+    empty_cell_cost_factor=Setting(
+        2.0, "EXT-code an empty subtree costs 2·diam·w in the dynamic program",
+        Interval(float, 0.0), "Z of Alg. 3: f(c, 0) = Z·w(c)·diam(c)^p"),
+    tree_budget_fraction=Setting(
+        0.2, "INFERRED §6 'split the privacy budget uniformly' over the tree and 4 Lloyd iterations → ε/5",
+        Interval(float, 0.0, 1.0, open_lo=True), "share of ε for the tree (< 1 when Lloyd steps run)"),
+    lloyd_iterations=Setting(
+        4, "STATED §6 '4 iterations of the Lloyd algorithm using the private 1-median'",
+        Interval(int, 0), "private Lloyd-median steps after the dynamic program"),
+    **_LLOYD_STEP,
+    **_ONE_MEDIAN_IN_LLOYD,
+)
 
 
 def _bottom_k_merge(pts, keys, new_pts, new_keys, cap):
@@ -67,10 +109,10 @@ def _check_step_settings(settings) -> None:
     """The capped sample of a Lloyd step turns an added point into a replaced one, so its 1-medians
     must be calibrated to replace-one neighbours; anything else is not ε-DP (see the capped-step audit
     in tests/cohenaddad2022/test_audit.py). Checked on the settings only (data independent)."""
-    if settings.get("one_median_neighbouring") != "replace":
+    if settings["one_median_neighbouring"] != "replace":
         raise DPClustError("a private Lloyd-median step samples at most max_points_per_cluster points per "
                            "cluster and needs one_median_neighbouring: replace (Delta_b = 2L), got "
-                           f"{settings.get('one_median_neighbouring')!r}")
+                           f"{settings['one_median_neighbouring']!r}")
 
 
 def private_lloyd_step(source, C, epsilon, bounds, rng, accountant, settings, label):
@@ -116,16 +158,19 @@ def _tree(X, epsilon, rng, acc, settings, bounds, d=None):
     return hst.build_private_tree(idx, grid, epsilon, rng, acc, float(settings["weight_threshold_factor"]))
 
 
+@declared(HST_SETTINGS)
 def hst_kmedian(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
-    """HST k-median + private Lloyd-median post-processing (module docstring)."""
+    """HST k-median (Alg. 1–3) + private Lloyd-median post-processing (§6; module docstring)."""
     X = validate_inputs(X, k, epsilon, delta)
     return hst_kmedian_stream(X, X.shape[1], k, epsilon, delta, rng, settings)
 
 
-def hst_kmedian_stream(source, d, k, epsilon, delta, rng, settings) -> ClusteringResult:
+def hst_kmedian_stream(source, d, k, epsilon, delta, rng, settings=None) -> ClusteringResult:
     """`hst_kmedian` on row chunks: `source` is an (n, d) array, an h5py dataset, or a zero-argument
     callable returning a fresh iterable of chunks (read once for the tree, once per Lloyd step).
-    Memory: the uint16 cell indices (2·d bytes per point), the released tree and k·20k sampled rows."""
+    Memory: the uint16 cell indices (2·d bytes per point), the released tree and k·20k sampled rows.
+    `settings` are those of `hst_kmedian` (`HST_SETTINGS`: defaults filled, unknown names refused)."""
+    settings = HST_SETTINGS.complete(settings, where="hst_kmedian_stream")
     bounds = data_bounds(settings)
     acc = Accountant(epsilon, delta)
     T = int(settings["lloyd_iterations"])
@@ -146,27 +191,25 @@ def hst_kmedian_stream(source, d, k, epsilon, delta, rng, settings) -> Clusterin
         dp_distinct_centres=n_distinct)
 
 
-PRIVATE_LLOYD_DEFAULTS = {
-    "iterations": 7,                    # STATED §6
-    "init": "box",                      # STATED "random initial centres in the space"
-    "max_points_per_cluster": 20000,    # as HST (STATED for HST; REC here)
-    "chunk_rows": 262144,               # REC speed/memory only
-    **ONE_MEDIAN_DEFAULTS,
-    "one_median_smooth_lambda": 0.1,    # MISSING→REC (config explains; EXT-code 0.01 on data in [0, 2])
-    "one_median_neighbouring": "replace",  # fixed-size samples: an added point acts as a replaced one
-}
+PRIVATE_LLOYD_SETTINGS = ONE_MEDIAN_SETTINGS.extend(
+    iterations=Setting(
+        7, "STATED §6 Private Lloyd: 'number of iteration to be 7'", Interval(int, 1),
+        "private Lloyd-median steps, ε/iterations each"),
+    init=Setting(
+        "box", "STATED §6 random initial centres in the space (uniform in the public box, shared init_seed)",
+        Options("box"), "initial centres"),
+    **_LLOYD_STEP,
+    **_ONE_MEDIAN_IN_LLOYD,
+)
 
 
+@declared(PRIVATE_LLOYD_SETTINGS)
 def private_lloyd(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
-    """Private Lloyd-median from random centres in the box (shared `init_seed`), ε/T per step."""
+    """Private Lloyd-median (§6 baseline) from random centres in the box (shared `init_seed`), ε/T per step."""
     X = validate_inputs(X, k, epsilon, delta)
-    lo, hi = data_bounds(settings)
-    if settings["init"] != "box":
-        raise DPClustError("private_lloyd supports init: box only (random centres in the space)")
+    lo, hi = public_box(settings, X)
     acc = Accountant(epsilon, delta)
     T = int(settings["iterations"])
-    if T < 1:
-        raise DPClustError("iterations must be >= 1")
     _check_step_settings(settings)
     C = np.random.default_rng(settings["init_seed"]).uniform(lo, hi, size=(k, X.shape[1]))
     for it in range(T):
@@ -174,10 +217,17 @@ def private_lloyd(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     return ClusteringResult.from_accountant(C, acc, iterations=T)
 
 
-HST_KMEANS_DEFAULTS = {**HST_DEFAULTS,
-                       "lloyd_iterations": 0,          # REC: no k-means Lloyd step (a median step would change the objective)
-                       "tree_budget_fraction": 0.9,    # REC
-                       "size_budget_fraction": 0.1}    # REC: noisy cluster sizes of App. A
+HST_KMEANS_SETTINGS = HST_SETTINGS.extend(
+    lloyd_iterations=Setting(
+        0, "REC no Lloyd step for the k-means objective (a Lloyd-median step would change the objective)",
+        Interval(int, 0), "private Lloyd-median steps after the reverse greedy"),
+    tree_budget_fraction=Setting(
+        0.9, "REC most of ε for the tree (§5 extension; the paper gives no split)",
+        Interval(float, 0.0, 1.0, open_lo=True), "share of ε for the tree"),
+    size_budget_fraction=Setting(
+        0.1, "REC the noisy cluster sizes of App. A (reverse greedy instance) get the rest",
+        Interval(float, 0.0, 1.0, open_lo=True), "share of ε for the noisy cluster sizes"),
+)
 
 
 def _reverse_greedy(S: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
@@ -197,10 +247,11 @@ def _reverse_greedy(S: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
     return S[keep]
 
 
+@declared(HST_KMEANS_SETTINGS)
 def hst_kmeans(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
-    """HST k-means extension (§5, simplified; see module docstring)."""
+    """HST k-means extension (§5, Lemma 6, App. A; simplified, see module docstring)."""
     X = validate_inputs(X, k, epsilon, delta)
-    bounds = data_bounds(settings)
+    bounds = public_box(settings, X)
     acc = Accountant(epsilon, delta)
     T = int(settings["lloyd_iterations"])
     f_tree, f_size = float(settings["tree_budget_fraction"]), float(settings["size_budget_fraction"])
@@ -228,6 +279,6 @@ def hst_kmeans(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     return ClusteringResult.from_accountant(C, acc, iterations=T, tree_cells=tree.n_cells)
 
 
-HSTKMedian = estimator_for(hst_kmedian, HST_DEFAULTS, "HSTKMedian")
-HSTKMeans = estimator_for(hst_kmeans, HST_KMEANS_DEFAULTS, "HSTKMeans")
-PrivateLloydMedian = estimator_for(private_lloyd, PRIVATE_LLOYD_DEFAULTS, "PrivateLloydMedian")
+HSTKMedian = estimator_for(hst_kmedian, hst_kmedian.settings.defaults(), "HSTKMedian")
+HSTKMeans = estimator_for(hst_kmeans, hst_kmeans.settings.defaults(), "HSTKMeans")
+PrivateLloydMedian = estimator_for(private_lloyd, private_lloyd.settings.defaults(), "PrivateLloydMedian")

@@ -1,6 +1,7 @@
 """dpclust data layer: registry, download/mirror, parsers, processed HDF5 I/O, transforms, synthetic.
 
-Public API::
+Public API (each name is imported from its module on first use, so that importing one part, e.g.
+reading processed files on the run path, never imports the others)::
 
     load_registry(path=None) -> Registry          # .datasets, .sources, .dataset(name), .sources_for(name)
     fetch_source(source, raw_dir="data/raw", mirror=None, registry=None, timeout=60.0, retries=2,
@@ -11,22 +12,27 @@ Public API::
     write_processed(path, X, y=None, attrs=None) -> dict
     write_unavailable(path, name, reason) -> None
     apply_transform(name, X, entry) -> (X2, [lo, hi])
-
-Imports stay lean: h5py, urllib and the parsers load only when used.
 """
 
-from .processed import (Dataset, DatasetUnavailable, load_processed, prepare_dataset, processed_info,
-                        write_processed, write_unavailable)
-from .registry import Registry, load_registry
-from .transforms import apply_transform
+import importlib
+
+_HOMES = {
+    "Dataset": "store", "DatasetUnavailable": "store", "ProcessedFileError": "store",
+    "load_processed": "store", "processed_info": "store",
+    "prepare_dataset": "processed", "write_processed": "processed", "write_unavailable": "processed",
+    "Registry": "registry", "load_registry": "registry",
+    "apply_transform": "transforms",
+    "fetch_source": "download",
+}
+
+__all__ = sorted(_HOMES)
 
 
-def fetch_source(*args, **kwargs):
-    """See `dpclust.data.download.fetch_source`."""
-    from .download import fetch_source as _fetch
+def __getattr__(name):
+    if name in _HOMES:
+        return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-    return _fetch(*args, **kwargs)
 
-
-__all__ = ["Dataset", "DatasetUnavailable", "Registry", "apply_transform", "fetch_source", "load_processed",
-           "load_registry", "prepare_dataset", "processed_info", "write_processed", "write_unavailable"]
+def __dir__():
+    return __all__

@@ -14,24 +14,49 @@ mismatches, which leave no output.
 
 from __future__ import annotations
 
+import json
 import os
+
+from ..api import DPClustError
+
+
+def _entry(args):
+    if not args.entry:
+        return None
+    try:
+        entry = json.loads(args.entry)
+    except ValueError as exc:
+        raise DPClustError(f"--entry is not valid JSON: {exc}") from None
+    if not isinstance(entry, dict):
+        raise DPClustError("--entry must be a JSON object (a registry entry)")
+    return entry
 
 
 def cmd_fetch(args) -> int:
     from .download import fetch_source
-    from .registry import load_registry
 
+    entry = _entry(args)
+    registry = None
+    if entry is None:
+        from .registry import load_registry
+
+        registry = load_registry(args.registry)
     mirror = args.mirror or os.environ.get("DPCLUST_DATA_MIRROR") or None
-    fetch_source(args.source, raw_dir=args.raw_dir, mirror=mirror, registry=load_registry(args.registry),
+    fetch_source(args.source, raw_dir=args.raw_dir, mirror=mirror, registry=registry, entry=entry,
                  timeout=args.timeout, retries=args.retries)
     return 0
 
 
 def cmd_prepare(args) -> int:
     from .processed import prepare_dataset
-    from .registry import load_registry
 
-    prepare_dataset(args.dataset, raw_dir=args.raw_dir, out_path=args.out, registry=load_registry(args.registry))
+    entry = _entry(args)
+    registry = None
+    if entry is None:
+        from .registry import load_registry
+
+        registry = load_registry(args.registry)
+    prepare_dataset(args.dataset, raw_dir=args.raw_dir, out_path=args.out, registry=registry, entry=entry)
     return 0
 
 
@@ -51,6 +76,8 @@ def register(subparsers) -> None:
     fetch.add_argument("--retries", type=int, default=int(os.environ.get("DPCLUST_DOWNLOAD_RETRIES") or 2),
                        help="extra attempts after a failed request (default $DPCLUST_DOWNLOAD_RETRIES, else 2)")
     fetch.add_argument("--registry", default=None, help="dataset registry (default: config/datasets.yaml)")
+    fetch.add_argument("--entry", default=None, help="the source's registry entry as JSON (the workflow's way: "
+                                                     "no registry is read)")
     fetch.set_defaults(func=cmd_fetch)
 
     prep = subparsers.add_parser(
@@ -61,4 +88,6 @@ def register(subparsers) -> None:
     prep.add_argument("--raw-dir", default="data/raw", help="raw data directory (default data/raw)")
     prep.add_argument("--out", required=True, help="output file, e.g. data/processed/DATASET.h5")
     prep.add_argument("--registry", default=None, help="dataset registry (default: config/datasets.yaml)")
+    prep.add_argument("--entry", default=None, help="the dataset's registry entry as JSON (the workflow's way: "
+                                                    "no registry is read)")
     prep.set_defaults(func=cmd_prepare)

@@ -186,17 +186,20 @@ def write_json_atomic(obj, path: Path) -> None:
 
 def fetch_source(source: str, raw_dir: str | Path = "data/raw", mirror: str | Path | None = None,
                  registry=None, timeout: float = 60.0, retries: int = 2, backoff: float = 0.5,
-                 log: Callable[[str], None] | None = None) -> dict:
+                 log: Callable[[str], None] | None = None, entry: dict | None = None) -> dict:
     """Fetch every file of `source` into raw_dir/<source>/ and write its manifest; returns the manifest.
 
     `mirror`: a local mirror root (layout of ../shared/datasets) or None/"" for none (the CLI falls
-    back to $DPCLUST_DATA_MIRROR; this function does not read the environment).
+    back to $DPCLUST_DATA_MIRROR; this function does not read the environment). `entry`, when given,
+    is the source's registry entry (the workflow passes it; then no registry is read).
     """
-    from .registry import load_registry
-
     log = log if log is not None else _log_default
-    reg = registry if registry is not None else load_registry()
-    src = reg.source(source)
+    if entry is not None:
+        src = entry
+    else:
+        from .registry import load_registry
+
+        src = (registry if registry is not None else load_registry()).source(source)
     out_dir = Path(raw_dir) / source
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest_path = out_dir / "manifest.json"
@@ -330,8 +333,9 @@ def _fetch_file(source, f, out_dir: Path, mirror_root, timeout, retries, backoff
 
 
 def _mirror_phrase(mirror_root, f) -> str:
+    """Why the mirror could not help (no absolute path: the text reaches records and figures)."""
     if mirror_root is None:
-        return "no mirror configured"
+        return "no data mirror is set (set DPCLUST_DATA_MIRROR or config data_mirror to a local copy)"
     if not f.get("mirror_path"):
-        return f"the mirror {mirror_root} has no copy of it"
-    return f"{f['mirror_path']} is not in the mirror {mirror_root}"
+        return "the data mirror has no copy of it"
+    return f"{f['mirror_path']} is not in the data mirror"

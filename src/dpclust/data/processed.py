@@ -1,4 +1,4 @@
-"""Processed datasets: one HDF5 file per dataset (data/processed/<dataset>.h5), and `prepare_dataset`.
+"""Writing processed datasets (data/processed/<dataset>.h5) and `prepare_dataset`.
 
 File layout:
 
@@ -6,43 +6,36 @@ File layout:
   data give the same bytes); ``y``: (n,) labels where the dataset has them.
 * attrs: ``name``, ``source`` (comma-joined raw sources, or ``synthetic:<generator>``), ``sha256``
   (of X's little-endian float64 C-order bytes: the content hash runs record), ``n``, ``d``,
-  ``parser_version``, ``available`` (True), ``reason`` (""), plus JSON extras such as
+  ``format_version``, ``available`` (True), ``reason`` (""), plus JSON extras such as
   ``raw_sha256`` (the raw files used), ``subsample`` and ``settings`` (synthetic generators).
 * A dataset that cannot be had is a marker file: ``available = False`` and a one-line ``reason``;
   `load_processed` raises `DatasetUnavailable(reason)` for it.
+* Beside each file, its record ``<dataset>.json`` (see `dpclust.data.store`): what the workflow
+  plans with, and how an intact file is told from an altered one.
 
-Writes are atomic (temporary file in the target directory + ``os.replace``); on any error the
-temporary file is removed and no output is left. NaN/inf in parsed data is rejected naming the
-dataset.
+Writes are atomic (temporary file in the target directory + ``os.replace``, mode from the umask);
+on any error no output is left. NaN/inf in parsed data is rejected naming the dataset and the
+first bad row. Reading lives in `dpclust.data.store`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
-import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 
 from ..api import DPClustError
+from ..fileio import atomic_path, write_json_atomic
+from .store import (Dataset, DatasetUnavailable, file_stamp, load_processed, processed_info,  # noqa: F401
+                    record_path)
 
 CHUNK_BYTES = 1 << 20
-
-
-class DatasetUnavailable(DPClustError):
-    """The processed file is a marker for a dataset that could not be obtained; str() is the reason."""
-
-
-@dataclass
-class Dataset:
-    X: np.ndarray
-    y: np.ndarray | None
-    attrs: dict[str, Any] = field(default_factory=dict)
+#: Layout version of processed files (bump when the file layout changes).
+FORMAT_VERSION = 1
 
 
 def _h5py():
@@ -60,34 +53,32 @@ def _attr_value(v):
 
 
 class _AtomicH5:
-    """Context manager: an h5py.File on a temporary path that replaces `path` on success."""
+    """Context manager: an h5py.File on a temporary path that replaces `path` on success, then
+    writes the file's record (`store.record_path`)."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self.record: dict = {}
 
     def __enter__(self):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        os.close(fd)
-        self.tmp = Path(tmp)
-        from .download import file_mode
-
-        os.chmod(self.tmp, file_mode())
+        self._ctx = atomic_path(self.path, suffix=".h5tmp")
+        self.tmp = self._ctx.__enter__()
         try:
             self.fh = _h5py().File(self.tmp, "w", libver="earliest", track_order=False)
         except BaseException:
-            self.tmp.unlink(missing_ok=True)
+            self._ctx.__exit__(*sys.exc_info())
             raise
         return self.fh
 
     def __exit__(self, exc_type, exc, tb):
         try:
             self.fh.close()
-        finally:
+        except BaseException:
             if exc_type is None:
-                os.replace(self.tmp, self.path)
-            else:
-                self.tmp.unlink(missing_ok=True)
+                exc_type, exc, tb = sys.exc_info()
+        self._ctx.__exit__(exc_type, exc, tb)
+        if exc_type is None:
+            write_json_atomic(dict(self.record, **file_stamp(self.path)), record_path(self.path), compact=False)
         return False
 
 
@@ -109,7 +100,8 @@ def write_processed_chunks(path: str | Path, chunks: Iterable[tuple[np.ndarray, 
     """
     name = str(attrs.get("name", Path(path).stem))
     digest = hashlib.sha256()
-    with _AtomicH5(path) as f:
+    writer = _AtomicH5(path)
+    with writer as f:
         dX = dy = None
         rows = 0
         for X, y in chunks:
@@ -147,24 +139,20 @@ def write_processed_chunks(path: str | Path, chunks: Iterable[tuple[np.ndarray, 
         out = dict(attrs)
         out.update(name=name, sha256=digest.hexdigest(), n=int(rows), d=int(dX.shape[1]), available=True,
                    reason="")
-        out.setdefault("parser_version", _parser_version())
+        out.setdefault("format_version", FORMAT_VERSION)
         out.setdefault("source", "")
         for k, v in out.items():
             f.attrs[k] = _attr_value(v)
+        writer.record = {"name": name, "available": True, "reason": "", "sha256": out["sha256"],
+                         "n": out["n"], "d": out["d"]}
     return out
-
-
-def _parser_version() -> int:
-    from .parsers import PARSER_VERSION
-
-    return PARSER_VERSION
 
 
 def write_processed(path: str | Path, X, y=None, attrs: Mapping[str, Any] | None = None) -> dict:
     """Write one processed dataset atomically (X as float64; y if given). Returns the attrs written.
 
     attrs should hold at least ``name`` and ``source``; ``sha256``, ``n``, ``d``, ``available``
-    are computed, ``parser_version`` defaults to `parsers.PARSER_VERSION`.
+    are computed.
     """
     X = np.asarray(X, dtype=np.float64)
     return write_processed_chunks(path, [(X, None if y is None else np.asarray(y))], attrs or {})
@@ -172,44 +160,13 @@ def write_processed(path: str | Path, X, y=None, attrs: Mapping[str, Any] | None
 
 def write_unavailable(path: str | Path, name: str, reason: str) -> None:
     """Write a marker file for a dataset that cannot be had (available = False, reason)."""
-    with _AtomicH5(path) as f:
-        for k, v in dict(name=name, available=False, reason=str(reason).splitlines()[0] if reason else "",
-                         parser_version=_parser_version(), sha256="", source="").items():
+    reason = str(reason).splitlines()[0] if reason else ""
+    writer = _AtomicH5(path)
+    with writer as f:
+        for k, v in dict(name=name, available=False, reason=reason, format_version=FORMAT_VERSION,
+                         sha256="", source="").items():
             f.attrs[k] = v
-
-
-def _read_attrs(f) -> dict:
-    out = {}
-    for k, v in f.attrs.items():
-        if isinstance(v, bytes):
-            v = v.decode()
-        elif isinstance(v, np.generic):
-            v = v.item()
-        out[k] = v
-    return out
-
-
-def processed_info(path: str | Path) -> dict:
-    """The attrs of a processed file (cheap: reads no data)."""
-    path = Path(path)
-    if not path.exists():
-        raise DPClustError(f"processed data file {path} does not exist")
-    with _h5py().File(path, "r") as f:
-        return _read_attrs(f)
-
-
-def load_processed(path: str | Path) -> Dataset:
-    """Load a processed file; raises `DatasetUnavailable(reason)` for an unavailable marker."""
-    path = Path(path)
-    if not path.exists():
-        raise DPClustError(f"processed data file {path} does not exist; run `python -m dpclust data prepare`")
-    with _h5py().File(path, "r") as f:
-        attrs = _read_attrs(f)
-        if not bool(attrs.get("available", False)):
-            raise DatasetUnavailable(attrs.get("reason") or f"dataset {attrs.get('name', path.stem)!r} is unavailable")
-        X = np.asarray(f["X"][...], dtype=np.float64)
-        y = f["y"][...] if "y" in f else None
-    return Dataset(X=X, y=y, attrs=attrs)
+        writer.record = {"name": name, "available": False, "reason": reason, "sha256": "", "n": 0, "d": 0}
 
 
 # --------------------------------------------------------------------------------- prepare
@@ -226,18 +183,19 @@ def _log_default(line: str) -> None:
 
 
 def prepare_dataset(name: str, raw_dir: str | Path | None = "data/raw", out_path: str | Path | None = None,
-                    registry=None, log=None) -> Path:
+                    registry=None, log=None, entry: dict | None = None) -> Path:
     """Build data/processed/<name>.h5 from fetched raw sources (or the generator for synthetic data).
 
     A source whose manifest says ``status: unavailable`` gives an unavailable marker (not an error).
     Errors (`DPClustError`, nothing written): a source not fetched yet, raw files changed since the
-    fetch (sha256), parse failures, NaN/inf, n or d different from the registry.
+    fetch (sha256), parse failures, NaN/inf, n or d different from the registry. `entry`, when
+    given, is the dataset's registry entry (the workflow passes it; then no registry is read).
     """
-    from .registry import load_registry
-
     log = log if log is not None else _log_default
-    reg = registry if registry is not None else load_registry()
-    entry = reg.dataset(name)
+    if entry is None:
+        from .registry import load_registry
+
+        entry = (registry if registry is not None else load_registry()).dataset(name)
     out = Path(out_path) if out_path is not None else Path("data/processed") / f"{name}.h5"
     if entry["kind"] == "synthetic":
         from .synthetic import write_synthetic
@@ -267,11 +225,11 @@ def prepare_dataset(name: str, raw_dir: str | Path | None = "data/raw", out_path
                                    f"(manifest sha256 {f['sha256'][:12]}...); fetch {source!r} again")
             paths[f["name"]] = p
             raw_sha[f"{source}/{f['name']}"] = f["sha256"]
-    from .parsers import PARSER_VERSION, parse_dataset
+    from .parsers import parse_dataset
 
     chunks = parse_dataset(entry, paths)
     attrs = {"name": name, "source": ",".join(entry["sources"]), "parser": entry["parser"],
-             "parser_version": PARSER_VERSION, "raw_sha256": raw_sha}
+             "raw_sha256": raw_sha}
     sub = entry.get("subsample")
     if sub:
         chunks = list(chunks)

@@ -162,8 +162,5 @@ def write_synthetic(entry: Mapping[str, Any], out: str | Path) -> dict:
             yield X, y
 
     attrs = {"name": name, "source": f"synthetic:{entry['generator']}", "generator": entry["generator"],
-             "settings": dict(entry.get("settings") or {}), "parser_version": 0}
-    from .parsers import PARSER_VERSION
-
-    attrs["parser_version"] = PARSER_VERSION
+             "settings": dict(entry.get("settings") or {})}
     return write_processed_chunks(out, checked(), attrs, n=int(entry["n"]), d=int(entry["d"]))

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..api import DPClustError
+from ..api import DPClustError, non_finite_message
 
 
 def _minmax(X: np.ndarray, lo: float, hi: float) -> np.ndarray:
@@ -66,5 +66,7 @@ def apply_transform(name: str, X, entry: Mapping[str, Any] | None = None) -> tup
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] == 0:
         raise DPClustError(f"transform {name!r} needs a non-empty 2-D array, got shape {X.shape}")
+    if not np.isfinite(X).all():  # before scaling: one NaN would spread to its whole column
+        raise DPClustError(non_finite_message(X))
     X2, box = TRANSFORMS[name](X, entry)
     return X2, [float(box[0]), float(box[1])]

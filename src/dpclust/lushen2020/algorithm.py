@@ -23,7 +23,7 @@ paper's per-atom-step budget (the x-axis of Fig. 7) is ε_step = epsilon / ``ato
 ε₀ = ``epsilon0_steps``·ε_step. The accountant's spent ε is exactly the bottom-up sum; when the cap
 is reached the loop stops (``info.forced_stop``). MISSING→REC: ε_i^(t) = ε₀ = ε_step (INVENTORY).
 
-Interpretations (each is a named setting, see config/papers/lushen2020.yaml):
+Interpretations (each is a declared setting, `SETTINGS` below, with its provenance):
 * an empty cluster keeps Ŝ_i^(t−1) and draws nothing; a cluster with a = 0 (its mean equals the
   public Ŝ_i^(t−1)) keeps it and draws nothing;
 * final noisy counts are floored at ``min_noisy_count`` and the centres clipped to the public box
@@ -56,40 +56,64 @@ import numpy as np
 
 from ..accountant import Accountant
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
-from ..baselines import initial_centers, lloyd
+from ..baselines import lloyd
+from ..blocks.domain import public_box
+from ..blocks.initialisation import initial_centers
 from ..mechanisms import laplace_mechanism
 from ..metrics import assign, kmeans_cost
+from ..settings import Boolean, Interval, Options, Setting, Settings, declared
 from . import sampling_zone as sz
 
 STRATEGIES = ("posterior", "prior")
 
-DEFAULTS = {
-    "strategy": "prior",
-    "atom_steps": 100,
-    "epsilon0_steps": 1.0,
-    "convergence": "memberships",
-    "tol": 1e-4,
-    "prior_clip": True,
-    "prior_fallback": "posterior",
-    "min_noisy_count": 1.0,
-    "clip_to_bounds": True,
-    "rejection_batch": 64,
-    "diagnose_lloyd": True,
-    "lloyd_max_iter": 300,
-    "match_tolerance": 0.01,
-}
+#: Algorithm 1's settings. Defaults: the Prior strategy, the paper's headline variant (§7.2: it
+#: "matches at least 84%" of Lloyd's outputs, Thm 3); the Posterior variant overrides `strategy`.
+SETTINGS = Settings(
+    strategy=Setting("prior", "STATED §7 / captions of Figs 8-10: Prior = past + future knowledge (§5.3, "
+                     "X = S^(t+1)), Posterior = past knowledge (§5.2); §6.1 has the names swapped (INVENTORY)",
+                     Options(*STRATEGIES), "sampling-zone orientation controller of Algorithm 2"),
+    atom_steps=Setting(100, "REC budget convention (config/papers/lushen2020.yaml header): the run's epsilon is "
+                       "the cap atom_steps·ε_step, so ε_step = epsilon/atom_steps; also caps the loop at "
+                       "atom_steps − epsilon0_steps iterations", Interval(float, 0, open_lo=True),
+                       "atom steps per run cap (must exceed epsilon0_steps)"),
+    epsilon0_steps=Setting(1.0, "MISSING→REC (INVENTORY: ε_i^(t) and ε₀ are MISSING): ε₀ = ε_step",
+                           Interval(float, 0, open_lo=True), "ε₀ of line 12 in units of ε_step"),
+    convergence=Setting("memberships", "STATED §3.2 / Alg. 1 l.2: stop when the clusters (hence the means) "
+                        "equal the previous iteration's; 'shift': stop when max_i ‖S_i − Ŝ_i‖ ≤ tol",
+                        Options("memberships", "shift"), "stopping rule of the while loop (line 2)"),
+    tol=Setting(1e-4, "MISSING→REC (INVENTORY: the paper rounds values, precision MISSING): max centre move "
+                "for convergence: shift (unused with memberships)", Interval(float, 0),
+                "tolerance of convergence: shift"),
+    prior_clip=Setting(True, "REC Def. 5 requires zone ⊂ convergent zone: Prior's X = S^(t+1) is moved onto "
+                       "the border when ‖X − S‖ > a (the proof of Thm 3 assumes ‖S^(t+1) − S^(t)‖ < a)",
+                       Boolean(), "clip the Prior controller to the convergent zone"),
+    prior_fallback=Setting("posterior", "REC a Prior cluster whose next mean is empty or equal to S uses the "
+                           "Posterior controller", Options("posterior"),
+                           "controller of degenerate Prior clusters"),
+    min_noisy_count=Setting(1.0, "MISSING→REC floor of the noisy final counts (line 12), avoids division by ≤ 0",
+                            Interval(float, 0, open_lo=True), "floor of line 12's noisy counts"),
+    clip_to_bounds=Setting(True, "REC final centres clipped to the public box [0,1]^d (post-processing)",
+                           Boolean(), "clip the released centres to the public box"),
+    rejection_batch=Setting(64, "REC speed only: proposals per cluster per rejection round; the output "
+                            "distribution is exact regardless", Interval(int, 1),
+                            "proposals per cluster and round of the ExpDP rejection sampler"),
+    diagnose_lloyd=Setting(True, "REC analysis only: store Lloyd from the same init (iterations, cost) and the "
+                           "pre-noise match for Figs 8-10 (not part of the private output)", Boolean(),
+                           "record the non-private Lloyd comparison in info"),
+    lloyd_max_iter=Setting(300, "REC cap of that Lloyd diagnostic (scikit-learn's default)", Interval(int, 1),
+                           "iteration cap of the diagnostic Lloyd run"),
+    match_tolerance=Setting(0.01, "STATED §7.2 'once the output of our approach is in [0.99, 1.01] of Lloyd's "
+                            "algorithm, we call it a match'; compared quantity MISSING→REC: the k-means cost",
+                            Interval(float, 0), "relative tolerance of a 'match' (Fig. 8)"),
+)
+
+#: The strategy wrappers `posterior` and `prior` fix the strategy.
+STRATEGY_SETTINGS = SETTINGS.without("strategy")
 
 
-def _check_settings(settings) -> dict:
-    s = dict(DEFAULTS)
-    s.update(settings)
-    if s["strategy"] not in STRATEGIES:
-        raise DPClustError(f"strategy must be one of {STRATEGIES}, got {s['strategy']!r}")
-    if s["convergence"] not in ("memberships", "shift"):
-        raise DPClustError(f"convergence must be 'memberships' or 'shift', got {s['convergence']!r}")
-    if s["prior_fallback"] != "posterior":
-        raise DPClustError(f"prior_fallback must be 'posterior', got {s['prior_fallback']!r}")
-    if not (float(s["atom_steps"]) > float(s["epsilon0_steps"]) > 0):
+def _check_settings(s: dict) -> dict:
+    """The one cross-setting constraint (the decorator has checked each setting on its own)."""
+    if not float(s["atom_steps"]) > float(s["epsilon0_steps"]):
         raise DPClustError("need atom_steps > epsilon0_steps > 0 (the cap must leave room for ε₀ and one iteration)")
     return s
 
@@ -139,11 +163,12 @@ def final_release(X, labels, S_hat, eps0, rng, acc, settings) -> np.ndarray:
     return centers
 
 
+@declared(SETTINGS)
 def lushen(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Algorithm 1 (Lu & Shen 2020) with the Posterior or Prior sampling zone; see module docstring."""
     X = validate_inputs(X, k, epsilon, delta)
     s = _check_settings(settings)
-    data_bounds(s)
+    public_box(s, X)
     if "init_seed" not in s:
         raise DPClustError("settings['init_seed'] is missing: Algorithm 1 shares its initial centroids (§7.1)")
     if float(delta) != 0.0:
@@ -152,7 +177,7 @@ def lushen(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     eps_step = float(epsilon) / float(s["atom_steps"])
     eps0 = float(s["epsilon0_steps"]) * eps_step
     n = X.shape[0]
-    C0 = initial_centers(X, k, "random_points", np.random.default_rng(s["init_seed"]))
+    C0 = initial_centers(X, k, "random_points", rng=np.random.default_rng(s["init_seed"]))
     S_hat = C0.copy()
     prev_labels = None
     iterations = 0
@@ -222,16 +247,18 @@ def lushen(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     return ClusteringResult.from_accountant(centers, acc, iterations=iterations, **info)
 
 
+@declared(STRATEGY_SETTINGS)
 def posterior(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Algorithm 1 with the Posterior (past knowledge) sampling zone."""
     return lushen(X, k, epsilon, delta, rng, dict(settings, strategy="posterior"))
 
 
+@declared(STRATEGY_SETTINGS)
 def prior(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Algorithm 1 with the Prior (past + future knowledge) sampling zone."""
     return lushen(X, k, epsilon, delta, rng, dict(settings, strategy="prior"))
 
 
-LuShen = estimator_for(lushen, DEFAULTS, "LuShen")
-PosteriorKMeans = estimator_for(posterior, dict(DEFAULTS, strategy="posterior"), "PosteriorKMeans")
-PriorKMeans = estimator_for(prior, dict(DEFAULTS, strategy="prior"), "PriorKMeans")
+LuShen = estimator_for(lushen, lushen.settings.defaults(), "LuShen")
+PosteriorKMeans = estimator_for(posterior, posterior.settings.defaults(), "PosteriorKMeans")
+PriorKMeans = estimator_for(prior, prior.settings.defaults(), "PriorKMeans")

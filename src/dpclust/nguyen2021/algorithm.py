@@ -29,7 +29,8 @@ diagnostics that the paper does not release and that are not part of the (ε, δ
 `scale_trace` (per scale: points covered, largest cover, sampler trials and leaves), `points_covered`
 and `projected_to_sphere`.
 
-Interpretations (every one is a named setting in config/papers/nguyen2021.yaml):
+Interpretations (every one is a declared setting in `SETTINGS` below, with its provenance; the
+config config/papers/nguyen2021.yaml holds only named variants' overrides):
 * `alpha` is the ε of Alg. 1 (radius growth 1 + α, grid side α r/√d', JL scaling Δ(1 + α)/2).
   The authors' code doubles radii (α = 1, EXT); the theory wants α < 0.618.
 * The JL map is Rademacher ±1/√d' (REC; norm-preserving in expectation). The authors' code uses
@@ -54,44 +55,85 @@ import numpy as np
 
 from .. import mechanisms
 from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
 from ..baselines import lloyd
+from ..blocks.domain import public_box
+from ..blocks.noisy_average import noisy_avg_centers
 from ..metrics import nearest
+from ..settings import AnyOf, Constraint, Interval, Options, Setting, Settings, declared
 from .grid_cover import private_grid_cover
-from .noisyavg import noisy_avg_centers
-
-DEFAULTS: dict[str, Any] = {
-    "alpha": 1.0,
-    "jl_dim": "auto",                 # "auto" = floor(ln(n)/2), or an int
-    "jl_matrix": "rademacher",
-    "rounds_factor": 1.0,
-    "budget_split": {"em": 0.1, "counts": 0.1, "recovery": 0.4, "lloyd": 0.4},
-    "delta_split": {"em": 1 / 3, "recovery": 1 / 3, "lloyd": 1 / 3},
-    "lloyd_rounds": 1,
-    "proxy_lloyd_max_iter": 300,
-    "proxy_lloyd_tol": 0.0,
-    "em_max_trials": 200_000,
-}
 
 _SPLIT_KEYS = ("em", "counts", "recovery", "lloyd")
 _DELTA_KEYS = ("em", "recovery", "lloyd")
 
 
-def _setting(settings: Mapping[str, Any], key: str):
-    if key in settings:
-        return settings[key]
-    if key in DEFAULTS:
-        return DEFAULTS[key]
-    raise DPClustError(f"setting {key!r} is missing")
+class Fractions(Constraint):
+    """A mapping of exactly `keys` to finite fractions >= 0 that sum to 1 (a budget split)."""
+
+    def __init__(self, *keys: str):
+        self.keys = keys
+
+    def error(self, value):
+        if not isinstance(value, Mapping) or set(value) != set(self.keys):
+            return f"must map exactly {list(self.keys)} to fractions, got {value!r}"
+        if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in value.values()):
+            return f"fractions must be numbers, got {value!r}"
+        fr = [float(value[k]) for k in self.keys]
+        if any(not (math.isfinite(v) and v >= 0) for v in fr) or abs(sum(fr) - 1.0) > 1e-9:
+            return f"fractions must be >= 0 and sum to 1, got {value!r}"
+        return None
+
+    def __str__(self):
+        return f"fractions of {', '.join(self.keys)} summing to 1"
 
 
-def _fractions(split, keys, what) -> dict[str, float]:
-    if not isinstance(split, Mapping) or set(split) != set(keys):
-        raise DPClustError(f"{what} must map exactly {list(keys)} to fractions, got {split!r}")
-    fr = {k: float(split[k]) for k in keys}
-    if any(not (math.isfinite(v) and v >= 0) for v in fr.values()) or abs(sum(fr.values()) - 1.0) > 1e-9:
-        raise DPClustError(f"{what} fractions must be >= 0 and sum to 1, got {split!r}")
-    return fr
+SETTINGS = Settings(
+    alpha=Setting(
+        1.0, "EXT authors' code doubles the radius and the grid side at every scale (α = 1); the text is "
+        "silent for the experiments (the theory wants α < 0.618)", Interval(float, 0.0, open_lo=True),
+        "Alg. 1's ε: radius growth 1 + α, grid side α·r/√d', JL scaling Δ(1 + α)/2"),
+    jl_dim=Setting(
+        "auto", "STATED §Experiments 'project to ... log(n)/2'; EXT logs: NEW_DIM 5 = ⌊ln n / 2⌋",
+        AnyOf(Options("auto"), Interval(int, 1)),
+        "JL target dimension d': 'auto' = ⌊ln(n)/2⌋ (at least 1), or an integer; never above d"),
+    jl_matrix=Setting(
+        "rademacher", "MISSING→REC ±1/√d' entries (norm-preserving in expectation). EXT code uses "
+        "±1/(1.5√d') and then divides by the data's maximum norm (not private): we scale by the public "
+        "Δ(1 + α)/2 as Alg. 1 says", Options("rademacher"), "entries of the random JL map T"),
+    rounds_factor=Setting(
+        1.0, "EXT authors' code: k/ε = k picks per scale (the STATED k·log⌈1/α⌉ is 0 at α = 1)",
+        Interval(float, 0.0, open_lo=True), "k' = ⌈rounds_factor·k⌉ exponential-mechanism picks per scale"),
+    budget_split=Setting(
+        {"em": 0.1, "counts": 0.1, "recovery": 0.4, "lloyd": 0.4},
+        "EXT authors' code: 0.1 exponential mechanism (all calls, Lemma 17), 0.1 Laplace proxy counts "
+        "(ε_L), 0.4 NoisyAVG recovery (ε_G), 0.4 the private Lloyd round; the text is silent (Thm 16 "
+        "gives only the sum). We keep the authors' split: it produced Fig. 1",
+        Fractions(*_SPLIT_KEYS), "fractions of ε per stage"),
+    delta_split=Setting(
+        {"em": 0.3333333333333333, "recovery": 0.3333333333333333, "lloyd": 0.3333333333333334},
+        "MISSING→REC equal thirds. (EXT code: δ_E = (2n)^-1.5 and δ = n^-1.5/2 for each NoisyAVG call, "
+        "which sums to ≈ 1.35·n^-1.5 > δ: an overspend we do not copy)",
+        Fractions(*_DELTA_KEYS), "fractions of δ per stage"),
+    lloyd_rounds=Setting(
+        1, "STATED §Experiments 'one round of differentially private Lloyd's algorithm'", Interval(int, 0),
+        "private Lloyd rounds (NoisyAVG) after Alg. 1; they share budget_split.lloyd equally"),
+    proxy_lloyd_max_iter=Setting(
+        300, "MISSING→REC Step 4 'any non-private k-means algorithm': Lloyd to convergence, capped at "
+        "300 iterations (scikit-learn's cap); EXT code runs to convergence", Interval(int, 1),
+        "iteration cap of the weighted Lloyd on the proxy dataset D''"),
+    proxy_lloyd_tol=Setting(
+        0.0, "MISSING→REC stop when no centre moves (tol 0), i.e. Lloyd to convergence as the authors' "
+        "code", Interval(float), "movement tolerance of the weighted Lloyd on D'' (negative: never stop early)"),
+    em_max_trials=Setting(
+        200_000, "REC safety cap on rejection-sampler trials per exponential-mechanism call (a run that "
+        "hits it fails with a clear error; never a silent fallback)", Interval(int, 1),
+        "trials per call of Algorithm 2's exact sampler before the run fails"),
+)
+
+
+def _fractions(split: Mapping[str, Any], keys) -> dict[str, float]:
+    """A split already checked by its `Fractions` constraint, as floats."""
+    return {k: float(split[k]) for k in keys}
 
 
 def jl_dimension(n: int, d: int, jl_dim) -> int:
@@ -127,24 +169,22 @@ def embed(X: np.ndarray, bounds, alpha: float, dprime: int, rng: np.random.Gener
                "diameter": diameter}
 
 
+@declared(SETTINGS)
 def nguyen(X, k, epsilon, delta, rng: np.random.Generator, settings: Mapping[str, Any]) -> ClusteringResult:
-    """Algorithm 1 (+ private Lloyd rounds): (ε, δ)-DP k-means centres in the original space."""
+    """Algorithm 1 (+ private Lloyd rounds): (ε, δ)-DP k-means centres in the original space.
+    `settings` are the declared `SETTINGS` (defaults filled and checked by `@declared`) plus the
+    runner's `bounds`."""
     X = validate_inputs(X, k, epsilon, delta)
     if not delta or delta <= 0:
         raise DPClustError("Nguyen et al.'s Algorithm 1 is (ε, δ)-DP: delta must be > 0 (the paper uses n^-1.5)")
-    lo, hi = data_bounds(settings)
-    if X.min() < lo or X.max() > hi:
-        raise DPClustError(f"X has values outside the public box bounds [{lo:g}, {hi:g}]: apply the run's "
-                           "transform first (the sensitivity analysis relies on the box)")
+    lo, hi = public_box(settings, X)
     n, d = X.shape
-    alpha = float(_setting(settings, "alpha"))
-    if not (math.isfinite(alpha) and alpha > 0):
-        raise DPClustError(f"alpha must be > 0, got {alpha!r}")
-    split = _fractions(_setting(settings, "budget_split"), _SPLIT_KEYS, "budget_split")
-    dsplit = _fractions(_setting(settings, "delta_split"), _DELTA_KEYS, "delta_split")
-    lloyd_rounds = int(_setting(settings, "lloyd_rounds"))
-    if lloyd_rounds < 0 or (lloyd_rounds == 0 and split["lloyd"] > 0):
-        raise DPClustError("lloyd_rounds must be >= 0, and > 0 when budget_split.lloyd > 0")
+    alpha = float(settings["alpha"])
+    split = _fractions(settings["budget_split"], _SPLIT_KEYS)
+    dsplit = _fractions(settings["delta_split"], _DELTA_KEYS)
+    lloyd_rounds = int(settings["lloyd_rounds"])
+    if lloyd_rounds == 0 and split["lloyd"] > 0:
+        raise DPClustError("lloyd_rounds must be > 0 when budget_split.lloyd > 0")
     for key in ("em", "counts", "recovery"):
         if split[key] <= 0:
             raise DPClustError(f"budget_split.{key} must be > 0 (every stage of Alg. 1 is private)")
@@ -153,7 +193,7 @@ def nguyen(X, k, epsilon, delta, rng: np.random.Generator, settings: Mapping[str
             raise DPClustError(f"delta_split.{key} must be > 0")
     if lloyd_rounds > 0 and (split["lloyd"] <= 0 or dsplit["lloyd"] <= 0):
         raise DPClustError("the private Lloyd rounds need budget_split.lloyd > 0 and delta_split.lloyd > 0")
-    rounds_factor = float(_setting(settings, "rounds_factor"))
+    rounds_factor = float(settings["rounds_factor"])
     k_prime = int(math.ceil(rounds_factor * k))
     if k_prime < 1:
         raise DPClustError(f"rounds_factor·k must be >= 1, got {rounds_factor}·{k}")
@@ -168,8 +208,8 @@ def nguyen(X, k, epsilon, delta, rng: np.random.Generator, settings: Mapping[str
     eps_ll, delta_ll = epsilon * split["lloyd"], delta * dsplit["lloyd"]
 
     # Step 1 ------------------------------------------------------------------------------------
-    dprime = jl_dimension(n, d, _setting(settings, "jl_dim"))
-    Y, emb = embed(X, (lo, hi), alpha, dprime, rng, str(_setting(settings, "jl_matrix")))
+    dprime = jl_dimension(n, d, settings["jl_dim"])
+    Y, emb = embed(X, (lo, hi), alpha, dprime, rng, str(settings["jl_matrix"]))
     diameter = emb["diameter"]
 
     # Step 2: m calls of Algorithm 2; Lemma 17 prices all of them together ----------------------
@@ -180,7 +220,7 @@ def nguyen(X, k, epsilon, delta, rng: np.random.Generator, settings: Mapping[str
     alive = np.ones(n, dtype=bool)
     cands, scale_info = [], []
     r = 1.0 / n
-    max_trials = int(_setting(settings, "em_max_trials"))
+    max_trials = int(settings["em_max_trials"])
     for i in range(m):
         t = alpha * r / math.sqrt(Y.shape[1])
         C_i, counts, trials, leaves = private_grid_cover(Y, alive, t, r, k_prime, logit, rng, max_trials)
@@ -205,8 +245,8 @@ def nguyen(X, k, epsilon, delta, rng: np.random.Generator, settings: Mapping[str
         init_idx = np.concatenate([pos, rng.choice(rest, size=k - pos.size, replace=False)])
     proxy_w = np.where(w > 0, w, 0.0)
     if proxy_w.sum() > 0:
-        res = lloyd(cand, cand[init_idx], max_iter=int(_setting(settings, "proxy_lloyd_max_iter")),
-                    tol=float(_setting(settings, "proxy_lloyd_tol")), weights=proxy_w)
+        res = lloyd(cand, cand[init_idx], max_iter=int(settings["proxy_lloyd_max_iter"]),
+                    tol=float(settings["proxy_lloyd_tol"]), weights=proxy_w)
         S2 = res.centers
     else:
         S2 = cand[init_idx]
@@ -227,4 +267,4 @@ def nguyen(X, k, epsilon, delta, rng: np.random.Generator, settings: Mapping[str
         positive_counts=int(pos.size), points_covered=int((~alive).sum()), scale_trace=scale_info)
 
 
-Nguyen = estimator_for(nguyen, DEFAULTS, "Nguyen")
+Nguyen = estimator_for(nguyen, nguyen.settings.defaults(), "Nguyen")

@@ -1,19 +1,12 @@
 """Pieces shared by the Su et al. (2016) algorithms.
 
-* `sphere_packing_init` — the data-independent initialisation of §4.1.1: "Given a radius a, we
-  randomly generate k centroids one by one such that each new centroid is of distance at least a
-  away from each border of the domain and each new centroid is of distance at least 2a away from
-  any existing centroid. When a randomly chosen point does not satisfy this condition, we generate
-  another point. When we have failed repeatedly, we conclude that the radius a is too large, and
-  try a smaller radius. We use a binary search to find the maximal value for a."
-  Interpretations (settings): `init_max_tries` (MISSING→REC 100) candidate points per centroid
-  before a radius counts as failed; `init_search_steps` (MISSING→REC 20) bisection steps on
-  a ∈ [0, (hi−lo)/2]; the centres returned are those of the largest radius that succeeded. The
-  candidate points of one attempt are drawn as one batch (first admissible one is taken), which is
-  the same law as drawing them one by one.
-* `initial_centers` — by name: `sphere_packing` (above) or `random_points` (k distinct data points,
-  Lu & Shen's shared initial centres; NOT private unless the points are public — that is their
-  protocol, used only when a config asks for it).
+* `INIT_SETTINGS` — the declared settings of the initialisation (`init`, `init_max_tries`,
+  `init_search_steps`), shared by the declarations of every algorithm that calls `initial_centers`
+  (DPLloyd, Lloyd, EUGkM, Hybrid);
+* `initial_centers` — the initialisation named by ``settings["init"]`` (``sphere_packing``, §4.1.1,
+  or ``random_points``, Lu & Shen's shared data points), from `dpclust.blocks.initialisation`, with
+  the sphere-packing interpretations `init_max_tries` and `init_search_steps` from settings;
+* `OpenUnitInterval` — the constraint "a number in (0, 1)" of budget fractions.
 * `sum_sensitivity_radius` — r of the paper's [−r, r]^d for a general public box [lo, hi]^d: a
   tuple changes a coordinate sum by at most max(|lo|, |hi|) under add/remove neighbours (§3.1).
 * `cluster_stats` / `batched_weighted_lloyd` — one-pass (bincount) cluster sums, counts; Lloyd with
@@ -25,88 +18,58 @@ init_seed (the runner's `init_sets`) share their initial centres (§5.1's 30 set
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Mapping
 
 import numpy as np
 from scipy import sparse
 
 from ..api import DPClustError, data_bounds
+from ..blocks import initialisation
+from ..blocks.initialisation import init_set_seeds, sphere_packing_init  # noqa: F401 (used by eugkm, gupt)
 from ..metrics import squared_distances
+from ..settings import Constraint, Interval, Options, Setting, Settings
+
+#: The settings `initial_centers` reads; every algorithm that calls it declares them (spread into
+#: its own `Settings`, possibly with `init` narrowed, as EUGkM does).
+INIT_SETTINGS = Settings(
+    init=Setting("sphere_packing", "STATED §4.1.1 sphere packing, data independent ('random_points': "
+                 "Lu & Shen's k shared data points, NOT private, used only where their config asks for it)",
+                 Options("sphere_packing", "random_points"),
+                 "initialisation, drawn from default_rng(init_seed) so runs with equal init_seed share it"),
+    init_max_tries=Setting(100, "MISSING→REC §4.1.1 'when we have failed repeatedly': candidate points per "
+                           "centroid before a radius counts as failed", Interval(int, 1)),
+    init_search_steps=Setting(20, "MISSING→REC §4.1.1 'a binary search to find the maximal value for a': "
+                              "bisection steps on the radius a in [0, (hi-lo)/2]", Interval(int, 0)),
+)
 
 
-def check_in_box(X: np.ndarray, settings: Mapping) -> tuple[float, float]:
-    """The public box [lo, hi] from settings; raise if a point lies outside it (the sensitivity
-    analyses of every algorithm here assume X ⊂ [lo, hi]^d — never clip silently)."""
-    lo, hi = data_bounds(settings)
-    if X.size and (X.min() < lo - 1e-12 or X.max() > hi + 1e-12):
-        raise DPClustError(f"X has values outside the public box [{lo}, {hi}] given in settings['bounds']; "
-                           "transform the data into the box first (e.g. transform minmax_pm1)")
-    return lo, hi
+class OpenUnitInterval(Constraint):
+    """A number strictly between 0 and 1 (a fraction of the budget that leaves both parts > 0)."""
+
+    def error(self, value):
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or not 0 < value < 1:
+            return f"expected a number in (0, 1), got {value!r}"
+        return None
+
+    def __str__(self):
+        return "float in (0, 1)"
+
+
+def initial_centers(X: np.ndarray, k: int, settings: Mapping, seed: int | None = None) -> np.ndarray:
+    """Initial centres named by `settings["init"]`, drawn from `default_rng(seed or init_seed)`;
+    `settings` holds the `INIT_SETTINGS` (complete: the caller's declaration filled them)."""
+    how = settings["init"]
+    if how not in ("sphere_packing", "random_points"):
+        raise DPClustError(f"unknown init {how!r}: use 'sphere_packing' or 'random_points'")
+    return initialisation.initial_centers(
+        X, k, how, seed=int(settings["init_seed"] if seed is None else seed), bounds=data_bounds(settings),
+        tries=int(settings["init_max_tries"]), steps=int(settings["init_search_steps"]))
 
 
 def sum_sensitivity_radius(bounds) -> float:
     lo, hi = bounds
     return float(max(abs(lo), abs(hi)))
-
-
-def _try_place(k: int, d: int, lo: float, hi: float, a: float, tries: int, rng) -> np.ndarray | None:
-    centers = np.empty((k, d))
-    for j in range(k):  # k sequential placements (k ≤ a few dozen); each tries a batch at once
-        cand = rng.uniform(lo + a, hi - a, size=(tries, d))
-        if j == 0:
-            centers[0] = cand[0]
-            continue
-        d2 = squared_distances(cand, centers[:j])
-        ok = np.flatnonzero((d2 >= (2.0 * a) ** 2).all(axis=1))
-        if ok.size == 0:
-            return None
-        centers[j] = cand[ok[0]]
-    return centers
-
-
-@lru_cache(maxsize=4096)
-def _sphere_packing_cached(k: int, d: int, lo: float, hi: float, seed: int, tries: int, steps: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    a_lo, a_hi = 0.0, (hi - lo) / 2.0
-    best = _try_place(k, d, lo, hi, 0.0, tries, rng)
-    for _ in range(steps):
-        mid = 0.5 * (a_lo + a_hi)
-        placed = _try_place(k, d, lo, hi, mid, tries, rng)
-        if placed is None:
-            a_hi = mid
-        else:
-            a_lo, best = mid, placed
-    best.setflags(write=False)
-    return best
-
-
-def sphere_packing_init(k: int, d: int, bounds, seed: int, tries: int = 100, steps: int = 20) -> np.ndarray:
-    """k data-independent centres in [lo, hi]^d (§4.1.1), cached per (k, d, bounds, seed)."""
-    lo, hi = float(bounds[0]), float(bounds[1])
-    if tries < 1 or steps < 0:
-        raise DPClustError("init_max_tries must be >= 1 and init_search_steps >= 0")
-    return _sphere_packing_cached(int(k), int(d), lo, hi, int(seed), int(tries), int(steps)).copy()
-
-
-def initial_centers(X: np.ndarray, k: int, settings: Mapping, seed: int | None = None) -> np.ndarray:
-    """Initial centres named by `settings["init"]`, drawn from `default_rng(seed or init_seed)`."""
-    seed = int(settings["init_seed"] if seed is None else seed)
-    how = settings.get("init", "sphere_packing")
-    if how == "sphere_packing":
-        return sphere_packing_init(k, X.shape[1], data_bounds(settings), seed,
-                                   int(settings.get("init_max_tries", 100)),
-                                   int(settings.get("init_search_steps", 20)))
-    if how == "random_points":
-        rng = np.random.default_rng(seed)
-        return X[rng.choice(X.shape[0], size=k, replace=False)].copy()
-    raise DPClustError(f"unknown init {how!r}: use 'sphere_packing' or 'random_points'")
-
-
-def init_set_seeds(init_seed: int, count: int) -> list[int]:
-    """`count` data-independent seeds for the initial sets of one synopsis (EUGkM, §5.1)."""
-    ss = np.random.SeedSequence(int(init_seed))
-    return [int(s.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1)) for s in ss.spawn(count)]
 
 
 def cluster_stats(X: np.ndarray, labels: np.ndarray, k: int, weights: np.ndarray | None = None):

@@ -21,7 +21,7 @@ global sensitivity of DPLloyd is (dr+1)t"). Budget allocation strategies (settin
   Lap(1/ε_0); each coordinate-sum vector (over clusters) has L1 sensitivity r and gets Lap(r/ε_s).
   N is treated as public (as everywhere in the paper: ℓ = N^0.4, M of Eq. 4, Ineq. 15).
 
-Interpretations (named settings, see config/papers/su2016.yaml):
+Interpretations (declared settings, `SETTINGS` below):
 * `min_count` (MISSING→REC 1): a noisy count below it (e.g. ≤ 0 for an empty cluster) makes the
   centre keep its previous position; PINQ's noisy average is undefined there.
 * `clip_centers` (REC true): new centres are clipped to the public box (post-processing).
@@ -41,21 +41,32 @@ import numpy as np
 
 from ..accountant import Accountant
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from ..blocks.domain import public_box
 from ..mechanisms import laplace_mechanism
 from ..metrics import assign
-from .common import check_in_box, cluster_stats, initial_centers, sum_sensitivity_radius
+from ..settings import Boolean, Interval, Options, Setting, Settings, declared
+from .common import INIT_SETTINGS, cluster_stats, initial_centers, sum_sensitivity_radius
 
-DEFAULTS = {
-    "iterations": 5,            # STATED §4.1.1 "t = 5"
-    "allocation": "uniform",    # STATED §4.1.1 (uniform); geometric / su_tops for Lu & Shen
-    "init": "sphere_packing",   # STATED §4.1.1
-    "init_max_tries": 100,      # MISSING→REC
-    "init_search_steps": 20,    # MISSING→REC
-    "rho": 0.225,               # EXT diffprivlib (su_tops only)
-    "min_count": 1.0,           # MISSING→REC
-    "clip_centers": True,       # REC
-    "record_trace": False,      # store the centres after each iteration in info (for analysis)
-}
+#: DPLloyd's noisy-update settings, shared with the one DPLloyd iteration of the hybrid (hybrid.py).
+MIN_COUNT = Setting(1.0, "MISSING→REC a noisy count below this keeps the previous centre (PINQ's noisy "
+                    "average is undefined for an empty cluster)", Interval(float))
+CLIP_CENTERS = Setting(True, "REC clip new centres to the public box (post-processing)", Boolean())
+
+SETTINGS = Settings(
+    iterations=Setting(5, "STATED §4.1.1 'DPLloyd runs for t = 5 iterations' (uniform, geometric; su_tops "
+                       "sets its own T)", Interval(int, 1)),
+    allocation=Setting("uniform", "STATED §4.1.1 uniform: Lap((dr+1)t/ε) on every count and sum; geometric = "
+                       "Lu & Shen's DWORK (Dwork 2011, renormalised to spend ε); su_tops = TOPS 2017, EXT "
+                       "diffprivlib's formulas with the intended split", Options("uniform", "geometric", "su_tops"),
+                       "budget allocation over the iterations (module docstring)"),
+    **INIT_SETTINGS,
+    rho=Setting(0.225, "EXT diffprivlib (su_tops only): the normalised centroid coordinate ρ of TOPS 2017",
+                Interval(float, 0)),
+    min_count=MIN_COUNT,
+    clip_centers=CLIP_CENTERS,
+    record_trace=Setting(False, "REC analysis only: store the centres after every iteration in "
+                         "info.trace_centers", Boolean()),
+)
 
 
 def su_tops_schedule(epsilon: float, n: int, k: int, d: int, rho: float) -> tuple[int, float, float]:
@@ -71,16 +82,12 @@ def su_tops_schedule(epsilon: float, n: int, k: int, d: int, rho: float) -> tupl
 def iteration_budgets(epsilon: float, settings, n: int, k: int, d: int) -> list[tuple[float, float | None]]:
     """Per-iteration budgets: list of (ε_iteration, None) for joint (count+sums) releases, or
     (ε_count, ε_sum_coordinate) pairs for the su_tops split."""
-    how = settings.get("allocation", "uniform")
+    how = settings["allocation"]
     if how == "uniform":
         t = int(settings["iterations"])
-        if t < 1:
-            raise DPClustError("iterations must be >= 1")
         return [(epsilon / t, None)] * t
     if how == "geometric":
         t = int(settings["iterations"])
-        if t < 1:
-            raise DPClustError("iterations must be >= 1")
         raw = np.array([2.0 ** -(i + 1) for i in range(t)])
         shares = raw / raw.sum()
         return [(float(epsilon * s), None) for s in shares]
@@ -109,16 +116,16 @@ def noisy_lloyd_step(X, C, budget, acc: Accountant, rng, r: float, bounds, setti
             n_sums[:, i] = laplace_mechanism(sums[:, i], r, e_sum, rng, accountant=acc,
                                              label=f"{label} sums[{i}]")
     new = C.copy()
-    ok = n_counts >= float(settings.get("min_count", 1.0))
+    ok = n_counts >= float(settings["min_count"])
     new[ok] = n_sums[ok] / n_counts[ok, None]
-    if settings.get("clip_centers", True):
+    if settings["clip_centers"]:
         np.clip(new, bounds[0], bounds[1], out=new)
     return new, n_counts, n_sums
 
 
 def dplloyd_from(X, C0, epsilon, rng, settings, acc: Accountant | None = None, label_prefix: str = ""):
-    """DPLloyd from given (data-independent) centres C0; returns (centres, accountant, info)."""
-    settings = {**DEFAULTS, **settings}
+    """DPLloyd from given (data-independent) centres C0 with complete `settings` (SETTINGS filled);
+    returns (centres, accountant, info)."""
     n, d = X.shape
     k = C0.shape[0]
     bounds = data_bounds(settings)
@@ -129,22 +136,23 @@ def dplloyd_from(X, C0, epsilon, rng, settings, acc: Accountant | None = None, l
     trace = []
     for it, budget in enumerate(budgets, start=1):
         C, _, _ = noisy_lloyd_step(X, C, budget, acc, rng, r, bounds, settings, f"{label_prefix}iteration {it}")
-        if settings.get("record_trace"):
+        if settings["record_trace"]:
             trace.append(C.tolist())
-    info = {"allocation": settings.get("allocation", "uniform"), "iterations_run": len(budgets)}
+    info = {"allocation": settings["allocation"], "iterations_run": len(budgets)}
     if trace:
         info["trace_centers"] = trace
     return C, acc, info
 
 
+@declared(SETTINGS)
 def dplloyd(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
-    """DPLloyd (§4.1.1) with the allocation named in `settings["allocation"]`."""
-    settings = {**DEFAULTS, **settings}   # keys a caller omits take the documented defaults
+    """DPLloyd (§4.1.1) with the allocation named in `settings["allocation"]` (settings a caller
+    omits take their declared defaults, `SETTINGS`)."""
     X = validate_inputs(X, k, epsilon, delta)
-    check_in_box(X, settings)
+    public_box(settings, X)
     C0 = initial_centers(X, k, settings)
     C, acc, info = dplloyd_from(X, C0, float(epsilon), rng, settings)
     return ClusteringResult.from_accountant(C, acc, iterations=info["iterations_run"], **info)
 
 
-DPLloyd = estimator_for(dplloyd, DEFAULTS, "DPLloyd")
+DPLloyd = estimator_for(dplloyd, dplloyd.settings.defaults(), "DPLloyd")

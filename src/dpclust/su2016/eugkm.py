@@ -57,19 +57,29 @@ import numpy as np
 from .. import mechanisms as mech
 from ..accountant import Accountant
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
-from .common import check_in_box, batched_weighted_lloyd, init_set_seeds, initial_centers
+from ..blocks.domain import public_box
+from ..settings import Interval, Options, Setting, Settings, declared
+from .common import INIT_SETTINGS, batched_weighted_lloyd, init_set_seeds, initial_centers
 
-DEFAULTS = {
-    "theta": 10.0,                  # STATED §4.2.1 / §5.1 "θ = 10"
-    "cells_rounding": "round_log",  # MISSING→REC: m^d nearest to M (log scale)
-    "max_synopsis_cells": 5000,     # REC (speed): cells kept before thresholding starts (see docstring)
-    "n_init_sets": 30,              # STATED §5.1
-    "lloyd_max_iter": 30,           # MISSING→REC ("until converge")
-    "lloyd_tol": 1.0e-4,            # MISSING→REC
-    "init": "sphere_packing",       # STATED §5.1 "same 30 sets … as DPLloyd"
-    "init_max_tries": 100,          # MISSING→REC
-    "init_search_steps": 20,        # MISSING→REC
-}
+SETTINGS = Settings(
+    theta=Setting(10.0, "STATED §4.2.1/§5.1 'Setting θ = 10 ... works well' (θ of Eq. 4)",
+                  Interval(float, 0, open_lo=True)),
+    cells_rounding=Setting("round_log", "MISSING→REC cells per dimension m with m^d nearest to Eq. 4's M on a "
+                           "log scale; the inventory's 'ceil' inflates M up to 27x at d = 10",
+                           Options("round_log", "ceil", "round", "floor")),
+    max_synopsis_cells=Setting(5000, "REC (speed; EUGkM <= 1 s at d = 10): above this many grid cells keep only "
+                               "cells with |noisy count| > τ = b ln(cells/5000), an exact post-processing of "
+                               "the all-cells synopsis (module docstring)", Interval(int, 1)),
+    n_init_sets=Setting(30, "STATED §5.1 Lloyd on the synopsis from 30 initial sets, best NICV on the synopsis",
+                        Interval(int, 1)),
+    lloyd_max_iter=Setting(30, "MISSING→REC §6.4 'runs k-means clustering until converge': iteration cap",
+                           Interval(int, 1)),
+    lloyd_tol=Setting(1.0e-4, "MISSING→REC convergence: no centre moves more than this (domain width 2)",
+                      Interval(float, 0)),
+    **INIT_SETTINGS.extend(init=Setting(
+        "sphere_packing", "STATED §5.1 'the same 30 sets of initial centroids as those generated for the DPLloyd "
+        "method' (sphere packing); must be data independent", Options("sphere_packing"))),
+)
 
 
 def grid_cells(n: int, epsilon: float, d: int, theta: float, rounding: str = "ceil") -> tuple[float, int]:
@@ -118,8 +128,7 @@ def synopsis(X, epsilon, rng, settings, acc: Accountant):
     """The thresholded EUG synopsis: (cell centres (m', d), noisy weights (m',), info)."""
     n, d = X.shape
     lo, hi = data_bounds(settings)
-    M, m = grid_cells(n, epsilon, d, float(settings["theta"]),
-                      settings.get("cells_rounding", DEFAULTS["cells_rounding"]))
+    M, m = grid_cells(n, epsilon, d, float(settings["theta"]), settings["cells_rounding"])
     total = m ** d
     if total >= 2 ** 62:
         raise DPClustError(f"EUGkM grid of {m}^{d} cells is too large to index")
@@ -189,8 +198,8 @@ def lloyd_on_synopsis(P, w, k, settings, bounds, d):
 
 
 def eugkm_centers(X, k, epsilon, rng, settings, acc: Accountant):
-    settings = {**DEFAULTS, **settings}
-    if settings.get("init", "sphere_packing") != "sphere_packing":
+    """Synopsis with budget ε, then Lloyd on it (`settings` complete: EUGkM's or the hybrid's)."""
+    if settings["init"] != "sphere_packing":
         # also guards the hybrid: any other init would be data dependent (or degenerate)
         raise DPClustError("EUGkM's initial sets must be data independent: init must be sphere_packing")
     bounds = data_bounds(settings)
@@ -200,14 +209,14 @@ def eugkm_centers(X, k, epsilon, rng, settings, acc: Accountant):
     return C, info
 
 
+@declared(SETTINGS)
 def eugkm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """EUGkM (§4.2.1): ε-DP grid synopsis + weighted Lloyd from 30 inits, best on the synopsis."""
-    settings = {**DEFAULTS, **settings}   # keys a caller omits take the documented defaults
     X = validate_inputs(X, k, epsilon, delta)
-    check_in_box(X, settings)
+    public_box(settings, X)
     acc = Accountant(float(epsilon))
     C, info = eugkm_centers(X, k, float(epsilon), rng, settings, acc)
     return ClusteringResult.from_accountant(C, acc, iterations=info["lloyd_iterations"], **info)
 
 
-EUGkM = estimator_for(eugkm, DEFAULTS, "EUGkM")
+EUGkM = estimator_for(eugkm, eugkm.settings.defaults(), "EUGkM")

@@ -35,7 +35,8 @@ rather than hidden.
 `gkm_analysis` (Figure 3, §5.2, non-private analysis): ``output: sag`` = the aligned block average
 without noise; ``output: noise`` = Eq. (3) noise (with the private range estimate) added to the
 "best known centroids" (REC: the best of `n_init_sets` non-private Lloyd runs from sphere-packing
-sets). Both use `analysis_epsilon` (REC 1.0) and spend nothing from a run budget.
+sets). Both use `analysis_epsilon` (REC 1.0), spend nothing from a run budget and clip the centres
+to the box when `clip_centers` (as GkM). Settings: `SETTINGS` (GkM) and `ANALYSIS_SETTINGS` (the analysis).
 """
 
 from __future__ import annotations
@@ -49,19 +50,51 @@ import numpy as np
 from .. import mechanisms as mech
 from ..accountant import Accountant
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
-from .common import check_in_box, batched_weighted_lloyd, init_set_seeds, sphere_packing_init
-
-DEFAULTS = {
-    "blocks": "n^0.4",              # STATED §4.1.2 (GkM); "n/3k" for GkM-3K
-    "block_restarts": 20,           # EXT scipy.cluster.vq.kmeans iter=20
-    "block_max_iter": 10,           # MISSING→REC
-    "align": "sort_first_coordinate",  # MISSING→REC
-    "range_fraction": 0.5,          # STATED "one half … to estimate this output range"
-    "range_quantiles": [0.0, 1.0],  # STATED min_i/max_i (estimated privately)
-    "clip_centers": True,           # REC
-}
+from ..blocks.domain import public_box
+from ..settings import Boolean, Constraint, Interval, Options, SequenceOf, Setting, Settings, declared
+from .common import OpenUnitInterval, batched_weighted_lloyd, init_set_seeds, sphere_packing_init
 
 _BLOCKS = re.compile(r"^n\^(?P<a>[0-9.]+)$|^n/(?P<c>[0-9.]*)k$")
+
+
+class BlockCount(Constraint):
+    """The number of blocks as a formula of N and k: 'n^a' (ℓ = N^a) or 'n/ck' (blocks of c·k points)."""
+
+    def error(self, value):
+        if not isinstance(value, str) or not _BLOCKS.match(value.replace(" ", "")):
+            return f"expected 'n^a' or 'n/ck' (e.g. 'n^0.4', 'n/3k'), got {value!r}"
+        return None
+
+    def __str__(self):
+        return "'n^a' | 'n/ck'"
+
+
+SETTINGS = Settings(
+    blocks=Setting("n^0.4", "STATED §4.1.2 GUPT's ℓ = N^0.4 blocks ('n/3k' for GkM-3K: blocks of 3k points; "
+                   "'n^a' for Figure 3's block size N^(1-a))", BlockCount()),
+    block_restarts=Setting(20, "EXT scipy.cluster.vq.kmeans default iter=20 (the authors used scipy's kmeans)",
+                           Interval(int, 1)),
+    block_max_iter=Setting(10, "MISSING→REC Lloyd iterations per start inside a block", Interval(int, 1)),
+    align=Setting("sort_first_coordinate", "MISSING→REC how Eq. 3's 'j'th centroid' of each block is matched: "
+                  "each block's centroids sorted by their first coordinate (ties by the next)",
+                  Options("sort_first_coordinate")),
+    range_fraction=Setting(0.5, "STATED §4.1.2 'One half of the total privacy budget is used to estimate this "
+                           "output range'", OpenUnitInterval()),
+    range_quantiles=Setting([0.0, 1.0], "STATED §4.1.2 [min_i, max_i], estimated privately (exponential-mechanism "
+                            "quantiles)", SequenceOf(Interval(float, 0, 1), length=2)),
+    clip_centers=Setting(True, "REC clip the released centres to the public box (post-processing)", Boolean()),
+)
+
+#: Figure 3's analysis: GkM's settings (same blocks and block k-means) plus what the analysis adds.
+ANALYSIS_SETTINGS = SETTINGS.extend(
+    output=Setting("sag", "STATED §5.2 Figure 3's curves: 'sag' = block average without noise, 'noise' = Eq. 3 "
+                   "noise on the best known centroids", Options("sag", "noise")),
+    analysis_epsilon=Setting(1.0, "MISSING→REC ε of Figure 3 (noise output; nothing is spent from a run budget)",
+                             Interval(float, 0, open_lo=True)),
+    n_init_sets=Setting(30, "REC 'best known centroids' = the best of 30 non-private Lloyd runs from "
+                        "sphere-packing sets (as §5.1's baseline)", Interval(int, 1)),
+    lloyd_max_iter=Setting(100, "REC iteration cap of those Lloyd runs", Interval(int, 1)),
+)
 
 
 def num_blocks(spec: str, n: int, k: int) -> int:
@@ -230,24 +263,22 @@ def _prepare(X, k, settings, rng):
     n, d = X.shape
     ell = num_blocks(settings["blocks"], n, k)
     cents = block_kmeans(X, ell, k, int(settings["block_restarts"]), int(settings["block_max_iter"]), rng)
-    return ell, align_blocks(cents, settings.get("align", "sort_first_coordinate"))
+    return ell, align_blocks(cents, settings["align"])
 
 
+@declared(SETTINGS)
 def gkm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """GkM / GkM-3K (§4.1.2): sample and aggregate with a private output range and Eq. (3)."""
-    settings = {**DEFAULTS, **settings}   # keys a caller omits take the documented defaults
     X = validate_inputs(X, k, epsilon, delta)
-    check_in_box(X, settings)
+    public_box(settings, X)
     lo, hi = data_bounds(settings)
     epsilon = float(epsilon)
     frac = float(settings["range_fraction"])
-    if not 0 < frac < 1:
-        raise DPClustError("range_fraction must be in (0, 1)")
     acc = Accountant(epsilon)
     ell, cents = _prepare(X, k, settings, rng)
     mins, maxs = private_range(cents, lo, hi, frac * epsilon, settings["range_quantiles"], rng, acc)
     C = noisy_average(cents, mins, maxs, acc.remaining_epsilon, rng, acc, ell)
-    if settings.get("clip_centers", True):
+    if settings["clip_centers"]:
         C = np.clip(C, lo, hi)
     return ClusteringResult.from_accountant(C, acc, iterations=None, blocks=ell, block_size=X.shape[0] / ell)
 
@@ -260,6 +291,7 @@ def _best_known(key: str, X_bytes_shape, k, lo, hi, seeds, max_iter):
     return C[int(np.argmin(cost))]
 
 
+@declared(ANALYSIS_SETTINGS)
 def gkm_analysis(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Figure 3's error decomposition (non-private analysis; see module docstring)."""
     X = validate_inputs(X, k)
@@ -279,8 +311,9 @@ def gkm_analysis(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
                           (1 - float(settings["range_fraction"])) * eps, rng, None, ell)
     else:
         raise DPClustError(f"unknown output {out!r}: sag or noise")
-    C = np.clip(C, lo, hi)
+    if settings["clip_centers"]:
+        C = np.clip(C, lo, hi)
     return ClusteringResult(C, 0.0, 0.0, None, {"blocks": ell, "output": out, "block_size": X.shape[0] / ell})
 
 
-GkM = estimator_for(gkm, DEFAULTS, "GkM")
+GkM = estimator_for(gkm, gkm.settings.defaults(), "GkM")

@@ -19,16 +19,25 @@ run 100 independent (synopsis, DPLloyd) pairs, which has the same expected NICV.
 
 from __future__ import annotations
 
-
-
 from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
-from .common import check_in_box, sum_sensitivity_radius
-from .dplloyd import noisy_lloyd_step
-from .eugkm import DEFAULTS as EUG_DEFAULTS
+from ..api import ClusteringResult, data_bounds, estimator_for, validate_inputs
+from ..blocks.domain import public_box
+from ..settings import Interval, Options, Setting, declared
+from .common import OpenUnitInterval, sum_sensitivity_radius
+from .dplloyd import CLIP_CENTERS, MIN_COUNT, noisy_lloyd_step
+from .eugkm import SETTINGS as EUGKM_SETTINGS
 from .eugkm import eugkm_centers
 
-DEFAULTS = dict(EUG_DEFAULTS, mode="auto", rho=0.225, budget_split=0.5, min_count=1.0, clip_centers=True)
+#: EUGkM's settings (its stage runs with them) plus the rule and the one DPLloyd iteration.
+SETTINGS = EUGKM_SETTINGS.extend(
+    mode=Setting("auto", "STATED §6.3 rule (Inequality 15); 'forced' = §6.4 'if it applies EUGkM plus "
+                 "one-iteration of DPLloyd'; 'eugkm' = always fall back", Options("auto", "forced", "eugkm")),
+    rho=Setting(0.225, "EXT diffprivlib, which cites the journal analysis (ρ of Formula 13 is MISSING in the "
+                "CODASPY text)", Interval(float, 0)),
+    budget_split=Setting(0.5, "STATED §6.3 'half privacy budget to EUGkM'", OpenUnitInterval()),
+    min_count=MIN_COUNT,
+    clip_centers=CLIP_CENTERS,
+)
 
 
 def epsilon_threshold(n: int, k: int, d: int, r_geom: float, r_sens: float, rho: float, theta: float) -> float:
@@ -39,20 +48,18 @@ def epsilon_threshold(n: int, k: int, d: int, r_geom: float, r_sens: float, rho:
     return (X / Y) ** ((2.0 + d) / (2.0 * d))
 
 
+@declared(SETTINGS)
 def hybrid(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
-    settings = {**DEFAULTS, **settings}   # keys a caller omits take the documented defaults
+    """The hybrid approach (§6.3): EUGkM(ε/2) + one DPLloyd iteration(ε/2) if Inequality 15 holds
+    (or `mode` forces it), else EUGkM(ε)."""
     X = validate_inputs(X, k, epsilon, delta)
-    check_in_box(X, settings)
+    public_box(settings, X)
     n, d = X.shape
     epsilon = float(epsilon)
     lo, hi = data_bounds(settings)
     r_geom, r_sens = (hi - lo) / 2.0, sum_sensitivity_radius((lo, hi))
-    mode = settings.get("mode", "auto")
-    if mode not in ("auto", "forced", "eugkm"):
-        raise DPClustError(f"unknown hybrid mode {mode!r}: auto, forced or eugkm")
+    mode = settings["mode"]
     split = float(settings["budget_split"])
-    if not 0 < split < 1:
-        raise DPClustError("budget_split must be in (0, 1)")
     eps_star = epsilon_threshold(n, k, d, r_geom, r_sens, float(settings["rho"]), float(settings["theta"]))
     use_hybrid = mode == "forced" or (mode == "auto" and epsilon >= eps_star)
     acc = Accountant(epsilon)
@@ -70,4 +77,4 @@ def hybrid(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     return ClusteringResult.from_accountant(C, acc, iterations=info["lloyd_iterations"] + 1, **info)
 
 
-Hybrid = estimator_for(hybrid, DEFAULTS, "Hybrid")
+Hybrid = estimator_for(hybrid, hybrid.settings.defaults(), "Hybrid")

@@ -12,21 +12,33 @@ from __future__ import annotations
 
 from ..api import ClusteringResult, estimator_for, validate_inputs
 from ..baselines import lloyd as _lloyd
-from .common import initial_centers
+from ..settings import Boolean, Interval, Setting, Settings, declared
+from .common import INIT_SETTINGS, initial_centers
 
-DEFAULTS = {"init": "sphere_packing", "init_max_tries": 100, "init_search_steps": 20,
-            "max_iter": 300, "tol": 0.0, "record_trace": False}
+SETTINGS = Settings(
+    **INIT_SETTINGS.extend(init=Setting(
+        "sphere_packing", "STATED §5.1 'the same 30 sets of initial centroids' as DPLloyd (sphere packing, "
+        "§4.1.1; 'random_points': k shared data points)", INIT_SETTINGS["init"].check)),
+    max_iter=Setting(300, "MISSING→REC standard k-means runs to convergence; 300 (scikit-learn's cap) bounds it",
+                     Interval(int, 1)),
+    tol=Setting(0.0, "REC stop when no centre moves by more than tol (0: the centres stay the same)",
+                Interval(float)),
+    record_trace=Setting(False, "REC analysis only: the NICV after every iteration in info.trace_nicv "
+                         "(Figure 4 turns it on)", Boolean()),
+)
 
 
+@declared(SETTINGS)
 def lloyd(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
+    """The §5.1 baseline: Lloyd from the sphere-packing set of `init_seed` (ε spent = 0)."""
     X = validate_inputs(X, k)
     C0 = initial_centers(X, k, settings)
     res = _lloyd(X, C0, max_iter=int(settings["max_iter"]), tol=float(settings["tol"]),
-                 record_trace=bool(settings.get("record_trace", False)))
+                 record_trace=bool(settings["record_trace"]))
     info = {"converged": res.converged}
     if res.trace:
         info["trace_nicv"] = [c / X.shape[0] for c in res.trace]
     return ClusteringResult(res.centers, 0.0, 0.0, res.iterations, info)
 
 
-Lloyd = estimator_for(lloyd, DEFAULTS, "Lloyd")
+Lloyd = estimator_for(lloyd, lloyd.settings.defaults(), "Lloyd", private=False)

@@ -33,18 +33,29 @@ import numpy as np
 
 from .. import mechanisms as mech
 from ..accountant import Accountant
-from .common import check_in_box
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from ..blocks.domain import public_box
+from ..settings import Interval, Setting, Settings, declared
 
-DEFAULTS = {
-    "pool_size": 200,          # STATED §4.1.3
-    "selected": 10,            # STATED m' = 10
-    "x": 1.25e-3,              # STATED
-    "min_rounds": 8,           # STATED max{8, …}
-    "mutation_scale": 0.5,     # MISSING→REC (fraction of the domain width in round 0)
-    "mutation_decay": 0.8,     # MISSING→REC (γ shrinks geometrically per round)
-    "chunk_entries": 4000000,  # memory bound of one distance block (engineering)
-}
+SETTINGS = Settings(
+    pool_size=Setting(200, "STATED §4.1.3 candidate pool of 200 parameters", Interval(int, 2)),
+    selected=Setting(10, "STATED §4.1.3 m' = 10 candidates selected per round (fewer than pool_size)",
+                     Interval(int, 1)),
+    x=Setting(1.25e-3, "STATED §4.1.3 rounds = max{8, x·N·ε/m'} with x = 1.25e-3", Interval(float, 0, open_lo=True)),
+    min_rounds=Setting(8, "STATED §4.1.3 the 8 of max{8, x·N·ε/m'}", Interval(int, 1)),
+    mutation_scale=Setting(0.5, "MISSING→REC initial mutation half-width, fraction of the domain width",
+                           Interval(float, 0)),
+    mutation_decay=Setting(0.8, "MISSING→REC geometric shrink of the mutation width per round (as in PrivGene)",
+                           Interval(float, 0, 1, open_lo=True)),
+    chunk_entries=Setting(4_000_000, "REC memory bound (entries) of one distance block; speed only",
+                          Interval(int, 1)),
+)
+
+#: Gene (Figure 4) is PGkM's genetic algorithm without privacy: PGkM's declaration (x and
+#: min_rounds, which set PGkM's number of rounds, are not read by Gene) plus its number of rounds.
+GENE_SETTINGS = SETTINGS.extend(
+    generations=Setting(100, "MISSING→REC the x-range of Figure 4 (1..100 iterations)", Interval(int, 1)),
+)
 
 
 _CACHE_ENTRIES = 65_536   # entries (n_rows × P float64, 512 KiB) of one cache-resident distance block
@@ -130,11 +141,11 @@ def pgkm_rounds(n: int, epsilon: float, settings) -> int:
     return int(max(int(settings["min_rounds"]), math.ceil(float(settings["x"]) * n * epsilon / int(settings["selected"]))))
 
 
+@declared(SETTINGS)
 def pgkm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """PGkM (§4.1.3)."""
-    settings = {**DEFAULTS, **settings}   # keys a caller omits take the documented defaults
     X = validate_inputs(X, k, epsilon, delta)
-    check_in_box(X, settings)
+    public_box(settings, X)
     _check(settings)
     n, d = X.shape
     lo, hi = data_bounds(settings)
@@ -162,6 +173,7 @@ def pgkm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     return ClusteringResult.from_accountant(first, acc, iterations=rounds, rounds=rounds)
 
 
+@declared(GENE_SETTINGS)
 def gene(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Non-private Gene (Figure 4): exact top-m' selection; trace of the best NICV per generation."""
     X = validate_inputs(X, k)
@@ -181,4 +193,4 @@ def gene(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     return ClusteringResult(best, 0.0, 0.0, len(trace), {"trace_nicv": trace})
 
 
-PGkM = estimator_for(pgkm, DEFAULTS, "PGkM")
+PGkM = estimator_for(pgkm, pgkm.settings.defaults(), "PGkM")

@@ -11,7 +11,7 @@ Loss (EXT-code `smooth_norm`): ℓ(θ; x) = sqrt(‖θ − x‖² + λ²). For e
   * β-smooth with β = 1/λ (Hessian (I − vvᵀ/s²)/s, s = sqrt(‖v‖²+λ²), eigenvalues in (0, 1/λ]);
   * Hessian rank r = d.
 
-Mechanism (settings in brackets; defaults in `ONE_MEDIAN_DEFAULTS`):
+Mechanism (settings in brackets; declared with defaults and provenance in `ONE_MEDIAN_SETTINGS`):
   1. ε is split into ε_J = ``one_median_jacobian_fraction``·ε (regulariser), ε_out =
      ``one_median_output_fraction``·ε (output perturbation of the solver error) and ε_b = the rest.
   2. Λ = β / (exp(ε_J / r) − 1), so that r·log(1 + β/Λ) = ε_J.
@@ -55,22 +55,40 @@ import numpy as np
 from ..accountant import Accountant
 from ..api import DPClustError
 from ..mechanisms import laplace_scale
+from ..settings import Interval, Options, Setting, Settings
+from .domain import require_inside
 
-#: Defaults of the private 1-median settings (mirrored, with provenance, in the paper config).
-ONE_MEDIAN_DEFAULTS: dict[str, Any] = {
-    "one_median_smooth_lambda": 0.01,        # EXT-code smooth_norm λ = 0.01 (absolute units)
-    "one_median_jacobian_fraction": 0.5,     # REC: KST 2012 split ε/2 regulariser, ε/2 noise
-    "one_median_output_fraction": 0.01,      # REC: the solver error is tiny, 1 % suffices
-    "one_median_gradient_tol": 1e-7,         # REC: γ, far above float64 round-off for n ≤ 1e6
-    "one_median_max_newton_iter": 200,       # REC: damped Newton converges in < 50 steps
-    "one_median_neighbouring": "add_remove",  # REC: the HST counts (Lemma 3) use add/remove too
-}
+#: The private 1-median's declared settings (defaults, constraints, provenance). Algorithms that call
+#: `private_one_median` with their own settings extend this declaration (their defaults may differ:
+#: Cohen-Addad et al.'s HST uses λ = 0.1 and replace-one neighbours); `private_one_median` reads only
+#: these keys of the settings it is given and fills the missing ones from here.
+ONE_MEDIAN_SETTINGS = Settings(
+    one_median_smooth_lambda=Setting(
+        0.01, "EXT Google hst_clustering code: smooth_norm λ = 0.01 (absolute units, on data in [0, 2])",
+        Interval(float, 0.0, open_lo=True), "λ of the smoothed norm sqrt(‖θ − x‖² + λ²); β = 1/λ"),
+    one_median_jacobian_fraction=Setting(
+        0.5, "REC Kifer, Smith & Thakurta 2012 split: ε/2 bounds the Jacobian ratio (regulariser), ε/2 the noise",
+        Interval(float, 0.0, 1.0, open_lo=True), "share ε_J of ε for the regulariser Λ (with output < 1)"),
+    one_median_output_fraction=Setting(
+        0.01, "REC the solver error γ/Λ is tiny, 1 % of ε suffices for its output perturbation",
+        Interval(float, 0.0, 1.0, open_lo=True), "share ε_out of ε for the output perturbation (with Jacobian < 1)"),
+    one_median_gradient_tol=Setting(
+        1e-7, "REC γ of the approximate minimiser (AMP, Iyengar et al. 2019): far above float64 round-off "
+        "for n ≤ 1e6", Interval(float, 0.0, open_lo=True), "stop Newton when ‖∇F‖ ≤ γ"),
+    one_median_max_newton_iter=Setting(
+        200, "REC damped Newton converges in < 50 steps; nothing is released if it does not converge",
+        Interval(int, 1), "cap on the Newton iterations"),
+    one_median_neighbouring=Setting(
+        "add_remove", "REC add/remove neighbours, as the HST counts (Lemma 3); 'replace' for samples of a "
+        "fixed size (Δ_b = 2L)", Options("add_remove", "replace"), "neighbouring relation of the noise scale"),
+)
 
 
-def _setting(settings: Mapping[str, Any] | None, key: str):
-    if settings is not None and key in settings:
-        return settings[key]
-    return ONE_MEDIAN_DEFAULTS[key]
+def one_median_settings(settings: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The 1-median's own settings from a caller's (possibly partial) settings: its keys of
+    `settings`, the declared defaults for the others, checked; other keys are ignored."""
+    own = {key: value for key, value in (settings or {}).items() if key in ONE_MEDIAN_SETTINGS}
+    return ONE_MEDIAN_SETTINGS.complete(own, where="private_one_median")
 
 
 def norm_laplace_noise(d: int, scale: float, rng: np.random.Generator) -> np.ndarray:
@@ -130,7 +148,8 @@ def private_one_median(P, epsilon: float, delta: float, bounds, rng: np.random.G
     """ε-DP approximate 1-median (geometric median) of the rows of P inside the box [lo, hi]^d.
 
     `P` (m, d) may be empty (m = 0). Spends exactly `epsilon` (δ = 0) through `accountant`
-    (a fresh `Accountant(epsilon)` when None). Settings: see `ONE_MEDIAN_DEFAULTS`.
+    (a fresh `Accountant(epsilon)` when None). `settings`: any mapping; its keys of
+    `ONE_MEDIAN_SETTINGS` are used (the others are ignored), missing ones take the declared defaults.
     """
     P = np.asarray(P, dtype=float)
     if P.ndim != 2 or P.shape[1] == 0:
@@ -140,20 +159,18 @@ def private_one_median(P, epsilon: float, delta: float, bounds, rng: np.random.G
     lo, hi = float(bounds[0]), float(bounds[1])
     if not hi > lo:
         raise DPClustError(f"bounds must satisfy lo < hi, got {bounds!r}")
-    if P.size and (P.min() < lo - 1e-9 or P.max() > hi + 1e-9 or not np.isfinite(P).all()):
-        raise DPClustError("private_one_median: every coordinate must lie inside the public box bounds")
+    require_inside(P, lo, hi, who="private_one_median: P")
     d = P.shape[1]
-    lam = float(_setting(settings, "one_median_smooth_lambda"))
-    fj = float(_setting(settings, "one_median_jacobian_fraction"))
-    fo = float(_setting(settings, "one_median_output_fraction"))
-    gamma = float(_setting(settings, "one_median_gradient_tol"))
-    max_iter = int(_setting(settings, "one_median_max_newton_iter"))
-    neighbouring = _setting(settings, "one_median_neighbouring")
-    if not (lam > 0 and 0 < fj < 1 and 0 < fo < 1 and fj + fo < 1 and gamma > 0 and max_iter >= 1):
-        raise DPClustError("private_one_median: need smooth_lambda > 0, fractions in (0, 1) summing below 1, "
-                           "gradient_tol > 0, max_newton_iter >= 1")
-    if neighbouring not in ("add_remove", "replace"):
-        raise DPClustError(f"one_median_neighbouring must be 'add_remove' or 'replace', got {neighbouring!r}")
+    s = one_median_settings(settings)
+    lam = float(s["one_median_smooth_lambda"])
+    fj = float(s["one_median_jacobian_fraction"])
+    fo = float(s["one_median_output_fraction"])
+    gamma = float(s["one_median_gradient_tol"])
+    max_iter = int(s["one_median_max_newton_iter"])
+    neighbouring = s["one_median_neighbouring"]
+    if not fj + fo < 1:
+        raise DPClustError("private_one_median: one_median_jacobian_fraction + one_median_output_fraction must "
+                           f"be below 1 (the rest of ε draws the objective noise), got {fj!r} + {fo!r}")
     acc = accountant if accountant is not None else Accountant(epsilon)
 
     lipschitz, beta, rank = 1.0, 1.0 / lam, d

@@ -1,0 +1,279 @@
+"""scikit-learn estimators for the dpclust algorithms.
+
+Every algorithm module binds one with ``Name = dpclust.api.estimator_for(function, DEFAULTS, "Name")``;
+`dpclust.api` builds the class here on first use, so that importing an algorithm module (every run
+job does) does not import scikit-learn (``sklearn.base`` alone takes over a second to import).
+
+An estimator behaves like `sklearn.cluster.KMeans`::
+
+    from dpclust.su2016.dplloyd import DPLloyd
+    est = DPLloyd(n_clusters=5, epsilon=1.0, random_state=0, settings={"bounds": [-1.0, 1.0]}).fit(X)
+    est.cluster_centers_, est.epsilon_spent_
+
+and passes scikit-learn's estimator checks that apply to a randomised private clusterer with a
+public data domain (tests/test_estimators.py lists the ones it cannot pass, and why).
+
+Only ``cluster_centers_`` (and what is computed from it alone, e.g. `predict` on new data) is covered
+by the (ε, δ) guarantee. ``labels_``, ``inertia_``, `transform` and `score` on the training data are
+computed from the private data without noise, as in KMeans: releasing them is not private.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import numbers
+from typing import Any, Mapping
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .api import Algorithm, DPClustError, non_finite_message, validate_inputs
+
+#: settings keys the runner supplies to every algorithm besides the algorithm's own (see dpclust.api)
+RUN_KEYS = ("bounds", "init_seed", "init_pool_seeds")
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _valid_random_state(random_state) -> bool:
+    if random_state is None or isinstance(random_state, (np.random.Generator, np.random.RandomState,
+                                                         np.random.SeedSequence)):
+        return True
+    return (isinstance(random_state, (int, np.integer)) and not isinstance(random_state, (bool, np.bool_))
+            and random_state >= 0)
+
+
+def _generator(random_state) -> np.random.Generator:
+    """A numpy Generator from a scikit-learn style ``random_state`` (a Generator is used as is)."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**32, size=4, dtype=np.uint64))
+    return np.random.default_rng(None if random_state is None else
+                                 random_state if isinstance(random_state, np.random.SeedSequence)
+                                 else int(random_state))
+
+
+class PrivateClusterer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, BaseEstimator):
+    """Base class of the dpclust estimators (one subclass per algorithm, from `dpclust.api.estimator_for`).
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+        Number of centres k (1 <= k <= number of rows of X).
+    epsilon : float or None, default=1.0
+        Total privacy budget ε (a finite number > 0). Only a non-private algorithm (e.g. Lloyd)
+        accepts None.
+    delta : float, default=0.0
+        δ in [0, 1); 0 for pure ε-DP. Algorithms that need δ > 0 say so when fitted.
+    random_state : None, int, numpy.random.Generator or numpy.random.RandomState, default=None
+        Seeds the shared initial centres (``settings["init_seed"]``, unless given) and every
+        mechanism draw. The same int gives identical centres.
+    settings : dict or None, default=None
+        The algorithm's named settings, overriding its defaults (``default_settings``; see the
+        algorithm's module docstring for each one's source). ``bounds = [lo, hi]`` is required: the
+        public box [lo, hi]^d that every coordinate of X lies in, known before seeing the data
+        (dpclust never estimates it from the data; that would leak privacy).
+
+    Attributes
+    ----------
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        The private centres.
+    labels_ : ndarray of shape (n_samples,)
+        Nearest centre of each training row (not private).
+    inertia_ : float
+        Sum of squared distances of the training rows to their nearest centre (not private).
+    n_iter_ : int or None
+        Iterations the algorithm reports.
+    epsilon_spent_, delta_spent_ : float
+        The budget actually spent (from the algorithm's accountant).
+    result_ : dpclust.api.ClusteringResult
+        The algorithm's full result (``info`` holds per-stage values and traces).
+    n_features_in_ : int
+        Number of features seen in `fit`.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, when X has string column names.
+    """
+
+    #: the algorithm function (a staticmethod on each subclass)
+    algorithm: Algorithm | None = None
+    #: used when the function does not declare ``function.settings``
+    default_settings: Mapping[str, Any] = {}
+    #: private algorithms need a finite epsilon > 0; non-private ones accept epsilon=None
+    private: bool = True
+
+    def __init__(self, n_clusters=8, *, epsilon=1.0, delta=0.0, random_state=None, settings=None):
+        self.n_clusters = n_clusters
+        self.epsilon = epsilon
+        self.delta = delta
+        self.random_state = random_state
+        self.settings = settings
+
+    # -- settings and parameters ------------------------------------------------------------------
+    @classmethod
+    def algorithm_defaults(cls) -> dict:
+        """The algorithm's default settings: ``function.settings.defaults()`` if it declares them."""
+        declared = getattr(cls.algorithm, "settings", None)
+        if declared is not None and hasattr(declared, "defaults"):
+            return dict(declared.defaults())
+        return dict(cls.default_settings)
+
+    def _resolved_settings(self) -> dict:
+        name = type(self).__name__
+        defaults = self.algorithm_defaults()
+        given = self.settings if self.settings is not None else {}
+        if not isinstance(given, Mapping):
+            raise DPClustError(f"{name}: settings must be a dict of the algorithm's named settings, got {given!r}")
+        unknown = sorted(set(given) - set(defaults) - set(RUN_KEYS))
+        if unknown:
+            raise DPClustError(f"{name} has no setting(s) {unknown}; its settings are "
+                               f"{sorted(set(defaults) | set(RUN_KEYS))}")
+        settings = copy.deepcopy(defaults)
+        settings.update(copy.deepcopy(dict(given)))  # never mutate the parameter (scikit-learn convention)
+        return settings
+
+    def _check_params(self) -> None:
+        name = type(self).__name__
+        k = self.n_clusters
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise DPClustError(f"{name}: n_clusters must be an integer >= 1, got {k!r}")
+        eps = self.epsilon
+        if eps is None and not self.private:
+            pass
+        elif not (_is_number(eps) and math.isfinite(eps) and eps > 0):
+            what = "the total privacy budget; pass e.g. epsilon=1.0" if self.private else \
+                "or None for this non-private algorithm"
+            raise DPClustError(f"{name}: epsilon must be a finite number > 0 ({what}), got {eps!r}")
+        if not (_is_number(self.delta) and 0 <= self.delta < 1):
+            raise DPClustError(f"{name}: delta must be a number in [0, 1), got {self.delta!r}")
+        if not _valid_random_state(self.random_state):
+            raise DPClustError(f"{name}: random_state must be None, an int >= 0, a numpy Generator or "
+                               f"RandomState, got {self.random_state!r}")
+
+    def _check_bounds(self, settings: dict, X: np.ndarray) -> None:
+        name = type(self).__name__
+        if "bounds" not in settings:
+            if not self.private:
+                return
+            raise DPClustError(
+                f"{name} needs the public data domain: pass settings={{'bounds': [lo, hi]}} with every "
+                f"coordinate of X in [lo, hi] (known in advance; dpclust never estimates it from the data, "
+                f"which would leak privacy)")
+        bounds = settings["bounds"]
+        try:
+            lo, hi = (float(b) for b in bounds)
+        except (TypeError, ValueError):
+            raise DPClustError(f"{name}: settings['bounds'] must be [lo, hi], got {bounds!r}") from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise DPClustError(f"{name}: settings['bounds'] must be finite with lo < hi, got {bounds!r}")
+        outside = ((X < lo) | (X > hi)).any(axis=1)
+        if outside.any():
+            raise DPClustError(
+                f"{name}: {int(outside.sum())} of {X.shape[0]} rows of X lie outside the public domain "
+                f"[{lo:g}, {hi:g}] (settings['bounds']), which the privacy guarantee assumes: map the data "
+                f"into it with a transform fixed in advance, clip it (np.clip(X, {lo:g}, {hi:g})), or give "
+                f"wider public bounds")
+
+    # -- scikit-learn API ---------------------------------------------------------------------------
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Noise is drawn from `random_state`: a fixed int gives identical centres, so the estimator
+        # is deterministic in scikit-learn's sense (random_state=None varies, as for KMeans).
+        tags.non_deterministic = False
+        tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = False
+        return tags
+
+    @property
+    def _n_features_out(self) -> int:
+        return self.cluster_centers_.shape[0]
+
+    def _validate_X(self, X, reset: bool) -> np.ndarray:
+        X = validate_data(self, X, reset=reset, dtype=np.float64, order="C", ensure_all_finite=False)
+        if not np.isfinite(X).all():
+            raise DPClustError(non_finite_message(X))
+        return X
+
+    def fit(self, X, y=None):
+        """Run the algorithm on X (rows inside ``settings["bounds"]``); y is ignored."""
+        from .metrics import assign
+
+        name = type(self).__name__
+        self._check_params()
+        settings = self._resolved_settings()
+        X = self._validate_X(X, reset=True)
+        k = int(self.n_clusters)
+        if k > X.shape[0]:
+            raise DPClustError(f"{name}: n_samples={X.shape[0]} should be >= n_clusters={k}; "
+                               f"pass n_clusters <= {X.shape[0]}")
+        self._check_bounds(settings, X)
+        epsilon = None if self.epsilon is None else float(self.epsilon)
+        delta = float(self.delta)
+        X = validate_inputs(X, k, epsilon, delta)
+        gen = _generator(self.random_state)
+        settings.setdefault("init_seed", int(gen.integers(2**63)))
+        result = type(self).algorithm(X, k, epsilon, delta, gen, settings)
+
+        centers = np.asarray(result.centers, dtype=np.float64)
+        if centers.shape != (k, X.shape[1]) or not np.isfinite(centers).all():
+            raise DPClustError(f"{name}: the algorithm returned centres of shape {centers.shape} "
+                               f"(expected {(k, X.shape[1])}) or non-finite values")
+        if self.private and (result.epsilon_spent > epsilon * (1 + 1e-9)
+                             or result.delta_spent > delta * (1 + 1e-9) + 1e-15):
+            raise DPClustError(f"{name}: the algorithm spent (epsilon, delta) = ({result.epsilon_spent}, "
+                               f"{result.delta_spent}) > the budget ({epsilon}, {delta})")
+        self.result_ = result
+        self.cluster_centers_ = centers
+        self.labels_, d2 = assign(X, centers)
+        self.inertia_ = float(d2.sum())
+        self.n_iter_ = result.iterations
+        self.epsilon_spent_ = float(result.epsilon_spent)
+        self.delta_spent_ = float(result.delta_spent)
+        return self
+
+    def predict(self, X):
+        """Index of the nearest centre of each row of X."""
+        from .metrics import assign
+
+        check_is_fitted(self)
+        return assign(self._validate_X(X, reset=False), self.cluster_centers_)[0]
+
+    def transform(self, X):
+        """Euclidean distance of each row of X to each centre, shape (n_samples, n_clusters)."""
+        from .metrics import squared_distances
+
+        check_is_fitted(self)
+        return np.sqrt(squared_distances(self._validate_X(X, reset=False), self.cluster_centers_))
+
+    def score(self, X, y=None):
+        """Opposite of the k-means cost of X for the fitted centres (larger is better, as KMeans.score)."""
+        from .metrics import assign
+
+        check_is_fitted(self)
+        return -float(assign(self._validate_X(X, reset=False), self.cluster_centers_)[1].sum())
+
+
+def build_estimator(function: Algorithm, default_settings: Mapping[str, Any], name: str, *,
+                    module: str | None = None, private: bool | None = None) -> type:
+    """The `PrivateClusterer` subclass for `function` (called by `dpclust.api.estimator_for`)."""
+    if private is None:
+        private = bool(getattr(function, "private", True))
+    attrs = {
+        "algorithm": staticmethod(function),
+        "default_settings": dict(default_settings),
+        "private": bool(private),
+        "__module__": module or function.__module__,
+        "__qualname__": name,
+    }
+    cls = type(name, (PrivateClusterer,), attrs)
+    defaults = ", ".join(f"{key}={value!r}" for key, value in cls.algorithm_defaults().items()) or "none"
+    cls.__doc__ = (
+        f"scikit-learn estimator for :func:`{function.__module__}.{function.__name__}`"
+        f"{'' if private else ' (not private: epsilon may be None)'}.\n\n"
+        f"    Default settings: {defaults}.\n"
+        + PrivateClusterer.__doc__.split("\n", 1)[1])
+    return cls
