@@ -22,7 +22,8 @@ registry's n x d (`standins`), so that the cost of jobs on data that cannot be h
 Covertype, Gowalla, ...) is measured at its real size too (column `data`: real or stand-in; the
 results on stand-ins mean nothing, only their cost is used). `summarize` keeps, per (paper, algorithm, dataset, k), the largest cost per seed,
 (cpu - base_s) / seeds over the row's jobs (every epsilon), and the largest peak memory; base_s is
-the process start-up (interpreter, imports, record), the smallest CPU time measured.
+the process start-up (interpreter, imports, record), the smallest cost measured. Raw files written
+before CPU time was recorded (no `cpu_s`) count with their wall time; the table's header says which.
 """
 from __future__ import annotations
 
@@ -187,6 +188,13 @@ def summarize(args) -> None:
         raise SystemExit("no measurements with status ok")
     for r in rows:  # cost = CPU seconds (robust to other load on the machine); wall where not recorded
         r["cost_s"] = float(r.get("cpu_s") or r["wall_s"])
+    n_cpu = sum(1 for r in rows if r.get("cpu_s"))
+    if n_cpu == len(rows):
+        measure = "CPU seconds (user + system; for these single-threaded runs, their wall time on an idle core)"
+    elif n_cpu == 0:
+        measure = "wall seconds (no CPU time recorded; on a loaded machine these err long)"
+    else:
+        measure = f"CPU seconds for {n_cpu} jobs, wall seconds for {len(rows) - n_cpu} (recorded without CPU time)"
     base_s = min(r["cost_s"] for r in rows)
     base_mb = min(float(r["peak_mb"]) for r in rows)
     groups = defaultdict(list)
@@ -198,14 +206,13 @@ def summarize(args) -> None:
         "# dpclust.cluster_resources to size SLURM requests. Written by benchmarks/cluster_costs.py from",
         f"# {len(rows)} jobs of the {', '.join(sorted({r['preset'] for r in rows}))} preset(s), each one"
         " process with one BLAS thread, two at a time, on a 2-core machine.",
-        f"# base_s {base_s:.3f}  (process start-up: the smallest CPU time measured)",
+        f"# cost: {measure}.",
+        f"# base_s {base_s:.3f}  (process start-up: the smallest cost measured)",
         f"# base_mb {base_mb:.0f}  (the smallest peak RSS measured)",
-        "# sec_per_seed: largest (cpu_s - base_s) / seeds over the row's jobs (every epsilon; CPU seconds,"
-        " user + system,",
-        "# of single-threaded runs: their wall time on an idle core); cpu_max_s: largest CPU time;"
-        " peak_mb: largest peak RSS;",
+        "# sec_per_seed: largest (cost - base_s) / seeds over the row's jobs (every epsilon);"
+        " cost_max_s: largest cost; peak_mb: largest peak RSS;",
         "# data: real, or stand-in (seeded blobs of the dataset's n x d where it could not be had offline).",
-        "\t".join(["paper", "algorithm", "dataset", "k", "jobs", "seeds_max", "cpu_max_s",
+        "\t".join(["paper", "algorithm", "dataset", "k", "jobs", "seeds_max", "cost_max_s",
                    "sec_per_seed", "peak_mb", "data"]),
     ]
     for (paper, alg, ds, k), rs in sorted(groups.items()):

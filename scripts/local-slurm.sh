@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A single-node SLURM cluster on localhost, for trying and testing `--profile profiles/slurm`.
 #
+#   scripts/local-slurm.sh install  only install the Debian packages (if missing; exit 1 if impossible)
 #   scripts/local-slurm.sh up       install (Debian packages, once) and start munge + SLURM; returns
 #                                   when `sinfo` reports the node idle
 #   scripts/local-slurm.sh down     cancel every job of this cluster, stop the daemons by their PID
@@ -28,8 +29,12 @@ WAIT_S="${LOCAL_SLURM_WAIT_S:-90}"
 log() { echo "local-slurm: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-alive() {  # alive PIDFILE: the process named by PIDFILE is running
-  [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null
+alive() {  # alive PIDFILE: the process named by PIDFILE is running and is the daemon the file is
+  # named after (slurmctld.pid: slurmctld), so that a stale file whose PID was reused never counts
+  local pid
+  [ -s "$1" ] || return 1
+  pid=$(cat "$1")
+  [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$(basename "$1" .pid)" ]
 }
 
 stop_pidfile() {  # stop_pidfile NAME PIDFILE: TERM, wait up to 15 s, then KILL
@@ -191,8 +196,11 @@ status() {
 }
 
 case "${1:-}" in
+  install)
+    [ "$(id -u)" = 0 ] || die "needs root (apt-get)"
+    mkdir -p "$DIR/log"; install_packages ;;
   up) up ;;
   down) down ;;
   status) status ;;
-  *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+  *) echo "usage: $0 install|up|down|status" >&2; exit 2 ;;
 esac

@@ -1,13 +1,14 @@
 """The workflow on a real SLURM cluster: a single-node cluster on localhost (scripts/local-slurm.sh).
 
-A few items of the test preset run through `--profile profiles/slurm` in one temporary copy of the
-repository and locally (`--cores 2`) in another; then:
-* only run jobs went to SLURM, in bundles (at most one SLURM job per 5 run jobs), each bundle asking
-  for 1 CPU, the sum of its jobs' runtimes and the largest of their memories
-  (dpclust.cluster_resources);
+One item of the test preset (13 run jobs) runs through `--profile profiles/slurm`, as shipped, in
+one temporary copy of the repository and, at the same time, locally (`--cores 1`) in another; then:
+* only run jobs went to SLURM, in exactly the planned bundles (dpclust.cluster_resources.bundle_ids;
+  at most one SLURM job per 5 run jobs), each bundle asking for 1 CPU, the sum of its jobs'
+  runtimes and the largest of their memories (dpclust.cluster_resources);
 * every run record and table equals the local run's, wall-time fields aside.
 
-Needs root and the Debian packages (installed by the script with apt-get, ~15 s); skipped elsewhere.
+Needs Linux and root (skipped otherwise, saying so); installs the Debian packages with apt-get if
+missing (~15 s) and is skipped, with apt-get's last words, only if they cannot be installed.
 Runs last (tests/conftest.py): the cluster is stopped afterwards and its slurm.conf put aside, so
 later `snakemake` calls do not stall on the SLURM plugin's `scontrol` probe.
 """
@@ -20,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
@@ -30,10 +32,10 @@ from dpclust.workflow import load_config, plan
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "local-slurm.sh"
-TARGETS = ["results/tables/baselines/table.csv", "results/tables/su2016/fig4.csv"]  # 8 + 2 run jobs
-BUNDLE = 5  # run jobs per SLURM job here: two bundles side by side (the profile's 30: one, in series)
+TARGETS = ["results/tables/su2016/fig2.csv"]  # 13 run jobs: every run job of two synthetic datasets
 WALL_FIELDS = {"wall_time_s", "wall_mean_s", "wall_median_s"}
 PACKAGE_BINARIES = ("slurmctld", "slurmd", "sbatch", "munged")
+TIMEOUT_S = 420  # per Snakemake run; both take 1-3 min on a loaded 2-core machine
 
 
 def _skip_reason() -> str | None:
@@ -41,10 +43,11 @@ def _skip_reason() -> str | None:
         return "a local SLURM cluster needs Linux"
     if os.geteuid() != 0:
         return "starting a local SLURM cluster needs root (apt-get, munge and SLURM daemons)"
-    installed = all(shutil.which(b) or Path("/usr/sbin", b).exists() for b in PACKAGE_BINARIES)
-    if not installed and not shutil.which("apt-get"):
-        return "SLURM is not installed and there is no apt-get to install Debian's slurm-wlm packages"
     return None
+
+
+def _installed() -> bool:
+    return all(shutil.which(b) or Path("/usr/sbin", b).exists() for b in PACKAGE_BINARIES)
 
 
 pytestmark = [
@@ -63,8 +66,13 @@ def _sh(*args, timeout=600, check=True):
 @pytest.fixture(scope="module")
 def cluster():
     """The local cluster, started (and packages installed) unless it is already up; stopped after."""
-    was_up = "slurmctld: running" in _sh("status", check=False).stdout
     t0 = time.perf_counter()
+    if not _installed():  # the one reason to skip: the SLURM binaries cannot be had here
+        out = _sh("install", check=False)
+        if out.returncode != 0 or not _installed():
+            pytest.skip("the SLURM binaries (Debian slurmctld, slurmd, slurm-client, munge) could not be "
+                        f"installed: {(out.stderr.strip().splitlines() or ['?'])[-1]}")
+    was_up = "slurmctld: running" in _sh("status", check=False).stdout
     _sh("up")
     info = {"start_s": time.perf_counter() - t0, "was_up": was_up, "run_ids": []}
     try:
@@ -153,38 +161,55 @@ def _megabytes(mem: str) -> int:
     return int(float(mem[:-1]) * {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 ** 2}[unit])
 
 
+def _profile_bundle_size() -> int:
+    text = (REPO / "profiles" / "slurm" / "config.yaml").read_text()
+    return int(re.search(r"^\s*-\s*runs=(\d+)\s*$", text, re.M).group(1))
+
+
 def test_test_items_run_bundled_on_slurm_with_local_results(cluster, tmp_path_factory, mirror, capsys):
     work_local = _copy_repo(tmp_path_factory.mktemp("local"))
     work_slurm = _copy_repo(tmp_path_factory.mktemp("slurm"))
-    config = load_config(work_slurm / "config", overrides={"preset": "test"})
-    items = [plan(config).item(*t.removeprefix("results/tables/").removesuffix(".csv").split("/"))
-             for t in TARGETS]
-    run_jobs = list({j.path: j for item in items for j in item.runs}.values())
+    the_plan = plan(load_config(work_slurm / "config", overrides={"preset": "test"}))
+    items = [the_plan.item(*t.removeprefix("results/tables/").removesuffix(".csv").split("/")) for t in TARGETS]
+    run_jobs = {j.path: j for item in items for j in item.runs}
+    # The bundles the profile forms (dpclust.cluster_resources.bundle_ids over the whole plan), as far
+    # as they hold jobs of TARGETS
+    bundle_of = cluster_resources.bundle_ids(the_plan.runs, _profile_bundle_size())
+    bundles: dict[str, list] = {}
+    for path, job in run_jobs.items():
+        bundles.setdefault(bundle_of[path], []).append(job)
 
-    _, local_s = _snakemake(work_local, mirror, "--cores", "2", timeout=600)
-    log, slurm_s = _snakemake(
-        work_slurm, mirror, "--profile", "profiles/slurm", "--group-components", f"runs={BUNDLE}",
-        "--slurm-init-seconds-before-status-checks", "5", timeout=900, run_ids=cluster["run_ids"])
+    # Both at once: the SLURM run mostly waits (submission, status polls), the local one computes.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        slurm = pool.submit(_snakemake, work_slurm, mirror, "--profile", "profiles/slurm",
+                            "--slurm-init-seconds-before-status-checks", "2", timeout=TIMEOUT_S,
+                            run_ids=cluster["run_ids"])
+        local = pool.submit(_snakemake, work_local, mirror, "--cores", "1", timeout=TIMEOUT_S)
+        log, slurm_s = slurm.result()
+        _, local_s = local.result()
 
     assert len(cluster["run_ids"]) == 1, log[-4000:]
     run_id = cluster["run_ids"][0]
-    submitted = re.findall(r"has been submitted with SLURM jobid (\d+) \(log: .*?/slurm_logs/(\w+?)/", log)
-    kinds = {kind for _, kind in submitted}
-    jobs = _slurm_jobs(run_id)
+    submitted = dict(re.findall(r"has been submitted with SLURM jobid (\d+) \(log: .*?/slurm_logs/([^/]+)/", log))
+    jobs = {j["id"]: j for j in _slurm_jobs(run_id)}
     with capsys.disabled():
-        print(f"\nlocal SLURM cluster: up in {cluster['start_s']:.1f} s; {len(run_jobs)} run jobs: "
-              f"local --cores 2 {local_s:.1f} s, SLURM {slurm_s:.1f} s in {len(jobs)} SLURM jobs")
+        print(f"\nlocal SLURM cluster: up in {cluster['start_s']:.1f} s; {len(run_jobs)} run jobs: local --cores 1 "
+              f"{local_s:.1f} s, SLURM {slurm_s:.1f} s in {len(jobs)} SLURM jobs (side by side)")
 
-    # Only the run jobs were submitted, bundled; the cluster saw exactly those jobs, all completed.
-    assert kinds == {"group_runs_run"}, f"jobs other than run bundles went to SLURM: {kinds}"
-    assert sorted(j["id"] for j in jobs) == sorted(i for i, _ in submitted)
-    assert all(j["state"] == "COMPLETED" for j in jobs), jobs
+    # Only run jobs were submitted, in the planned bundles; the cluster saw exactly those, all completed.
+    assert all(re.fullmatch(r"group_runs_.+_run", kind) for kind in submitted.values()), \
+        f"jobs other than run bundles went to SLURM: {sorted(set(submitted.values()))}"
+    assert sorted(submitted.values()) == sorted(f"group_{b}_run" for b in bundles), (submitted, sorted(bundles))
+    assert sorted(jobs) == sorted(submitted)
+    assert all(j["state"] == "COMPLETED" for j in jobs.values()), jobs
     assert 0 < len(jobs) <= len(run_jobs) / 5, f"{len(jobs)} SLURM jobs for {len(run_jobs)} run jobs"
     # Each bundle: one CPU, its jobs' runtimes summed (in series), the largest of their memories.
-    assert all(j["cpus"] == 1 for j in jobs), jobs
-    assert sum(j["limit_min"] for j in jobs) == sum(cluster_resources.runtime_min(r) for r in run_jobs)
-    mems = {cluster_resources.mem_mb(r) for r in run_jobs}
-    assert all(j["mem_mb"] in mems for j in jobs) and max(j["mem_mb"] for j in jobs) == max(mems), (jobs, mems)
+    for jobid, kind in submitted.items():
+        members = bundles[kind.removeprefix("group_").removesuffix("_run")]
+        want = (1, sum(cluster_resources.runtime_min(r) for r in members),
+                max(cluster_resources.mem_mb(r) for r in members))
+        got = jobs[jobid]
+        assert (got["cpus"], got["limit_min"], got["mem_mb"]) == want, (kind, got, want)
 
     # Same results as the local run, wall times aside.
     local_records, slurm_records = _records(work_local), _records(work_slurm)

@@ -168,3 +168,27 @@ def runtime_min(job, attempt: int = 1) -> int:
 def mem_mb(job, attempt: int = 1) -> int:
     """SLURM memory (MB) of one run job; a bundle asks for the largest over its jobs."""
     return _estimate_cached(job).mem_mb(attempt)
+
+
+def bundle_ids(jobs, size: int) -> dict[str, str]:
+    """The bundle (Snakemake group id) of each run job, by its output path: `runs_<dataset>_<i>`.
+
+    Jobs of one dataset, in order of their paths, are cut into bundles of at most `size`. Bundles are
+    fixed here, from the plan, rather than left to Snakemake's `--group-components` alone: Snakemake
+    (9.27) forms groups again after every checkpoint (here: every prepared dataset) and then merges
+    groups it had already merged, so bundles grew past their size (a "bundle" of 280 run jobs) and
+    asked SLURM for the runtime of a few of their jobs only (snakemake/snakemake#1628, #2151).
+    With one id per bundle, each id holding at most `size` jobs, `--group-components runs=size`
+    merges exactly one bundle's jobs, however often it runs. One dataset per bundle: a bundle's
+    jobs enter the workflow together, when that dataset's checkpoint completes.
+    """
+    if size < 1:
+        raise ValueError(f"bundle size must be positive, not {size}")
+    by_dataset: dict[str, list[str]] = {}
+    for job in jobs:
+        by_dataset.setdefault(job.dataset, []).append(job.path)
+    out: dict[str, str] = {}
+    for dataset, paths in by_dataset.items():
+        for i, path in enumerate(sorted(set(paths))):
+            out[path] = f"runs_{dataset}_{i // size}"
+    return out

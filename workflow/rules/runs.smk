@@ -24,6 +24,8 @@ rule run:
         block=r"\d+",
         eps=r"[0-9.e+-]+|none",
     threads: 1
+    group:
+        run_group  # bundles under profiles/slurm (workflow/rules/cluster.smk); none otherwise
     params:
         # one param (one function call per job): the spec, the data's content id, the code hash
         args=run_args,
