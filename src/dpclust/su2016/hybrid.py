@@ -27,6 +27,7 @@ from .common import OpenUnitInterval, sum_sensitivity_radius
 from .dplloyd import CLIP_CENTERS, MIN_COUNT, noisy_lloyd_step
 from .eugkm import SETTINGS as EUGKM_SETTINGS
 from .eugkm import eugkm_centers
+from .guarantees import HYBRID
 
 #: EUGkM's settings (its stage runs with them) plus the rule and the one DPLloyd iteration.
 SETTINGS = EUGKM_SETTINGS.extend(
@@ -48,7 +49,7 @@ def epsilon_threshold(n: int, k: int, d: int, r_geom: float, r_sens: float, rho:
     return (X / Y) ** ((2.0 + d) / (2.0 * d))
 
 
-@declared(SETTINGS)
+@declared(SETTINGS, guarantee=HYBRID)
 def hybrid(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """The hybrid approach (§6.3): EUGkM(ε/2) + one DPLloyd iteration(ε/2) if Inequality 15 holds
     (or `mode` forces it), else EUGkM(ε)."""
