@@ -20,7 +20,7 @@ BOUNDS = [-1.0, 1.0]
 
 #: The resolved settings of every su2016 algorithm (as the config listed them before the migration,
 #: with the fidelity fixes: EUGkM releases every cell — no max_synopsis_cells, a max_grid_cells memory
-#: guard —, Gene declares no x/min_rounds, the GA's mutation decay is 0.97, and the many-restarts
+#: guard —, Gene declares no x/min_rounds and its mutation decay is 0.97, and the many-restarts
 #: Lloyd of §6.4's cluster sizes).
 TODAY = {
     "su2016.dplloyd": {"allocation": "uniform", "clip_centers": True, "init": "sphere_packing", "init_max_tries": 100,
@@ -53,7 +53,7 @@ TODAY = {
                      "record_trace": False, "tol": 0.0},
     "su2016.lloyd_restarts": {"init": "kmeans++", "init_max_tries": 100, "init_search_steps": 20, "max_iter": 300,
                               "record_trace": False, "tol": 0.0},
-    "su2016.pgkm": {"chunk_entries": 4000000, "min_rounds": 8, "mutation_decay": 0.97, "mutation_scale": 0.5,
+    "su2016.pgkm": {"chunk_entries": 4000000, "min_rounds": 8, "mutation_decay": 0.8, "mutation_scale": 0.5,
                     "pool_size": 200, "selected": 10, "x": 0.00125},
 }
 
@@ -185,9 +185,11 @@ def test_every_algorithm_declares_its_guarantee_and_relation():
 
 def test_gene_declares_only_what_it_reads():
     """Gene runs `generations` rounds: PGkM's x and min_rounds (its N- and ε-dependent round count)
-    are not Gene settings; the mutation decay is declared once for both."""
+    are not Gene settings; Gene's mutation decay is chosen for its 100-generation horizon (0.97),
+    PGkM keeps 0.8 over its 8-13 rounds."""
     assert "x" not in privgene.gene.settings and "min_rounds" not in privgene.gene.settings
     assert {"x", "min_rounds"} <= set(privgene.pgkm.settings)
-    assert privgene.gene.settings["mutation_decay"].default == privgene.pgkm.settings["mutation_decay"].default == 0.97
+    assert privgene.gene.settings["mutation_decay"].default == 0.97
+    assert privgene.pgkm.settings["mutation_decay"].default == 0.8
     with pytest.raises(DPClustError):
         privgene.gene(np.zeros((10, 2)), 2, None, 0.0, np.random.default_rng(0), {"bounds": [-1, 1], "x": 1.0})
