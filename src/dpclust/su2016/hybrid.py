@@ -14,7 +14,12 @@ geometric terms (Y) and max(|lo|, |hi|) for the sensitivity term (d·r + 1); bot
 paper's [−1, 1] domain. N is public (as in the paper).
 
 Protocol note: the paper runs EUGkM 10 times and DPLloyd 10 times on each result (100 values); we
-run 100 independent (synopsis, DPLloyd) pairs, which has the same expected NICV.
+run 100 independent (synopsis, DPLloyd) pairs, which has the same expected NICV. The EUGkM stage
+releases the noisy count of every grid cell (eugkm.py).
+
+Guarantee (guarantees.HYBRID): ε-DP for add/remove neighbours with N public (the grid of Eq. 4 and
+the switch of Inequality 15 are computed from the public N, the same for both neighbours); the
+Laplace noise is calibrated to add/remove sensitivities, so under replace-one it is 2ε-DP.
 """
 
 from __future__ import annotations

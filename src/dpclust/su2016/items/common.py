@@ -412,6 +412,22 @@ def all_of(decisions) -> bool | None:
     return None if any(d is None for d in decisions) else True
 
 
+def fill_why(why: str, cells=(), interval: Interval | None = None) -> str:
+    """A claim's `why` (from the item's `claims.why`: the judgement, e.g. "genuine: ...") with the
+    run's numbers filled in: {failing} → the failing cells (their labels carry their intervals),
+    {estimate}/{low}/{high} → the claim's interval."""
+    if not why:
+        return ""
+    failing = ", ".join(label for label, d in cells if d is False)
+    values = {"failing": failing or "none"}
+    if interval is not None:
+        values.update(estimate=fmt(interval.estimate), low=fmt(interval.low), high=fmt(interval.high))
+    try:
+        return why.format(**values)
+    except (KeyError, IndexError, ValueError):
+        return why
+
+
 def fraction_check(claim: str, cells, need: float, detail: str = "", why: str = "", strict: bool = False) -> Check:
     """A claim "in at least a fraction `need` of the cells" (more than, if `strict`), from per-cell
     decisions (label, True/False/None). The quantity is the fraction of cells that hold; its
@@ -436,7 +452,7 @@ def fraction_check(claim: str, cells, need: float, detail: str = "", why: str = 
     if detail:
         text += f"; {detail}"
     return Check(claim, holds, text, quantity=iv.estimate, ci=(iv.low, iv.high), threshold=f"{side} {need:g}",
-                 why=why if holds is False else "", undecided=holds is None)
+                 why=fill_why(why, cells) if holds is False else "", undecided=holds is None)
 
 
 def interval_text(iv: Interval) -> str:
@@ -444,15 +460,16 @@ def interval_text(iv: Interval) -> str:
 
 
 def every_check(claim: str, cells, detail: str = "", why: str = "") -> Check:
-    """`dpclust.claims.every` (kept here so the items import one module)."""
-    return every(claim, cells, detail, why)
+    """`dpclust.claims.every`, with the failing cells filled into `why` (see `fill_why`)."""
+    cells = list(cells)
+    return every(claim, cells, detail, fill_why(why, cells))
 
 
 def decided(claim: str, iv: Interval, threshold: float, side: str, detail: str = "", why: str = "") -> Check:
     """One claim decided on one interval (`dpclust.claims.decide`)."""
     from ...claims import decide
 
-    return decide(claim, iv, threshold, side, detail, why)
+    return decide(claim, iv, threshold, side, detail, fill_why(why, interval=iv))
 
 
 def synthetic_cell(table, algorithm, K, D, group=None):

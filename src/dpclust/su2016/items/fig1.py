@@ -51,13 +51,16 @@ def check_fig1(table, item) -> list[Check]:
     cells = []
     for ds in avail:
         for e in eps:
-            decs = [_compare(table, ds, e, GKM, other, ">")[0] for other in (DPLLOYD, EUGKM, PGKM, GKM3K)
-                    if cell_stats(table, ds, other, e) is not None]
-            if cell_stats(table, ds, GKM, e) is not None and decs:
-                cells.append((_label(item, ds, e), all_of(decs)))
+            comps = [(other, *_compare(table, ds, e, GKM, other, ">")) for other in (DPLLOYD, EUGKM, PGKM, GKM3K)
+                     if cell_stats(table, ds, other, e) is not None]
+            if cell_stats(table, ds, GKM, e) is not None and comps:
+                worst = [f"− {name(item, o)} {interval_text(iv)}" for o, dec, iv in comps if dec is not True]
+                cells.append((f"{_label(item, ds, e)}" + (f" ({n_gkm} {'; '.join(worst)})" if worst else ""),
+                              all_of(dec for _, dec, _ in comps)))
     need = float(claims["gkm_worst_fraction"])
     out.append(fraction_check(f"{n_gkm} is the worst method (§5.1/§5.2)", cells, need,
-                              f"a cell holds if {n_gkm}'s mean NICV is above every other method's (Welch 95 %)"))
+                              f"a cell holds if {n_gkm}'s mean NICV is above every other method's (Welch 95 %)",
+                              why=claims.get("why", {}).get("gkm_worst", "")))
     # 2. DPLloyd is the best interactive method, except possibly on one dataset at small ε
     exempt = claims["dplloyd_best_exempt"]
     ex_ds, ex_eps = exempt["dataset"], float(exempt["below_epsilon"])
@@ -74,46 +77,48 @@ def check_fig1(table, item) -> list[Check]:
                 exc.append(f"{_label(item, ds, e)}: " + ", ".join(f"{n_dpl} − {name(item, o)} {interval_text(iv)}"
                                                                    for o, _, iv in comps))
                 continue
-            cells.append((_label(item, ds, e), all_of(d for _, d, _ in comps)))
+            lose = [f"− {name(item, o)} {interval_text(iv)}" for o, d, iv in comps if d is not True]
+            cells.append((f"{_label(item, ds, e)}" + (f" ({n_dpl} {'; '.join(lose)})" if lose else ""),
+                          all_of(d for _, d, _ in comps)))
     need = float(claims["dplloyd_best_fraction"])
     out.append(fraction_check(f"{n_dpl} is the best interactive method except possibly "
                               f"{dataset_name(item, ex_ds)} at ε < {ex_eps:g} (§5.1)", cells, need,
-                              f"exempt cells: {'; '.join(exc) or 'none'}"))
+                              f"exempt cells: {'; '.join(exc) or 'none'}",
+                              why=claims.get("why", {}).get("dplloyd_best", "")))
     # 3. EUGkM beats DPLloyd on low-d datasets at small ε
     small_eps = float(claims["small_epsilon"])
     low = [d for d in claims["low_d"] if d in avail]
-    cells, parts = [], []
+    cells = []
     for ds in low:
         for e in (x for x in eps if x <= small_eps):
             dec, iv = _compare(table, ds, e, EUGKM, DPLLOYD, "<")
             if iv is not None:
-                cells.append((_label(item, ds, e), dec))
-                parts.append(f"{_label(item, ds, e)}: {n_eug} − {n_dpl} {interval_text(iv)}")
+                cells.append((f"{_label(item, ds, e)} ({n_eug} − {n_dpl} {interval_text(iv)})", dec))
     out.append(every_check(f"{n_eug} beats {n_dpl} on the low-dimensional datasets at small ε (≤ {small_eps:g}) (§5.1)",
-                           cells, "; ".join(parts)))
+                           cells, "", why=claims.get("why", {}).get("eugkm_low_d", "")))
     # 4. DPLloyd beats EUGkM on the high-dimensional datasets almost always
     high = [d for d in claims["high_d"] if d in avail]
-    cells, parts = [], []
+    cells = []
     for ds in high:
         for e in eps:
             dec, iv = _compare(table, ds, e, DPLLOYD, EUGKM, "<")
             if iv is not None:
-                cells.append((_label(item, ds, e), dec))
-                parts.append(f"ε={e:g}: {interval_text(iv)}")
+                cells.append((f"{_label(item, ds, e)} ({n_dpl} − {n_eug} {interval_text(iv)})", dec))
     need = float(claims["dplloyd_high_d_fraction"])
     why = claims.get("why", {}).get("dplloyd_high_d", "")
     out.append(fraction_check(f"{n_dpl} beats {n_eug} on the high-dimensional datasets "
                               f"({', '.join(dataset_name(item, d) for d in claims['high_d'])}) in almost all ε (§5.1)",
-                              cells, need, f"{n_dpl} − {n_eug}: " + "; ".join(parts), why=why))
+                              cells, need, "", why=why))
     # 5. GkM-3K improves on GkM (§5.2)
     cells = []
     for ds in avail:
         for e in eps:
             dec, iv = _compare(table, ds, e, GKM3K, GKM, "<")
             if iv is not None:
-                cells.append((_label(item, ds, e), dec))
+                cells.append((f"{_label(item, ds, e)} ({n_3k} − {n_gkm} {interval_text(iv)})", dec))
     need = float(claims["gkm3k_fraction"])
-    out.append(fraction_check(f"{n_3k} is much better than {n_gkm} (§5.2)", cells, need))
+    out.append(fraction_check(f"{n_3k} is much better than {n_gkm} (§5.2)", cells, need,
+                              why=claims.get("why", {}).get("gkm3k", "")))
     for ds in panels:
         if ds not in avail:
             out.append(Check(f"Figure 1 panel {dataset_name(item, ds)}", None, availability(table, ds)[1]))

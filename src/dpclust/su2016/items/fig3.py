@@ -102,6 +102,7 @@ def render_fig3(table, item, stem):
 @plain_bools
 def check_fig3(table, item) -> list[Check]:
     e0 = float(item["claims"]["gkm_exponent"])
+    whys = item["claims"].get("why") or {}
     n_gkm, n_sag, n_noise = (name(item, a) for a in LINES)
     out = []
     for ds in available(table, item["options"]["panels"]):
@@ -117,7 +118,8 @@ def check_fig3(table, item) -> list[Check]:
             iv = diff_of(stats_of(noise.iloc[0]), stats_of(sag.iloc[0]))
             out.append(decided(claim, iv, 0.0, ">", f"{n_noise} − {n_sag} = {interval_text(iv)} "
                                                      f"({n_noise} {fmt(noise.iloc[0]['nicv_mean'])}, "
-                                                     f"{n_sag} {fmt(sag.iloc[0]['nicv_mean'])})"))
+                                                     f"{n_sag} {fmt(sag.iloc[0]['nicv_mean'])})",
+                               why=whys.get("noise_dominates", "")))
         g = part[(part["algorithm"] == GKM) & part["same_as"].isna()].sort_values("exponent")
         ref = g[np.isclose(g["exponent"], e0)]
         smaller = g[g["exponent"] < e0 - 1e-9]
@@ -128,5 +130,6 @@ def check_fig3(table, item) -> list[Check]:
         best = smaller.loc[smaller["nicv_mean"].idxmin()]
         iv = diff_of(stats_of(best), stats_of(ref.iloc[0]))
         out.append(decided(claim, iv, 0.0, "<", f"{n_gkm} at e = {best['exponent']:g} (ℓ = {fmt(best['blocks'])}) − "
-                                                f"at e = {e0:g}: {interval_text(iv)}"))
+                                                f"at e = {e0:g}: {interval_text(iv)}",
+                           why=whys.get("smaller_blocks", "")))
     return out or [Check("Figure 3 claims", None, "no dataset available")]

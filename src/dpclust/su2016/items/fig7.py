@@ -89,5 +89,5 @@ def check_fig7(table, item) -> list[Check]:
                   f"({n_dpl} {fmt(math.exp(a[0]))} s, {n_eug} {fmt(math.exp(b[0]))} s per run; EUGkM grid "
                   f"m = {fmt(cells)} per dimension); machine- and load-dependent (see caption)")
         out.append(decided(claim, iv, 0.0, "<", detail + " — quantity: difference of mean log seconds",
-                           why=options.get("why", {}).get(ds, "")))
+                           why=(item.get("claims") or {}).get("why", {}).get(ds, "")))
     return out or [Check("Figure 7 claim", None, f"no run at ε = {eps:g}")]
