@@ -201,6 +201,7 @@ MIRROR = os.environ.get("DPCLUST_DATA_MIRROR", "/work/shared/datasets")
 @pytest.mark.skipif(not Path(MIRROR, "sipu").exists(), reason="no local dataset mirror")
 def test_fig4_end_to_end_test_preset_is_deterministic(tmp_path):
     from dpclust.pipeline import run_item_locally
+    from dpclust.records import load_records
 
     repo = Path(__file__).resolve().parents[2] / "config"
     cfg = tmp_path / "cfg"
@@ -216,17 +217,18 @@ def test_fig4_end_to_end_test_preset_is_deterministic(tmp_path):
                          mirror=MIRROR, log=lambda *_: None)
         recs = sorted((tmp_path / name / "results" / "runs").rglob("*.json"))
         assert recs and (tmp_path / name / "results" / "figures" / "su2016" / "fig4.png").exists()
-        loaded = []
-        for p in recs:
-            r = json.loads(p.read_text())
+        loaded = load_records(recs)          # schema 2: runs flattened (diagnostics + released)
+        for r in loaded:
             for run in r["runs"]:
                 run.pop("wall_time_s")
-            loaded.append(r)
         outs.append(loaded)
     assert outs[0] == outs[1]
     lloyd = [r for r in outs[0] if r["algorithm"] == "su2016.lloyd"][0]
     assert all(run["epsilon_spent"] == 0 for run in lloyd["runs"])
     assert len(lloyd["runs"][0]["info"]["trace_nicv"]) >= 1
+    # Lloyd and Gene are non-private analyses: their records say so
+    for r in outs[0]:
+        assert r["guarantee"]["kind"] == "non-private", r["guarantee"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -411,3 +413,20 @@ def test_table1_mismatch_carries_its_explanation():
            "Adult-num,48842.0,48841,6,6,5,5,75.0,75,3256,3256,ok,,adult_num\n")
     out = table1.check_table1(pd.read_csv(io.StringIO(csv)), {"claims": {"why": {"adult_num": "genuine: x"}}})
     assert out[0].holds is False and out[0].why.startswith("genuine: x") and "N ours 48842 vs paper 48841" in out[0].why
+
+
+def test_cluster_stats_with_one_shared_set_uses_the_runs_not_an_infinite_interval():
+    """Figure 3 runs share ONE initial set (init_sets 1): its intervals are conditional on that set
+    (n = runs), not n = 1 sets (which gave [-inf, inf] and left both Figure 3 claims undecidable);
+    with several shared sets the per-set means stay the samples."""
+    import pandas as pd
+
+    one = pd.DataFrame({"cell": ["a"] * 3, "init_seed": [7, 7, 7], "seed": [0, 1, 2], "nicv": [1.0, 2.0, 4.0]})
+    st = common._cluster_stats(one, ["cell"]).iloc[0]
+    assert st["ci_n"] == 3 and st["ci_sd"] == pytest.approx(pd.Series([1.0, 2.0, 4.0]).std())
+    two = pd.DataFrame({"cell": ["a"] * 4, "init_seed": [7, 7, 8, 8], "seed": [0, 1, 2, 3],
+                        "nicv": [1.0, 3.0, 5.0, 7.0]})
+    st = common._cluster_stats(two, ["cell"]).iloc[0]
+    assert st["ci_n"] == 2 and st["ci_sd"] == pytest.approx(pd.Series([2.0, 6.0]).std())
+    iv = common.diff_of((3.0, 1.0, 3), (1.0, 1.0, 3))
+    assert abs(iv.low) < float("inf") and abs(iv.high) < float("inf")

@@ -19,7 +19,8 @@ of the difference of their mean NICVs (`stats_of` gives each row's (mean, sd, n)
 combination of cell means (growth of a gap from d = 2 to d = 10, a difference of growths) is a
 Welch–Satterthwaite interval (`linear_ci`). For runs that share initial sets (DPLloyd: 30
 sphere-packing sets × repetitions, §5.1) the sd and n are those of the per-set means (`ci_sd`,
-`ci_n`): runs from one set are not independent. A claim over cells is decided with `every`, a claim
+`ci_n`): runs from one set are not independent; when all runs share ONE set (Figure 3's 'best known
+centroids') the interval is conditional on that set and uses the runs' own sd and count. A claim over cells is decided with `every`, a claim
 "in at least a fraction f of the cells" with `fraction_check` (the fraction of cells that hold, with
 the undecided cells counted on either side as its interval). The baseline is a constant (the
 minimum over its runs), so it cancels or shifts intervals but adds no width.
@@ -77,7 +78,7 @@ def baseline_sizes(records: list[dict], algorithms=(BASELINE,)) -> dict:
 
 def _cluster_stats(ok: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Per cell: the sd and number of the per-initial-set means (`ci_sd`, `ci_n`) when runs share
-    initial sets (several runs per init_seed), else the runs' own sd and count."""
+    initial sets (several runs per init_seed, several sets), else the runs' own sd and count."""
     ok = ok.assign(set_key=[f"i{i}" if i == i and i is not None else f"s{s}"
                             for i, s in zip(ok["init_seed"], ok["seed"])])   # no init_seed: its own set
     per_set = ok.groupby(keys + ["set_key"], dropna=False)["nicv"].agg(["mean", "size"]).reset_index()
@@ -85,7 +86,11 @@ def _cluster_stats(ok: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
                                                   max_per_set=("size", "max")).reset_index()
     raw = ok.groupby(keys, dropna=False)["nicv"].agg(raw_sd="std", raw_n="size").reset_index()
     out = out.merge(raw, on=keys, how="left")
-    shared = out["max_per_set"] > 1
+    # several runs per set, and several sets: the per-set means are the independent samples. With ONE
+    # set (Figure 3's single 'best known centroids', init_sets 1) there is no between-set spread to
+    # estimate; the claim is about that fixed set, so the runs' own sd and count are used (conditional
+    # on the set) rather than an infinite interval from n = 1
+    shared = (out["max_per_set"] > 1) & (out["ci_n"] > 1)
     out["ci_sd"] = out["ci_sd"].where(shared, out["raw_sd"])
     out["ci_n"] = out["ci_n"].where(shared, out["raw_n"])
     return out[keys + ["ci_sd", "ci_n"]]

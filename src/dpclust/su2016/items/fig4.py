@@ -95,6 +95,7 @@ def render_fig4(table, item, stem):
     fig, axes = panel_grid(len(panels) + (1 if len(sens) > 1 else 0), ncols=3)
     if len(sens) > 1:
         _sensitivity_panel(axes[len(panels)], table, item, sens)
+    handles, labels = [], []
     for ax, ds in zip(axes, panels):
         title = dataset_name(item, ds)
         status, reason = availability(table, ds)
@@ -112,8 +113,11 @@ def render_fig4(table, item, stem):
         ax.set_title(title)
         ax.set_xlabel("iterations")
         ax.set_ylabel("NICV")
-        ax.legend(fontsize=7, loc="upper right")
+        if not handles:
+            handles, labels = ax.get_legend_handles_labels()
     tight(fig)
+    if handles:   # one legend, in the grid's free bottom-right space (never over a curve)
+        fig.legend(handles, labels, loc="center", bbox_to_anchor=(0.67, 0.17), fontsize=9)
     save_figure(fig, stem)
 
 
