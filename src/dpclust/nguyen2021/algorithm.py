@@ -343,13 +343,20 @@ def nguyen(X, k, epsilon, delta, rng: np.random.Generator, settings: Mapping[str
         centers = noisy_avg_centers(X, labels, k, eps_ll / lloyd_rounds, delta_ll / lloyd_rounds,
                                     diameter, (lo, hi), rng, acc, label=f"private Lloyd round {j + 1} (NoisyAVG)")
 
-    return ClusteringResult.from_accountant(
-        centers, acc, iterations=lloyd_rounds,
-        jl_dim=emb["jl_dim"], projected_to_sphere=emb["projected_to_sphere"], scales=m,
-        rounds_per_scale=k_prime, eps_E_per_call=eps_E, candidates=int(cand.shape[0]),
-        positive_counts=int(pos.size), points_covered=int((~alive).sum()),
-        empty_picks=int(sum(s["empty_picks"] for s in scale_info)),
-        nonempty_clusters=int(np.unique(nearest(X, centers)).size), scale_trace=scale_info)
+    info = dict(jl_dim=emb["jl_dim"], projected_to_sphere=emb["projected_to_sphere"], scales=m,
+                rounds_per_scale=k_prime, eps_E_per_call=eps_E, candidates=int(cand.shape[0]),
+                positive_counts=int(pos.size), points_covered=int((~alive).sum()),
+                empty_picks=int(sum(s["empty_picks"] for s in scale_info)),
+                nonempty_clusters=int(np.unique(nearest(X, centers)).size), scale_trace=scale_info)
+    if settings["em_sampler"] == "authors":
+        # NOT DP: the accountant's charges are nominal (the sampler is not Lemma 8's mechanism), so the
+        # run reports no (ε, δ) spent; the nominal charges stay in the ledger and in `info`.
+        return ClusteringResult(
+            centers=np.asarray(centers, dtype=float), epsilon_spent=float("nan"), delta_spent=float("nan"),
+            iterations=lloyd_rounds, ledger=[[c.label, c.epsilon, c.delta] for c in acc.ledger],
+            info=info | {"nominal_epsilon": acc.spent_epsilon, "nominal_delta": acc.spent_delta,
+                         "privacy_note": "NOT DP: " + guarantee(settings).note})
+    return ClusteringResult.from_accountant(centers, acc, iterations=lloyd_rounds, **info)
 
 
 Nguyen = estimator_for(nguyen, nguyen.settings.defaults(), "Nguyen")

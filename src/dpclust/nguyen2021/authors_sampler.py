@@ -41,6 +41,9 @@ points (d' = 5), so here:
     |Q|·(e^{s·U_Q} − 1)).
 * **T and K** are estimated without bias from `estimate_draws` proposals of the same law
   (T = mass of the envelope × mean acceptance probability; K likewise with weight 1[c ≥ 1]/proposal).
+  On a sparse grid (partition regime, no acceptable proposal among `MAX_ESTIMATE_DRAWS`) the envelope
+  is first refined as the rejection sampler does until one covered point is accepted (`warmups` in
+  the trace), and the estimate is drawn afresh on the finer partition.
 * **M** is bracketed: M_lo = the largest exact cover found (estimation proposals; in the partition
   regime also a branch-and-bound refinement of the leaves with the largest bound U until
   s·(max U − M_lo) ≤ `M_TOLERANCE` or `MAX_BOUND_STEPS` refinements), M_hi = M̄ or max U; p uses
@@ -213,7 +216,15 @@ class AuthorsScale:
             if a.any():
                 break
             if N >= MAX_ESTIMATE_DRAWS:
-                raise DPClustError(f"authors' sampler: no covered grid point among {used} proposals at R = {self.R:.3g}")
+                if self.regime != "partition":
+                    raise DPClustError(f"authors' sampler: no covered grid point among {used} proposals at R = {self.R:.3g}")
+                # A sparse grid (few covered points among |G|): the envelope is still too coarse. Refine it
+                # the way a rejection sampler does until one covered point is accepted (GridEM.draw, capped
+                # by `em_max_trials`), then estimate afresh on the finer partition (terms stay unbiased).
+                _, c_warm, warm = self.em.draw(rng)
+                used += warm
+                M_lo = max(M_lo, int(c_warm))
+                self.trace["warmups"] = self.trace.get("warmups", 0) + 1
             N = min(2 * N, MAX_ESTIMATE_DRAWS)
         self.trace["trials"] += used
         log_T = float(np.logaddexp.reduce(log_t)) - math.log(N)
@@ -316,4 +327,4 @@ def authors_grid_cover(P_all: np.ndarray, alive: np.ndarray, t: float, r: float,
         b, c = scale.pick(rng)
         centres[j] = b * t
         counts[j] = c
-    return centres, counts, int(scale.trace["trials"]), scale.summary()
+    return centres, counts, int(scale.trace["trials"]), scale.summary() | {"warmups": int(scale.trace.get("warmups", 0))}
