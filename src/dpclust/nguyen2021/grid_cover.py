@@ -89,7 +89,9 @@ def lemma7_offsets(dprime: int, ratio: float) -> np.ndarray:
 
 
 class AliveTree:
-    """A k-d tree over the remaining points of D' (`alive`), rebuilt when points leave: exact
+    """A k-d tree over the remaining points of D' (`alive`), rebuilt when points leave (`remove`,
+    the only way points may leave once a `GridEM` shares the index: its leaves re-filter their
+    members only when the index's version changed): exact
     strict covers {p alive : ‖g − p‖ < R} of grid points in O(log n + cover) instead of a scan of
     a leaf's members. Queries use radius R·(1 + 1e-9) (a superset) and then the exact strict test
     in float64, so a cover is the same set whichever way it is counted."""
