@@ -55,8 +55,7 @@ def main() -> None:
           f"eps spent {res.epsilon_spent:.6g}, delta spent {res.delta_spent:.3g}; "
           f"k-means objective {kmeans_cost(X, res.centers):.4g}")
     t0 = time.perf_counter()
-    res2 = sulq(X, args.k, 1.0, 1e-6, np.random.default_rng(0),
-                {**settings, "iterations": 20, "count_fraction": 0.5, "sum_mechanism": "gaussian"})
+    res2 = sulq(X, args.k, 1.0, 1e-6, np.random.default_rng(0), settings)   # declared defaults: §7's 20 iterations
     print(f"SuLQ (20 iterations), k={args.k}: {time.perf_counter() - t0:.2f} s; "
           f"objective {kmeans_cost(X, res2.centers):.4g}")
     peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2

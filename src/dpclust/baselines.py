@@ -189,7 +189,7 @@ def lloyd_algorithm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     return ClusteringResult(res.centers, 0.0, 0.0, res.iterations, info)
 
 
-@declared(KMEDIAN_SETTINGS)
+@declared(KMEDIAN_SETTINGS, objective="kmedian")
 def kmedian_algorithm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Non-private k-median++ plus `settings['max_iter']` Lloyd-median iterations."""
     init_rng = np.random.default_rng(settings["init_seed"])

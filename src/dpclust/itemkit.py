@@ -119,6 +119,8 @@ def availability(table: pd.DataFrame, dataset: str) -> tuple[str, str]:
 def short_reason(reason: str) -> str:
     """Why a dataset is unavailable, in three words or so (the full reason is in the log/table)."""
     text = str(reason or "").lower()
+    if "not run in this preset" in text:
+        return "not run in this preset"
     if "no public" in text or "no public download" in text:
         return "no public source"
     if "unreachable" in text or "name or service" in text or "network" in text or "timed out" in text:

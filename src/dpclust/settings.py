@@ -70,6 +70,7 @@ class Interval(Constraint):
     lo: float | None = None
     hi: float | None = None
     open_lo: bool = False
+    open_hi: bool = False
 
     def error(self, value):
         if self.kind is int:
@@ -79,14 +80,14 @@ class Interval(Constraint):
             return f"expected a finite number, got {value!r}"
         if self.lo is not None and (value <= self.lo if self.open_lo else value < self.lo):
             return f"must be {'>' if self.open_lo else '>='} {self.lo:g}, got {value!r}"
-        if self.hi is not None and value > self.hi:
-            return f"must be <= {self.hi:g}, got {value!r}"
+        if self.hi is not None and (value >= self.hi if self.open_hi else value > self.hi):
+            return f"must be {'<' if self.open_hi else '<='} {self.hi:g}, got {value!r}"
         return None
 
     def __str__(self):
         lo = "-inf" if self.lo is None else f"{self.lo:g}"
         hi = "inf" if self.hi is None else f"{self.hi:g}"
-        return f"{self.kind.__name__} in {'(' if self.open_lo else '['}{lo}, {hi}]"
+        return f"{self.kind.__name__} in {'(' if self.open_lo else '['}{lo}, {hi}{')' if self.open_hi else ']'}"
 
 
 class Options(Constraint):
@@ -298,10 +299,17 @@ def not_dp(reason: str, relation: str = "add/remove one record") -> Guarantee:
     return Guarantee("not DP as published", reason, relation)
 
 
-def declared(settings: Settings, guarantee: Guarantee | Callable[[Mapping], Guarantee] | None = None) -> Callable:
+OBJECTIVES = ("kmeans", "kmedian")
+
+
+def declared(settings: Settings, guarantee: Guarantee | Callable[[Mapping], Guarantee] | None = None,
+             objective: str = "kmeans") -> Callable:
     """Decorator: the algorithm receives `settings.complete(given)` (defaults filled, checked) and
     exposes the declaration as `function.settings`; `guarantee` (a `Guarantee`, or a function of the
-    complete settings returning one) says what it guarantees, as `function.guarantee(settings)`."""
+    complete settings returning one) says what it guarantees, as `function.guarantee(settings)`;
+    `objective` is the cost it minimises (kmeans: sum of squared distances, kmedian: of distances)."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
 
     def wrap(function):
         @functools.wraps(function)
@@ -310,6 +318,7 @@ def declared(settings: Settings, guarantee: Guarantee | Callable[[Mapping], Guar
                             settings.complete(settings_given, where=function.__name__))
 
         algorithm.settings = settings
+        algorithm.objective = objective
         if guarantee is not None:
             algorithm.guarantee = guarantee if callable(guarantee) else (lambda _settings: guarantee)
         return algorithm

@@ -189,14 +189,10 @@ def resolve_algorithm(config: dict, name: str, params: dict | None = None, where
     function = import_object(entry["function"])
     declared = settings_of(function)
     label = f"{where}: {name}" if where else name
-    if declared is not None:
-        settings = declared.complete(overrides, where=label)
-    else:  # an undeclared function: its config entry lists every setting
-        unknown = sorted(set(params or {}) - set(entry.get("settings") or {}))
-        if unknown:
-            raise DPClustError(f"{label} has no setting(s) {unknown}; its settings are "
-                               f"{sorted(entry.get('settings') or {})}")
-        settings = overrides
+    if declared is None:
+        raise DPClustError(f"{label}: {entry['function']} declares no settings; decorate it with "
+                           "dpclust.settings.declared (see docs/ADD_AN_ALGORITHM.md)")
+    settings = declared.complete(overrides, where=label)
     private = bool(entry.get("private", True))
     guarantee = guarantee_of(function, settings) or (None if private else NON_PRIVATE)
     if guarantee is not None and guarantee.kind == "non-private" and private:
@@ -309,7 +305,7 @@ class ItemTarget:
 
     @property
     def figure_files(self) -> list[str]:
-        return [self.figure_stem + e for e in (".png", ".pdf", ".md")]
+        return [self.figure_stem + e for e in (".png", ".pdf", ".md", ".html")]
 
     @property
     def has_checks(self) -> bool:
@@ -451,7 +447,10 @@ def plan(config: dict) -> Plan:
             for group_name, group in (item.get("runs") or {}).items():
                 if group is None:  # a preset may drop a run group with `group: null`
                     continue
-                for name, expanded in _expand_sweep(f"{paper}/{item_name}/runs/{group_name}", group_name, group):
+                where = f"{paper}/{item_name}/runs/{group_name}"
+                if isinstance(group.get("algorithms"), dict):
+                    group = dict(group, algorithms=select_algorithms(config, group["algorithms"], where))
+                for name, expanded in _expand_sweep(where, group_name, group):
                     target.runs.extend(planner.group_jobs(paper, item_name, name, expanded, results_dir))
             items.append(target)
     by_key = {t.key: t for t in items}
@@ -466,6 +465,38 @@ def plan(config: dict) -> Plan:
                 raise DPClustError(f"{target.key}: give either `runs` or `runs_from`, not both")
             target.runs = other.runs
     return Plan(config, items)
+
+
+def select_algorithms(config: dict, selection: dict, where: str = "") -> list[str]:
+    """Every configured algorithm matching `selection` (sorted): `select` private (takes a budget) |
+    nonprivate | all; optional `objective` (kmeans | kmedian, as declared by the function),
+    `guarantee` (list of guarantee kinds) and `exclude` (ids). A new algorithm entry joins every
+    group that selects it without touching that group."""
+    from .settings import guarantee_of
+
+    what = selection.get("select", "all")
+    if what not in ("private", "nonprivate", "all"):
+        raise DPClustError(f"{where}: algorithms.select must be private, nonprivate or all, got {what!r}")
+    exclude = set(selection.get("exclude") or [])
+    unknown = sorted(exclude - set(config["algorithms"]))
+    if unknown:
+        raise DPClustError(f"{where}: algorithms.exclude names unknown algorithms {unknown}")
+    out = []
+    for name, entry in sorted(config["algorithms"].items()):
+        private = bool(entry.get("private", True))
+        if name in exclude or (what == "private" and not private) or (what == "nonprivate" and private):
+            continue
+        function = import_object(entry["function"])
+        if "objective" in selection and getattr(function, "objective", "kmeans") != selection["objective"]:
+            continue
+        if "guarantee" in selection:
+            g = guarantee_of(function, resolve_algorithm(config, name)["settings"])
+            if g is None or g.kind not in selection["guarantee"]:
+                continue
+        out.append(name)
+    if not out:
+        raise DPClustError(f"{where}: no configured algorithm matches {selection}")
+    return out
 
 
 def _slug(value: Any) -> str:

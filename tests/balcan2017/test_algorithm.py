@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpclust.api import DPClustError
-from dpclust.balcan2017.algorithm import DEFAULTS, Balcan, balcan, balcan_kmedian, stage_budgets
+from dpclust.balcan2017.algorithm import Balcan, BalcanKMedian, balcan, balcan_kmedian, stage_budgets
 from dpclust.balcan2017.kvariates import kvariates, kvariates_simhash
 from dpclust.balcan2017.partition import partition_illustration
 from dpclust.balcan2017.sample_aggregate import sample_aggregate
@@ -24,7 +24,7 @@ def wide(rng):
 
 
 def test_stage_budgets_sum_to_epsilon():
-    eps = stage_budgets(0.7, DEFAULTS["budget_weights"], {"candidate": True, "local_swap": True, "recovery": True,
+    eps = stage_budgets(0.7, balcan.settings["budget_weights"].default, {"candidate": True, "local_swap": True, "recovery": True,
                                                           "select": False, "refine": True})
     assert sum(eps.values()) == pytest.approx(0.7, rel=1e-12)
     assert eps["candidate"] == pytest.approx(0.7 * 8 / 17) and eps["select"] == 0.0
@@ -78,16 +78,39 @@ def test_large_epsilon_recovers_the_clusters(wide):
 
 
 def test_kmedian_variant(wide):
-    res = balcan_kmedian(wide, 3, 1.0, 0.0, np.random.default_rng(0),
-                         {**SET, "refine_iterations": 0, "one_median": {},
-                          "budget_weights": {"candidate": 8, "local_swap": 1, "recovery": 2, "select": 0, "refine": 0}})
+    explicit = {**SET, "refine_iterations": 0, "one_median": {},
+                "budget_weights": {"candidate": 8, "local_swap": 1, "recovery": 2, "select": 0, "refine": 0}}
+    res = balcan_kmedian(wide, 3, 1.0, 0.0, np.random.default_rng(0), explicit)
     assert res.epsilon_spent == pytest.approx(1.0) and res.delta_spent == 0.0
     assert res.centers.shape == (3, 8) and res.info["objective"] == "kmedian"
+    assert res.info["stage_epsilon"]["refine"] == 0.0
+    # the declared defaults of the variant are those explicit values: same run, same bytes
+    again = balcan_kmedian(wide, 3, 1.0, 0.0, np.random.default_rng(0), SET)
+    assert again.centers.tobytes() == res.centers.tobytes()
+
+
+def test_kmedian_passes_one_median_settings(wide, monkeypatch):
+    """The nested `one_median` mapping reaches the private 1-median unchanged (the callee resolves it)."""
+    import dpclust.blocks.one_median as om
+
+    seen = []
+    real = om.private_one_median
+
+    def spy(P, epsilon, delta, bounds, rng, accountant, settings=None):
+        seen.append(dict(settings))
+        return real(P, epsilon, delta, bounds, rng, accountant, settings)
+
+    monkeypatch.setattr(om, "private_one_median", spy)
+    balcan_kmedian(wide, 2, 1.0, 0.0, np.random.default_rng(0), {**SET, "one_median": {"one_median_smooth_lambda": 0.1}})
+    assert seen and all(s == {"one_median_smooth_lambda": 0.1} for s in seen)
 
 
 def test_estimator(wide):
     est = Balcan(n_clusters=3, epsilon=1.0, delta=1e-6, random_state=0, settings={"bounds": [0, 1]}).fit(wide)
     assert est.cluster_centers_.shape == (3, 8) and est.epsilon_spent_ == pytest.approx(1.0)
+    assert BalcanKMedian.default_settings == balcan_kmedian.settings.defaults()
+    est = BalcanKMedian(n_clusters=3, epsilon=1.0, random_state=0, settings={"bounds": [0, 1]}).fit(wide)
+    assert est.epsilon_spent_ == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("fn,settings", [

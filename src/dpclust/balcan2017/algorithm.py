@@ -35,6 +35,11 @@ exact local-swap losses L(Z⁽ᵗ⁾) in the projected space) and `info.refine_c
 k-means cost before each SuLQ step) are computed from the private data without noise, like the
 runner's evaluation costs; no released quantity of the algorithm depends on them. Everything else
 in `info` is a function of released (noised) quantities and public parameters.
+
+Every setting is declared below (`SETTINGS` for Alg. 4 + §7, `KMEDIAN_SETTINGS` for §6.2) with its
+default, allowed values and provenance; `dpclust.settings.declared` fills the defaults and refuses
+unknown names and bad values before the algorithm runs, and config/papers/balcan2017.yaml holds only
+the named variants' overrides.
 """
 
 from __future__ import annotations
@@ -45,40 +50,94 @@ import numpy as np
 
 from ..accountant import Accountant
 from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
-from ..blocks.domain import public_box
 from ..baselines import cluster_sums
+from ..blocks.domain import public_box
+from ..blocks.one_median import ONE_MEDIAN_SETTINGS
 from ..mechanisms import exponential_mechanism, laplace_mechanism
 from ..metrics import assign
-from .candidates import candidate_set, jl_project, projection_dimension
+from ..settings import AnyOf, Boolean, Interval, MappingOf, Options, Setting, Settings, declared
+from .candidates import candidate_set, clip_rows, jl_project, projection_dimension
 from .local_swap import local_swap, swap_rounds
-from .candidates import clip_rows
-from .sulq import clip_to, data_geometry, private_lloyd_steps
-
-DEFAULTS = {
-    "data_radius": None,
-    "projection_rule": "half_log_n",
-    "no_projection_max_d": 5,
-    "projected_radius_factor": 1.0,
-    "candidate_repetitions": "k",
-    "initial_cube_half_side": 2.0,
-    "gamma_factor": 1.0,
-    "level_rule": "paper",
-    "analysis_delta": 0.1,
-    "swap_rounds_rule": "capped",
-    "swap_rounds_cap": 20,
-    "trials": 1,
-    "recovery": "noisy_mean",
-    "recovery_count_fraction": 0.5,
-    "refine_iterations": 8,
-    "refine_count_fraction": 0.5,
-    "refine_sum_mechanism": "gaussian",
-    "gaussian_calibration": "analytic",
-    "budget_weights": {"candidate": 8, "local_swap": 1, "recovery": 2, "select": 0, "refine": 6},
-    "delta_weights": {"recovery": 1, "refine": 1},
-    "store_candidates": False,
-}
+from .partition import PARTITION_SETTINGS
+from .sulq import DATA_RADIUS, GAUSSIAN_CALIBRATION, clip_to, data_geometry, private_lloyd_steps
 
 STAGES = ("candidate", "local_swap", "recovery", "select", "refine")
+
+#: Settings of Algorithm 4 as run in §7 (the named variant `balcan2017.balcan`): the one home of
+#: their defaults. Algorithm 1's settings are `partition.PARTITION_SETTINGS`; Λ and the Gaussian
+#: calibration are SuLQ's (`sulq.DATA_RADIUS`, `sulq.GAUSSIAN_CALIBRATION`), shared, not copied.
+SETTINGS = Settings(
+    data_radius=DATA_RADIUS,
+    projection_rule=Setting(
+        "half_log_n", "STATED §7 'p = log(n)/2, rather than 8 log(n)'; EXT ⌊0.5·ln n⌋ (authors' code). "
+        "'eight_log_n': ⌈8 ln n⌉ of Alg. 4", Options("half_log_n", "eight_log_n"), "JL dimension p"),
+    no_projection_max_d=Setting(
+        5, "EXT clustering.m: no projection when d ≤ 5", Interval(int, 0), "largest d run without the JL step"),
+    projected_radius_factor=Setting(
+        1.0, "MISSING→REC projected points clipped to B(0, ρΛ), ρ = 1 (Algs. 1-3 assume X ⊆ B(0, Λ), which a "
+        "Gaussian projection satisfies only approximately)", Interval(float, 0.0, open_lo=True), "ρ"),
+    candidate_repetitions=Setting(
+        "k", "STATED §7 'repeats the candidate set construction routine only k times' (Alg. 2: "
+        "T = 27k log(n/δ), rule 'theory'; or a fixed positive integer)",
+        AnyOf(Options("k", "theory"), Interval(int, 1)), "T of Alg. 2"),
+    **PARTITION_SETTINGS,
+    swap_rounds_rule=Setting(
+        "capped", "EXT the authors' code runs min(k, swap_rounds_cap) rounds; MISSING in §7 (Alg. 3's "
+        "T = 100k log(n/δ) is STATED for the theory: rule 'theory')", Options("capped", "theory"), "T of Alg. 3"),
+    swap_rounds_cap=Setting(20, "EXT authors' code: min(k, 20) local-swap rounds", Interval(int, 1),
+                            "cap of the 'capped' rule"),
+    trials=Setting(
+        1, "MISSING→REC Alg. 4 runs T = 2 log(1/δ) trials (theory); §7 is silent → 1 trial, as the EXT code",
+        Interval(int, 1), "trials of Alg. 4 (> 1: exponential-mechanism choice, needs budget_weights.select > 0)"),
+    recovery=Setting(
+        "noisy_mean", "STATED Alg. 4 noisy mean (L1 sensitivity: see the module docstring); 'noisyavg' = "
+        "Nguyen et al. 2021 Alg. 3 (their Figure 1)", Options("noisy_mean", "noisyavg"),
+        "how centres are recovered in R^d"),
+    recovery_count_fraction=Setting(
+        0.5, "STATED Alg. 4: count and sum get equal budgets (both Lap(24T/ε)-type terms)",
+        Interval(float, 0.0, 1.0, open_lo=True), "share of the recovery ε for the counts, in (0, 1)"),
+    refine_iterations=Setting(
+        8, "STATED §7 'we perform 8 iterations of the SuLQ k-means algorithm'", Interval(int, 0),
+        "SuLQ steps after the recovery (0: none)"),
+    refine_count_fraction=Setting(
+        0.5, "MISSING→REC as SuLQ: half of each refinement iteration's ε to the counts",
+        Interval(float, 0.0, 1.0, open_lo=True), "share of a refinement step's ε for the counts, in (0, 1)"),
+    refine_sum_mechanism=Setting(
+        "gaussian", "STATED §7 (SuLQ 'uses the Gaussian mechanism' on the sums); needs δ > 0 ('laplace': pure ε)",
+        Options("gaussian", "laplace"), "noise of the refinement's cluster sums"),
+    gaussian_calibration=GAUSSIAN_CALIBRATION,
+    budget_weights=Setting(
+        {"candidate": 8, "local_swap": 1, "recovery": 2, "select": 0, "refine": 6},
+        "EXT (the paper's split is MISSING) the authors' code proportions 2/3 : 1/12 : 1/6 : 1/2, rescaled "
+        "to sum to ε (8 : 1 : 2 : 6 of 17; their code spends 17ε/12); 'select' is used only when trials > 1",
+        MappingOf(keys=STAGES, values=Interval(float, 0.0)), "ε split over the stages (all five keys)"),
+    delta_weights=Setting(
+        {"recovery": 1, "refine": 1}, "MISSING→REC equal δ shares for the stages that need δ",
+        MappingOf(keys=("recovery", "refine"), values=Interval(float, 0.0)), "δ split (NoisyAVG, Gaussian sums)"),
+    store_candidates=Setting(
+        False, "REC keep the candidate set and the swap's centres in info, for illustrations only (large)",
+        Boolean(), "diagnostics"),
+)
+
+#: §6.2 k-median variant: no SuLQ refinement (a k-means step), hence no 'refine' share of ε, and a
+#: private 1-median per cluster instead of the noisy mean (its settings are a nested mapping,
+#: resolved by the callee). The k-means recovery and refinement settings (recovery*, refine_*,
+#: gaussian_calibration, delta_weights) stay declared as in Alg. 4 but the k-median objective does
+#: not read them.
+KMEDIAN_SETTINGS = SETTINGS.extend(
+    refine_iterations=Setting(
+        0, "STATED §6.2 has no SuLQ refinement (k-means only); the k-median objective never refines",
+        Interval(int, 0), "unused by the k-median objective (always 0 refinement steps)"),
+    budget_weights=Setting(
+        {"candidate": 8, "local_swap": 1, "recovery": 2, "select": 0, "refine": 0},
+        "EXT (MISSING in the paper) the authors' code proportions without the Lloyd part (8 : 1 : 2 of 11)",
+        MappingOf(keys=STAGES, values=Interval(float, 0.0)), "ε split over the stages (all five keys)"),
+    one_median=Setting(
+        {}, "MISSING→REC settings of the private 1-median (dpclust.blocks.one_median.private_one_median, which "
+        "holds their defaults and checks them: objective perturbation, Iyengar et al. 2019); §6.2 names "
+        "log-concave sampling (Bassily et al. 2014) without parameters", MappingOf(keys=tuple(ONE_MEDIAN_SETTINGS)),
+        "partial settings of private_one_median (empty: its defaults)"),
+)
 
 
 def stage_budgets(epsilon: float, weights: dict, used: dict) -> dict:
@@ -113,12 +172,6 @@ def _delta_budgets(delta: float, weights: dict, needs: dict) -> dict:
     return {s: delta * parts.get(s, 0.0) / total for s in ("recovery", "refine")}
 
 
-def _check_settings(settings):
-    unknown = set(settings) - set(DEFAULTS) - {"bounds", "init_seed", "one_median"}
-    if unknown:
-        raise DPClustError(f"unknown balcan2017 setting(s) {sorted(unknown)}")
-
-
 def _noisy_mean_recovery(Xc, labels, k, epsilon, h, rng, acc, count_fraction, radius=None, l1=None):
     """Alg. 4 recovery: Laplace counts (sens. 1) and Laplace sums (L1 sensitivity = the L1 radius,
     d·h for the box), parallel over clusters."""
@@ -148,7 +201,7 @@ def _recover(Xc, labels, k, eps_rec, delta_rec, geo, bounds, rng, acc, settings,
                 branch = par.branch()
                 P = Xc[order[cuts[j]:cuts[j + 1]]] + centre
                 Z[j] = private_one_median(P, eps_rec, delta_rec, list(bounds), rng, branch,
-                                          dict(settings.get("one_median") or {})) - centre
+                                          dict(settings["one_median"])) - centre
         return clip_to(Z, h, geo["radius"])
     rule = settings["recovery"]
     if rule == "noisy_mean":
@@ -165,15 +218,11 @@ def _recover(Xc, labels, k, eps_rec, delta_rec, geo, bounds, rng, acc, settings,
 
 def _run(X, k, epsilon, delta, rng, settings, objective: str) -> ClusteringResult:
     X = validate_inputs(X, k, epsilon, delta)
-    settings = {**DEFAULTS, **settings}
-    _check_settings(settings)
     bounds = public_box(settings, X)
     n, d = X.shape
     geo = data_geometry(d, bounds, settings["data_radius"])
     centre, h, radius = geo["centre"], geo["h"], geo["radius"]
     trials = int(settings["trials"])
-    if trials < 1:
-        raise DPClustError(f"trials must be >= 1, got {trials}")
     refine_it = int(settings["refine_iterations"]) if objective == "kmeans" else 0
     power = 2 if objective == "kmeans" else 1
     needs_delta = {"recovery": objective == "kmedian" or settings["recovery"] == "noisyavg",
@@ -237,15 +286,17 @@ def _loss(Xc, Z, power):
     return float(d2.sum() if power == 2 else np.sqrt(d2).sum())
 
 
+@declared(SETTINGS)
 def balcan(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Private k-means of Balcan et al. 2017 (Alg. 4 + the §7 SuLQ refinement)."""
     return _run(X, k, epsilon, delta, rng, settings, "kmeans")
 
 
+@declared(KMEDIAN_SETTINGS)
 def balcan_kmedian(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Private k-median of Balcan et al. 2017 §6.2 (local swap on the k-median loss, private 1-median recovery)."""
     return _run(X, k, epsilon, delta, rng, settings, "kmedian")
 
 
-Balcan = estimator_for(balcan, DEFAULTS, "Balcan")
-BalcanKMedian = estimator_for(balcan_kmedian, {**DEFAULTS, "refine_iterations": 0, "one_median": {}}, "BalcanKMedian")
+Balcan = estimator_for(balcan, balcan.settings.defaults(), "Balcan")
+BalcanKMedian = estimator_for(balcan_kmedian, balcan_kmedian.settings.defaults(), "BalcanKMedian")

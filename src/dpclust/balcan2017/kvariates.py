@@ -45,8 +45,17 @@ from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
 from ..blocks.domain import public_box
 from ..mechanisms import laplace_mechanism
 from ..metrics import squared_distances
+from ..settings import Interval, Setting, Settings, declared
 
-DEFAULTS = {"nodes": 500, "potential_fraction": 0.5}
+#: The centralised k-variates++ has no settings (its probe is fixed by ε/k and the public box).
+SETTINGS = Settings()
+SIMHASH_SETTINGS = Settings(
+    nodes=Setting(500, "EXT Cohen-Addad et al. 2022 §6 '500 nodes' (their kvars baseline)", Interval(int, 1),
+                  "N: SimHash buckets (nodes); ⌈log2 N⌉ hyperplanes"),
+    potential_fraction=Setting(
+        0.5, "MISSING→REC half of each round's ε to the noisy node potentials, the rest to the probe",
+        Interval(float, 0.0, 1.0, open_lo=True), "share of a round's ε for the node potentials, in (0, 1)"),
+)
 PRIVACY_NOTE = ("D^2 sampling is not noised, but every probe is Laplace calibrated to the public box's L1 "
                 "diameter, so each round is (epsilon/k)-DP for any sampling weights: epsilon-DP without "
                 "Nock et al. (2016)'s data-spread assumption (and a coarser, worse-utility probe than theirs)")
@@ -57,6 +66,7 @@ def _d2_update(Xc, D, c):
     return d_new if D is None else np.minimum(D, d_new)
 
 
+@declared(SETTINGS)
 def kvariates(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """k-variates++ with a Laplace probe (Nock et al. 2016); see the module docstring on privacy."""
     X = validate_inputs(X, k, epsilon, delta)
@@ -87,14 +97,15 @@ def simhash_buckets(Xc: np.ndarray, nodes: int, rng: np.random.Generator) -> np.
     return code % nodes
 
 
+@declared(SIMHASH_SETTINGS)
 def kvariates_simhash(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Distributed k-variates++ over `nodes` SimHash buckets (the HST paper's "kvars")."""
     X = validate_inputs(X, k, epsilon, delta)
     lo, hi = public_box(settings, X)
-    nodes = int(settings.get("nodes", DEFAULTS["nodes"]))
-    frac = float(settings.get("potential_fraction", DEFAULTS["potential_fraction"]))
-    if nodes < 1 or not 0 < frac < 1:
-        raise DPClustError(f"need nodes >= 1 and potential_fraction in (0, 1), got {nodes}, {frac}")
+    nodes = int(settings["nodes"])
+    frac = float(settings["potential_fraction"])
+    if not frac < 1:
+        raise DPClustError(f"potential_fraction must lie in (0, 1), got {frac}")
     n, d = X.shape
     h = (hi - lo) / 2.0
     centre = np.full(d, (lo + hi) / 2.0)
@@ -127,5 +138,5 @@ def kvariates_simhash(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     return ClusteringResult.from_accountant(C + centre, acc, iterations=k, nodes=nodes, privacy_note=PRIVACY_NOTE)
 
 
-KVariates = estimator_for(kvariates, DEFAULTS, "KVariates")
-KVariatesSimHash = estimator_for(kvariates_simhash, DEFAULTS, "KVariatesSimHash")
+KVariates = estimator_for(kvariates, kvariates.settings.defaults(), "KVariates")
+KVariatesSimHash = estimator_for(kvariates_simhash, kvariates_simhash.settings.defaults(), "KVariatesSimHash")

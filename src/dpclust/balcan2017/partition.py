@@ -21,7 +21,8 @@ parent·2^p + Σ_b bit_b·2^b, counted with `np.unique`. Empty children must als
 probability f(0) (otherwise the output distribution would reveal emptiness); their number is drawn
 exactly as Binomial(#empty, f(0)) and the activated ones are chosen uniformly among the empty slots.
 
-Interpretations (all named settings, see config/papers/balcan2017.yaml):
+Interpretations (all named settings, declared in `PARTITION_SETTINGS` below and shared with
+Algorithm 4's declaration in `algorithm.py`):
 * `gamma_factor` c: γ = (c/ε')·ln(n/δ). Alg. 1 states c = 20 (STATED), which at the experiments'
   sizes (n ≤ 10^5, per-partition budget ε/k) exceeds n, so no cube below the root is ever
   activated; the experiments' value is MISSING. The authors' MATLAB uses γ = 1/ε' (EXT) but only ever
@@ -43,6 +44,28 @@ import math
 import numpy as np
 
 from ..mechanisms import laplace_scale
+from ..settings import Interval, Options, Setting, Settings, declared
+
+#: Settings of Algorithm 1 (and of Algorithm 2's cube), the one home of their defaults: Algorithm 4
+#: (`algorithm.SETTINGS`) and the Figure 1 illustration (`partition_illustration`) both use these.
+PARTITION_SETTINGS = Settings(
+    initial_cube_half_side=Setting(
+        2.0, "MISSING→REC Q_v = [−hΛ, hΛ]^p + v with h = 2, the smallest cube that contains B(0, Λ) for "
+        "every shift v ∈ [−Λ, Λ]^p (Alg. 2 prints h = 1, but Alg. 1 needs X ⊆ Q); utility only, never privacy",
+        Interval(float, 0.0, open_lo=True), "h: half side of the initial cube in units of Λ"),
+    gamma_factor=Setting(
+        1.0, "MISSING→REC c = 1 in γ = (c/ε')·ln(n/δ): empty cubes are activated w.p. δ/(2n). STATED Alg. 1 "
+        "c = 20 (then no cube below the root is ever activated at the experiments' n); the EXT authors' code "
+        "γ = 1/ε' only works because it never tests empty cubes (not DP)",
+        Interval(float, 0.0, open_lo=True), "c of the activation threshold γ; moves the threshold, never the noise"),
+    level_rule=Setting(
+        "paper", "STATED Alg. 1 ε' = ε/(2 log n) per level ('exact': ε/(⌊ln n⌋ + 1), spends the whole "
+        "partition budget when every level runs)", Options("paper", "exact"), "ε' per level of the partition"),
+    analysis_delta=Setting(
+        0.1, "EXT demo.m δ = 0.1, MISSING in the paper (the δ of Algs. 1-3: the failure probability in γ and the depth, "
+        "not a privacy δ)", Interval(float, 0.0, 1.0, open_lo=True),
+        "δ of the analysis, in (0, 1) (1 itself is refused by `threshold`)"),
+)
 
 #: Child cubes are coded as parent·2^p + offset in int64 (and slots are drawn with `rng.integers`):
 #: active cubes × 2^p must stay below 2^MAX_CODE_BITS.
@@ -171,6 +194,7 @@ def private_partition(Y: np.ndarray, epsilon: float, delta: float, lower, side: 
     }
 
 
+@declared(PARTITION_SETTINGS)
 def partition_illustration(X, k, epsilon, delta, rng, settings):
     """One run of Algorithm 1 on low-dimensional data (no projection), for Figure 1.
 

@@ -5,7 +5,7 @@ Framework (NRS 2007 §4): split the data into m disjoint blocks, run the non-pri
 every block (here k-means++ + Lloyd), and release a private aggregate of the m block outputs
 (vectors in R^{k·d}). Changing one point changes one block and hence one of the m outputs.
 
-Named choices (config/papers/balcan2017.yaml):
+Named choices (declared in `SETTINGS` below with their provenance):
 * Blocks: every point goes to a uniformly random block (randomness independent of the data), so
   adding or removing a point changes exactly one block. m = ⌊n / ℓ⌋ with block size ℓ = n^a,
   a = `block_size_exponent` = 0.4 (REC: GUPT's ℓ = n^0.4, Mohan et al. 2012; NRS leave m free).
@@ -27,13 +27,27 @@ import math
 import numpy as np
 
 from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
+from ..api import ClusteringResult, estimator_for, validate_inputs
 from ..blocks.domain import public_box
 from ..mechanisms import laplace_mechanism
 from ..metrics import squared_distances
+from ..settings import Interval, Options, Setting, Settings, declared
 
-DEFAULTS = {"block_size_exponent": 0.4, "block_lloyd_iterations": 20, "order": "first_coordinate",
-            "aggregator": "noisy_mean"}
+SETTINGS = Settings(
+    block_size_exponent=Setting(
+        0.4, "MISSING→REC GUPT's block size ℓ = n^0.4 (Mohan et al. 2012; NRS 2007 leave m free)",
+        Interval(float, 0.0, 1.0), "a in the block size ℓ = n^a; m = ⌊n/ℓ⌋ blocks"),
+    block_lloyd_iterations=Setting(
+        20, "MISSING→REC k-means++ seeding + 20 Lloyd steps per block (the non-private f of NRS)",
+        Interval(int, 0), "Lloyd steps after k-means++ on every block"),
+    order=Setting(
+        "first_coordinate", "REC canonical order of a block's k centres before averaging (by their first "
+        "coordinate), so that block outputs are comparable vectors", Options("first_coordinate"),
+        "order of a block's centres"),
+    aggregator=Setting(
+        "noisy_mean", "REC GUPT's noisy mean of the clipped block outputs (pure ε); NRS's center-of-attention "
+        "aggregator (smooth sensitivity) is not implemented", Options("noisy_mean"), "private aggregation"),
+)
 
 
 def _block_kmeans(P: np.ndarray, k: int, iterations: int, rng: np.random.Generator) -> np.ndarray:
@@ -63,15 +77,12 @@ def _block_kmeans(P: np.ndarray, k: int, iterations: int, rng: np.random.Generat
     return C
 
 
+@declared(SETTINGS)
 def sample_aggregate(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
-    """Sample-and-aggregate k-means (NRS 2007 framework, noisy-mean aggregation); ε-DP."""
+    """Sample-and-aggregate k-means (NRS 2007 framework, noisy-mean aggregation); ε-DP.
+    `order` and `aggregator` have one value each (checked by the declaration)."""
     X = validate_inputs(X, k, epsilon, delta)
-    settings = {**DEFAULTS, **settings}
     lo, hi = public_box(settings, X)
-    if settings["aggregator"] != "noisy_mean":
-        raise DPClustError(f"unknown aggregator {settings['aggregator']!r} (only 'noisy_mean' is implemented)")
-    if settings["order"] != "first_coordinate":
-        raise DPClustError(f"unknown order {settings['order']!r} (use 'first_coordinate')")
     n, d = X.shape
     ell = max(1.0, n ** float(settings["block_size_exponent"]))
     m = max(1, int(math.floor(n / ell)))
@@ -102,4 +113,4 @@ def sample_aggregate(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
                                             blocks_below_k=small)
 
 
-SampleAggregate = estimator_for(sample_aggregate, DEFAULTS, "SampleAggregate")
+SampleAggregate = estimator_for(sample_aggregate, sample_aggregate.settings.defaults(), "SampleAggregate")

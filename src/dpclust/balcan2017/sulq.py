@@ -10,7 +10,7 @@ Gaussian mechanism (L2 sensitivity Λ: one point of norm ≤ Λ in one cluster);
 noisy sum / max(noisy count, 1), clipped to the public box. The same routine performs the
 "8 iterations of the SuLQ k-means algorithm" that Balcan et al. run after their recovery step.
 
-Interpretations (named settings):
+Interpretations (named settings, declared in `SETTINGS` below with their provenance):
 * Data are centred at the middle of the public box [lo, hi]^d before summing, so the L2
   sensitivity of a cluster sum is Λ = √d·(hi − lo)/2 (the radius of the box around its centre), or
   the public L2 radius `data_radius` when the data come with one (points are clipped to it).
@@ -32,18 +32,33 @@ import numpy as np
 
 from ..accountant import Accountant
 from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
-from ..blocks.domain import public_box
 from ..baselines import cluster_sums
+from ..blocks.domain import public_box
 from ..mechanisms import gaussian_mechanism, laplace_mechanism
 from ..metrics import assign
+from ..settings import Interval, Options, Setting, Settings, declared, nullable
 
-DEFAULTS = {
-    "data_radius": None,
-    "iterations": 20,
-    "count_fraction": 0.5,
-    "sum_mechanism": "gaussian",
-    "gaussian_calibration": "analytic",
-}
+#: Λ and the Gaussian calibration are shared with Algorithm 4 (`algorithm.SETTINGS` reuses them).
+DATA_RADIUS = Setting(
+    None, "INFERRED Λ of Algs. 1-4 (the public L2 radius of the data around the box centre, a public input "
+    "of the paper's algorithms); null → the box's radius √d·(hi − lo)/2. Set per dataset where the data "
+    "carry a public L2 bound (e.g. the synthetic mixture's ‖x‖ ≤ 11)",
+    nullable(Interval(float, 0.0, open_lo=True)), "public L2 radius Λ (null: the box's)")
+GAUSSIAN_CALIBRATION = Setting(
+    "analytic", "REC Balle & Wang 2018 analytic Gaussian mechanism (tight for every ε); 'classic' is "
+    "Dwork & Roth Thm A.1 (ε < 1 only)", Options("analytic", "classic"), "σ of the Gaussian sum mechanism")
+
+SETTINGS = Settings(
+    data_radius=DATA_RADIUS,
+    iterations=Setting(20, "STATED §7 'runs for 20 iterations'", Interval(int, 1), "SuLQ iterations"),
+    count_fraction=Setting(
+        0.5, "MISSING→REC Laplace counts get half of each iteration's ε (the sums the other half)",
+        Interval(float, 0.0, 1.0, open_lo=True), "share of an iteration's ε for the counts, in (0, 1)"),
+    sum_mechanism=Setting(
+        "gaussian", "STATED §7 'uses the Gaussian mechanism to approximate the sum' (needs δ > 0); "
+        "'laplace' (L1 sensitivity) for pure ε", Options("gaussian", "laplace"), "noise of the cluster sums"),
+    gaussian_calibration=GAUSSIAN_CALIBRATION,
+)
 
 
 def box_geometry(d: int, bounds) -> tuple[np.ndarray, float, float]:
@@ -123,11 +138,12 @@ def private_lloyd_steps(Xc: np.ndarray, C0c: np.ndarray, iterations: int, epsilo
     return C, trace
 
 
+@declared(SETTINGS)
 def sulq(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """SuLQ k-means (Balcan et al. §7 configuration); (ε, δ)-DP with the Gaussian sum mechanism."""
     X = validate_inputs(X, k, epsilon, delta)
     bounds = public_box(settings, X)
-    geo = data_geometry(X.shape[1], bounds, settings.get("data_radius"))
+    geo = data_geometry(X.shape[1], bounds, settings["data_radius"])
     centre, h = geo["centre"], geo["h"]
     acc = Accountant(epsilon, delta)
     init_rng = np.random.default_rng(settings["init_seed"])
@@ -138,10 +154,10 @@ def sulq(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     C, trace = private_lloyd_steps(
         Xc, C0 - centre, int(settings["iterations"]), epsilon, delta, h, rng, acc,
         count_fraction=float(settings["count_fraction"]), sum_mechanism=settings["sum_mechanism"],
-        calibration=settings.get("gaussian_calibration", "analytic"),
+        calibration=settings["gaussian_calibration"],
         radius_l2=geo["radius"], radius_l1=geo["l1"])
     return ClusteringResult.from_accountant(C + centre, acc, iterations=int(settings["iterations"]),
                                             trace_cost=trace)
 
 
-SuLQ = estimator_for(sulq, DEFAULTS, "SuLQ")
+SuLQ = estimator_for(sulq, sulq.settings.defaults(), "SuLQ")
