@@ -45,9 +45,27 @@ def _resolved(name: str) -> dict:
     return resolve_algorithm(CONFIG, name)
 
 
+DELTA = 1.0 / X.shape[0] ** 1.5
+
+
 def _delta(resolved: dict) -> float:
+    """δ = n^-1.5 for (ε, δ)-DP algorithms, 0 for pure ones; a variant that is not DP as published
+    gets what its function accepts (some need δ > 0, Lu & Shen's refuse it)."""
     kind = (resolved.get("guarantee") or {}).get("kind", "")
-    return 1.0 / X.shape[0] ** 1.5 if "δ" in kind else 0.0
+    if kind == "not DP as published":
+        return DELTA if _needs_delta(resolved["function"], resolved["settings"]) else 0.0
+    return DELTA if "δ" in kind else 0.0
+
+
+def _needs_delta(function: str, settings: dict) -> bool:
+    from dpclust.api import DPClustError
+
+    try:
+        import_object(function)(X[:60], 2, EPSILON, 0.0, np.random.default_rng(0),
+                                dict(settings, bounds=list(BOX), init_seed=11))
+    except DPClustError as exc:
+        return "delta" in str(exc) or "δ" in str(exc)
+    return False
 
 
 def _run(name: str, seed: int = 0, epsilon: float = EPSILON):
