@@ -61,7 +61,7 @@ def _needs_delta(function: str, settings: dict) -> bool:
     from dpclust.api import DPClustError
 
     try:
-        import_object(function)(X[:60], 2, EPSILON, 0.0, np.random.default_rng(0),
+        import_object(function)(X, K, EPSILON, 0.0, np.random.default_rng(0),
                                 dict(settings, bounds=list(BOX), init_seed=11))
     except DPClustError as exc:
         return "delta" in str(exc) or "δ" in str(exc)
@@ -92,10 +92,10 @@ def test_estimator_conventions(name):
 
     resolved = _resolved(name)
     function = import_object(resolved["function"])
-    defaults = {k: v for k, v in resolved["settings"].items() if k != "bounds"}
-    cls = build_estimator(function, defaults, "Conforming", private=resolved["private"])
+    variant = {k: v for k, v in resolved["settings"].items() if k != "bounds"}
+    cls = build_estimator(function, {}, "Conforming", private=resolved["private"])
     est = cls(n_clusters=K, epsilon=EPSILON if resolved["private"] else None, delta=_delta(resolved),
-              random_state=0, settings={"bounds": list(BOX)})
+              random_state=0, settings={**variant, "bounds": list(BOX)})
     with pytest.raises(NotFittedError):
         est.predict(X)
     labels = est.fit(X).predict(X)
