@@ -34,7 +34,7 @@ JOB_HEADER = re.compile(r"^(?:local)?(rule|checkpoint) (\w+):$")
 
 
 def _copy_repo(dst: Path) -> Path:
-    for name in ("Snakefile", "config", "workflow", "src", "pyproject.toml"):
+    for name in ("Snakefile", "config", "workflow", "src", "profiles", "pyproject.toml"):
         src = REPO / name
         if src.is_dir():
             shutil.copytree(src, dst / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))

@@ -89,9 +89,14 @@ class CostTable:
 
 @lru_cache(maxsize=4)
 def load_costs(path: str | Path = COSTS_TSV) -> CostTable:
-    """The measured cost table; `# base_s X` and `# base_mb Y` header comments give the start-up cost."""
+    """The measured cost table; `# base_s X` and `# base_mb Y` header comments give the start-up cost.
+    Without the file (e.g. a copy of the workflow without `profiles/`), every job gets the default
+    request: requests only matter on a cluster, and never change a result."""
     base = {"base_s": 1.0, "base_mb": 60.0}
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        lines = []
     for line in lines:
         parts = line.lstrip("# ").split()
         if line.startswith("#") and len(parts) >= 2 and parts[0] in base:
