@@ -21,7 +21,7 @@ rule fetch_source:
         "../envs/dpclust.yaml"
     shell:
         "python3 -m dpclust data fetch {wildcards.source} --raw-dir {params.raw_dir}"
-        " --entry {params.entry:q} --attempt {params.attempt:q} 2>&1 | tee {log}"
+        " --entry {params.entry:q} --attempt={params.attempt} 2>&1 | tee {log}"
 
 
 # A checkpoint: jobs that read a processed file are re-planned once it is (re)built, with its
