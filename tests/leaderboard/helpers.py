@@ -11,7 +11,7 @@ GUARANTEES = {
     "notdp": {"kind": "not DP as published", "note": "swapped split", "relation": "add/remove one record"},
     "nonprivate": {"kind": "non-private", "note": "", "relation": ""},
 }
-DPLLOYD, BALCAN, DIFFPRIVLIB, PRIOR, HST = ("su2016.dplloyd", "balcan2017.balcan", "peers.diffprivlib_kmeans",
+DPLLOYD, BALCAN, NOTDP, PRIOR, HST = ("su2016.dplloyd", "balcan2017.balcan", "lushen2020.posterior",
                                            "lushen2020.prior", "cohenaddad2022.hst")
 KMEANSPP, KMEDIANPP = "baselines.kmeanspp", "baselines.kmedianpp"
 
@@ -49,14 +49,14 @@ def record(dataset, algorithm, k, eps, group, *, kmeans=None, kmedian=None, guar
 
 def board_records() -> list[dict]:
     """S1 (k = 5): references with best k-means cost 10 and best k-median cost 29; DPLloyd (ε-DP),
-    Balcan ((ε, δ)-DP), diffprivlib (not DP), Prior (undeclared) at ε = 1 and 0.5; HST (ε-DP) on the
+    Balcan ((ε, δ)-DP), Posterior (labelled not DP), Prior (undeclared) at ε = 1 and 0.5; HST (ε-DP) on the
     k-median objective; Gowalla unavailable; Iris without references."""
     return [
         record("s1", KMEANSPP, 5, None, "reference_kmeans", kmeans=[10, 12], kmedian=[30, 31], guarantee="nonprivate"),
         record("s1", KMEDIANPP, 5, None, "reference_kmedian", kmeans=[11, 11], kmedian=[29, 35], guarantee="nonprivate"),
         record("s1", DPLLOYD, 5, 1.0, "kmeans", kmeans=[20, 22, 24], guarantee="eps"),
         record("s1", BALCAN, 5, 1.0, "kmeans", kmeans=[15, 15, 15], guarantee="approx", delta_spent=5e-7),
-        record("s1", DIFFPRIVLIB, 5, 1.0, "kmeans", kmeans=[11, 11, 11], guarantee="notdp"),
+        record("s1", NOTDP, 5, 1.0, "kmeans", kmeans=[11, 11, 11], guarantee="notdp"),
         record("s1", PRIOR, 5, 1.0, "kmeans_pure", kmeans=[12, 12], guarantee=None, spent=0.2, delta=0.0),
         record("s1", DPLLOYD, 5, 0.5, "kmeans", kmeans=[20, 30, 40], guarantee="eps"),
         record("s1", BALCAN, 5, 0.5, "kmeans", kmeans=[25, 26, 27], guarantee="approx"),

@@ -12,7 +12,7 @@ from dpclust.api import DPClustError
 from dpclust.claims import mean_ci
 from dpclust.leaderboard import best, common, table
 
-from .helpers import (BALCAN, DIFFPRIVLIB, DPLLOYD, HST, KMEANSPP, KMEDIANPP, PRIOR, board_records, record, spec)
+from .helpers import (BALCAN, NOTDP, DPLLOYD, HST, KMEANSPP, KMEDIANPP, PRIOR, board_records, record, spec)
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ def test_a_kmeans_solution_can_be_the_best_kmedian_reference(agg_spec):
 def test_ranks_only_methods_with_a_dp_guarantee(board):
     assert cell(board, BALCAN, 1.0)["rank"] == 1 and cell(board, DPLLOYD, 1.0)["rank"] == 2
     assert cell(board, BALCAN, 1.0)["dp_methods"] == 2
-    notdp = cell(board, DIFFPRIVLIB, 1.0)
+    notdp = cell(board, NOTDP, 1.0)
     assert notdp["mean"] == pytest.approx(1.1) and math.isnan(notdp["rank"])   # best by mean, never ranked
     assert notdp["guarantee"] == "not DP as published" and notdp["guarantee_note"] == "swapped split"
     unknown = cell(board, PRIOR, 1.0)
@@ -110,7 +110,7 @@ def test_best_is_decided_by_the_intervals(board, agg_spec):
     one = b[(b["dataset"] == "s1") & (b["objective"] == "kmeans") & (b["epsilon"] == 1.0)].iloc[0]
     assert one["best"] == BALCAN and one["runner_up"] == DPLLOYD and one["decided"] == "separated"
     assert one["best_ci_high"] < one["runner_up_ci_low"] and one["dp_methods"] == 2
-    assert one["unranked_better"] == DIFFPRIVLIB and one["unranked_better_guarantee"] == "not DP as published"
+    assert one["unranked_better"] == NOTDP and one["unranked_better_guarantee"] == "not DP as published"
     half = b[(b["dataset"] == "s1") & (b["epsilon"] == 0.5)].iloc[0]
     assert half["best"] == BALCAN and half["decided"] == "overlapping"   # 2.6 vs 3.0 ± 2.5
     med = b[(b["objective"] == "kmedian")].iloc[0]
@@ -129,7 +129,7 @@ def test_spent_check_holds_fails_and_ignores_methods_without_a_dp_guarantee(agg_
     good = table.aggregate_table(board_records(), agg_spec, None)
     [check] = table.check_table(good, item)
     assert check.holds is True and "16 runs in 6 cells of 3 DP methods" in check.detail
-    assert "not counted" in check.detail                       # diffprivlib and Prior are not DP-ranked
+    assert "not counted" in check.detail                       # Posterior and Prior are not DP-ranked
     over = board_records() + [record("iris", BALCAN, 3, 1.0, "kmeans", kmeans=[7], guarantee="approx", spent=1.5)]
     [check] = table.check_table(table.aggregate_table(over, agg_spec, None), item)
     assert check.holds is False and "balcan2017.balcan on iris (k=3, ε=1) spent ε 1.5" in check.detail
@@ -137,7 +137,7 @@ def test_spent_check_holds_fails_and_ignores_methods_without_a_dp_guarantee(agg_
                                       delta=1e-6, delta_spent=2e-6)]
     assert table.check_table(table.aggregate_table(delta, agg_spec, None), item)[0].holds is False
     notdp = [record("s1", KMEANSPP, 5, None, "reference_kmeans", kmeans=[10], guarantee="nonprivate"),
-             record("s1", DIFFPRIVLIB, 5, 1.0, "kmeans", kmeans=[20], guarantee="notdp", spent=5.0)]
+             record("s1", NOTDP, 5, 1.0, "kmeans", kmeans=[20], guarantee="notdp", spent=5.0)]
     [check] = table.check_table(table.aggregate_table(notdp, agg_spec, None), item)
     assert check.holds is None and "no run of a method with a declared DP guarantee" in check.detail
 

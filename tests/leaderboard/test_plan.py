@@ -15,6 +15,7 @@ FOUR_KMEDIAN = {"balcan2017.balcan_kmedian", "cohenaddad2022.coreset", "cohenadd
                 "cohenaddad2022.private_lloyd"}
 ALG1 = {"lushen2020.posterior", "lushen2020.prior"}
 ILLUSTRATIONS = {"balcan2017.partition_illustration"}
+OPTIONAL_PEERS = {"peers.diffprivlib_kmeans"}    # run group `peers`, off by default (needs scikit-learn < 1.8)
 
 
 def board_jobs(the_plan):
@@ -73,11 +74,11 @@ def test_every_private_algorithm_is_on_the_board_once_except_illustrations():
     config = _plan("full").config
     private = {a for a, e in config["algorithms"].items() if e.get("private", True)}
     groups = groups_by_algorithm(board_jobs(_plan("full")))
-    assert set(groups) & private == private - ILLUSTRATIONS
+    assert set(groups) & private == private - ILLUSTRATIONS - OPTIONAL_PEERS
     assert all(len(g) == 1 for g in groups.values()), {a: g for a, g in groups.items() if len(g) > 1}
     assert {a for a, g in groups.items() if g == {"kmeans_pure"}} == ALG1
     assert {a for a, g in groups.items() if g == {"kmedian"}} == FOUR_KMEDIAN
-    assert "peers.diffprivlib_kmeans" in groups and groups["peers.diffprivlib_kmeans"] == {"kmeans"}
+    assert not set(groups) & OPTIONAL_PEERS
     nonprivate = {a for a in groups if a not in private}
     assert nonprivate == {"baselines.kmeanspp", "baselines.kmedianpp", "cohenaddad2022.kmedpp"}
 
@@ -104,8 +105,17 @@ def test_every_run_stands_on_the_same_ground():
 
 
 def test_the_guarantee_each_algorithm_declares_reaches_its_runs():
-    jobs = {j.algorithm: j.spec for j in board_jobs(_plan("test"))}
-    assert jobs["peers.diffprivlib_kmeans"]["guarantee"]["kind"] == "not DP as published"
+    from dpclust.settings import guarantee_of
+    from dpclust.workflow import import_object
+
+    the_plan = _plan("test")
+    jobs = {j.algorithm: j.spec for j in board_jobs(the_plan)}
+    for algorithm, spec in jobs.items():
+        entry = the_plan.config["algorithms"][algorithm]
+        declared = guarantee_of(import_object(entry["function"]), spec["settings"])
+        expected = declared.kind if declared else (None if spec["private"] else "non-private")
+        assert (spec.get("guarantee") or {}).get("kind") == expected, algorithm
+    assert jobs["baselines.kmeanspp"]["guarantee"]["kind"] == "non-private"
     assert jobs["baselines.kmeanspp"]["guarantee"]["kind"] == "non-private"
 
 

@@ -20,7 +20,7 @@ def test_table_renders_markdown_sortable_html_and_rank_maps(board, tmp_path):
         assert (tmp_path / f"table{ext}").stat().st_size > 0, ext
     html = (tmp_path / "table.html").read_text()
     assert "<table class='sortable'>" in html and "addEventListener('click'" in html
-    assert "diffprivlib KMeans" in html and "DPLloyd" in html and "HST k-median" in html   # display names
+    assert "Posterior" in html and "DPLloyd" in html and "HST k-median" in html   # display names
     md = (tmp_path / "table.md").read_text()
     assert "not DP as published" in md and "unknown" in md and "Data unavailable: Gowalla" in md
     lines = [line for line in md.splitlines() if "| Balcan et al. |" in line and "| 1 |" in line]
@@ -38,11 +38,11 @@ def test_figure_labels_every_method_without_a_dp_guarantee(board, tmp_path, monk
     fig = captured["fig"]
     legend = fig.legends[0]
     labels = [t.get_text() for t in legend.get_texts()]
-    assert "diffprivlib KMeans [not DP]" in labels and "Prior [guarantee unknown]" in labels
+    assert "Posterior [not DP]" in labels and "Prior [guarantee unknown]" in labels
     assert "DPLloyd" in labels and "Balcan et al." in labels                  # DP methods: no tag
     assert "k-means++ + Lloyd [non-private] (mean)" in labels
     styles = dict(zip(labels, (h.get_linestyle() for h in legend.legend_handles)))
-    assert styles["diffprivlib KMeans [not DP]"] == "--" and styles["Prior [guarantee unknown]"] == ":"
+    assert styles["Posterior [not DP]"] == "--" and styles["Prior [guarantee unknown]"] == ":"
     assert styles["DPLloyd"] == "-"
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]
     assert any(t.startswith("data unavailable") for t in texts)               # the Gowalla panel
@@ -59,7 +59,7 @@ def test_figure_and_best_write_their_files(board, tmp_path):
         assert (tmp_path / f"best{ext}").stat().st_size > 0, ext
     md = (tmp_path / "best.md").read_text()
     assert "| Balcan et al. |" in md and "separated" in md and "overlapping" in md and "data unavailable" in md
-    assert "diffprivlib KMeans (not DP as published, not ranked) has a lower mean" in md
+    assert "Posterior (not DP as published, not ranked) has a lower mean" in md
 
 
 def test_everything_unavailable_still_renders_every_item(tmp_path):
