@@ -1,0 +1,155 @@
+"""Aggregation of the leaderboard on synthetic records: normalisation by the best non-private cost,
+intervals, ranks among DP methods only, unknown guarantees never DP, the best-method summary and
+the spent-ε check."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpclust.api import DPClustError
+from dpclust.claims import mean_ci
+from dpclust.leaderboard import best, common, table
+
+from .helpers import (BALCAN, NOTDP, DPLLOYD, HST, KMEANSPP, KMEDIANPP, PRIOR, board_records, record, spec)
+
+
+@pytest.fixture(scope="module")
+def agg_spec():
+    return spec("table", "aggregate", preset="test")
+
+
+@pytest.fixture(scope="module")
+def board(agg_spec):
+    return table.aggregate_table(board_records(), agg_spec, None)
+
+
+def cell(frame, algorithm, eps, dataset="s1", objective="kmeans"):
+    sel = frame[(frame["algorithm"] == algorithm) & (frame["dataset"] == dataset) & (frame["objective"] == objective)]
+    sel = sel[sel["epsilon"].isna()] if eps is None else sel[sel["epsilon"] == eps]
+    assert len(sel) == 1, sel
+    return sel.iloc[0]
+
+
+def test_normalised_by_the_best_nonprivate_run_on_each_objective(board):
+    dpl = cell(board, DPLLOYD, 1.0)
+    assert dpl["best_nonprivate"] == 10.0                      # min over both references' k-means costs
+    assert dpl["mean"] == pytest.approx(2.2)                   # (20, 22, 24) / 10
+    ci = mean_ci(2.2, 0.2, 3)
+    assert (dpl["ci_low"], dpl["ci_high"]) == pytest.approx((ci.low, ci.high))
+    assert dpl["sd"] == pytest.approx(0.2) and dpl["n"] == 3
+    hst = cell(board, HST, 1.0, objective="kmedian")
+    assert hst["best_nonprivate"] == 29.0 and hst["mean"] == pytest.approx(2.0)   # k-median cost / 29
+    ref = cell(board, KMEANSPP, None)
+    assert ref["mean"] == pytest.approx(1.1) and ref["guarantee"] == "non-private" and math.isnan(ref["rank"])
+    assert cell(board, KMEDIANPP, None, objective="kmedian")["mean"] == pytest.approx(32 / 29)
+
+
+def test_a_kmeans_solution_can_be_the_best_kmedian_reference(agg_spec):
+    recs = [record("s1", KMEANSPP, 5, None, "reference_kmeans", kmeans=[10], kmedian=[20], guarantee="nonprivate"),
+            record("s1", KMEDIANPP, 5, None, "reference_kmedian", kmeans=[12], kmedian=[25], guarantee="nonprivate"),
+            record("s1", HST, 5, 1.0, "kmedian", kmedian=[40, 40], guarantee="eps")]
+    t = table.aggregate_table(recs, agg_spec, None)
+    assert cell(t, HST, 1.0, objective="kmedian")["best_nonprivate"] == 20.0
+
+
+def test_ranks_only_methods_with_a_dp_guarantee(board):
+    assert cell(board, BALCAN, 1.0)["rank"] == 1 and cell(board, DPLLOYD, 1.0)["rank"] == 2
+    assert cell(board, BALCAN, 1.0)["dp_methods"] == 2
+    notdp = cell(board, NOTDP, 1.0)
+    assert notdp["mean"] == pytest.approx(1.1) and math.isnan(notdp["rank"])   # best by mean, never ranked
+    assert notdp["guarantee"] == "not DP as published" and notdp["guarantee_note"] == "swapped split"
+    unknown = cell(board, PRIOR, 1.0)
+    assert unknown["guarantee"] == "unknown" and math.isnan(unknown["rank"])    # undeclared: never DP
+    assert unknown["eps_spent_mean"] == pytest.approx(0.2) and unknown["delta"] == 0.0
+    assert cell(board, HST, 1.0, objective="kmedian")["rank"] == 1               # ranked within its objective
+
+
+def test_equal_means_share_a_rank(agg_spec):
+    recs = [record("s1", KMEANSPP, 5, None, "reference_kmeans", kmeans=[10], guarantee="nonprivate"),
+            record("s1", DPLLOYD, 5, 1.0, "kmeans", kmeans=[20, 20], guarantee="eps"),
+            record("s1", BALCAN, 5, 1.0, "kmeans", kmeans=[20, 20], guarantee="approx"),
+            record("s1", "su2016.eugkm", 5, 1.0, "kmeans", kmeans=[30, 30], guarantee="eps")]
+    t = table.aggregate_table(recs, agg_spec, None)
+    assert sorted(t["rank"].dropna()) == [1, 1, 3]
+
+
+def test_unavailable_and_unnormalisable_cells_say_why(board):
+    gow = board[board["dataset"] == "gowalla"]
+    assert set(gow["status"]) == {"data_unavailable"} and gow["reason"].str.contains("not mirrored").all()
+    assert gow["rank"].isna().all()
+    iris = cell(board, DPLLOYD, 1.0, dataset="iris")
+    assert iris["status"] == "no_reference" and math.isnan(iris["mean"]) and math.isnan(iris["rank"])
+    assert iris["cost_mean"] == 5.5
+
+
+def test_seed_blocks_of_one_cell_are_pooled(agg_spec):
+    recs = [record("s1", KMEANSPP, 5, None, "reference_kmeans", kmeans=[10], guarantee="nonprivate"),
+            record("s1", DPLLOYD, 5, 1.0, "kmeans", kmeans=[20, 30], guarantee="eps"),
+            record("s1", DPLLOYD, 5, 1.0, "kmeans", kmeans=[40], guarantee="eps")]
+    t = table.aggregate_table(recs, agg_spec, None)
+    assert cell(t, DPLLOYD, 1.0)["n"] == 3 and cell(t, DPLLOYD, 1.0)["mean"] == pytest.approx(3.0)
+
+
+def test_a_group_without_an_objective_is_a_clear_error(agg_spec):
+    with pytest.raises(DPClustError, match="run group 'elsewhere' has no objective"):
+        table.aggregate_table([record("s1", DPLLOYD, 5, 1.0, "elsewhere", kmeans=[1.0])], agg_spec, None)
+
+
+def test_every_run_group_of_the_board_has_an_objective():
+    for preset in ("full", "quick", "test"):
+        for item in ("table", "figure", "best"):
+            objectives = common.objectives_of(spec(item, "aggregate", preset))
+            groups = set(spec(item, "render", preset)["runs"])
+            assert groups and groups <= set(objectives), (preset, item, groups - set(objectives))
+
+
+def test_best_is_decided_by_the_intervals(board, agg_spec):
+    b = best.aggregate_best(board_records(), agg_spec, None)
+    one = b[(b["dataset"] == "s1") & (b["objective"] == "kmeans") & (b["epsilon"] == 1.0)].iloc[0]
+    assert one["best"] == BALCAN and one["runner_up"] == DPLLOYD and one["decided"] == "separated"
+    assert one["best_ci_high"] < one["runner_up_ci_low"] and one["dp_methods"] == 2
+    assert one["unranked_better"] == NOTDP and one["unranked_better_guarantee"] == "not DP as published"
+    half = b[(b["dataset"] == "s1") & (b["epsilon"] == 0.5)].iloc[0]
+    assert half["best"] == BALCAN and half["decided"] == "overlapping"   # 2.6 vs 3.0 ± 2.5
+    med = b[(b["objective"] == "kmedian")].iloc[0]
+    assert med["best"] == HST and med["decided"] == "only DP method"
+    nodp = b[(b["dataset"] == "s1") & (b["epsilon"] == 2.0)].iloc[0]
+    assert nodp["decided"] == "no DP method" and not isinstance(nodp["best"], str)
+    assert nodp["unranked_better"] == PRIOR and nodp["unranked_better_guarantee"] == "unknown"
+    gow = b[b["dataset"] == "gowalla"].iloc[0]
+    assert gow["status"] == "data_unavailable" and "not mirrored" in gow["reason"]
+    text = best.how_decided(one, spec("best", "render"))
+    assert "lies below runner-up DPLloyd" in text and "not ranked" in text
+
+
+def test_spent_check_holds_fails_and_ignores_methods_without_a_dp_guarantee(agg_spec):
+    item = spec("table", "checks", preset="test")
+    good = table.aggregate_table(board_records(), agg_spec, None)
+    [check] = table.check_table(good, item)
+    assert check.holds is True and "16 runs in 6 cells of 3 DP methods" in check.detail
+    assert "not counted" in check.detail                       # Posterior and Prior are not DP-ranked
+    over = board_records() + [record("iris", BALCAN, 3, 1.0, "kmeans", kmeans=[7], guarantee="approx", spent=1.5)]
+    [check] = table.check_table(table.aggregate_table(over, agg_spec, None), item)
+    assert check.holds is False and "balcan2017.balcan on iris (k=3, ε=1) spent ε 1.5" in check.detail
+    delta = board_records() + [record("iris", BALCAN, 3, 1.0, "kmeans", kmeans=[7], guarantee="approx",
+                                      delta=1e-6, delta_spent=2e-6)]
+    assert table.check_table(table.aggregate_table(delta, agg_spec, None), item)[0].holds is False
+    notdp = [record("s1", KMEANSPP, 5, None, "reference_kmeans", kmeans=[10], guarantee="nonprivate"),
+             record("s1", NOTDP, 5, 1.0, "kmeans", kmeans=[20], guarantee="notdp", spent=5.0)]
+    [check] = table.check_table(table.aggregate_table(notdp, agg_spec, None), item)
+    assert check.holds is None and "no run of a method with a declared DP guarantee" in check.detail
+
+
+def test_the_table_round_trips_through_csv(board, tmp_path):
+    """Steps read the table back from CSV: ranks, NaN ε of the references and intervals survive."""
+    from dpclust.pipeline import read_table
+
+    board.to_csv(tmp_path / "t.csv", index=False)
+    back = read_table(tmp_path / "t.csv")
+    assert list(back.columns) == common.COLUMNS
+    assert back["epsilon"].isna().sum() == board["epsilon"].isna().sum()
+    assert np.allclose(back["rank"].fillna(-1), board["rank"].fillna(-1))
+    b = best.aggregate_best(board_records(), spec("best", "aggregate", preset="test"), None)
+    assert set(b["decided"].dropna()) >= {"separated", "overlapping", "only DP method", "no DP method"}

@@ -1,0 +1,51 @@
+"""The leaderboard's three items end to end on the test preset, as a user runs them:
+`python -m dpclust item leaderboard <item> --preset test` (data from the mirror, real runs)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpclust.leaderboard.common import DP_KINDS
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory, mirror):
+    work = tmp_path_factory.mktemp("leaderboard")
+    for item in ("table", "figure", "best"):
+        out = subprocess.run([sys.executable, "-m", "dpclust", "item", "leaderboard", item, "--preset", "test",
+                              "--workdir", str(work), "--mirror", str(mirror)], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr[-3000:]
+    return work / "results"
+
+
+def test_every_item_writes_its_files(work):
+    for item in ("table", "figure", "best"):
+        assert (work / "tables" / "leaderboard" / f"{item}.csv").exists()
+        for ext in (".png", ".pdf", ".md"):
+            assert (work / "figures" / "leaderboard" / f"{item}{ext}").stat().st_size > 0
+    for item in ("table", "best"):
+        assert "<table class='sortable'>" in (work / "figures" / "leaderboard" / f"{item}.html").read_text()
+    checks = pd.read_csv(work / "checks" / "leaderboard" / "table.csv")
+    assert list(checks["claim"]) == ["Every DP run spent at most its ε (and its δ)"]
+
+
+def test_the_table_holds_every_planned_cell_normalised_and_ranked_by_guarantee(work):
+    t = pd.read_csv(work / "tables" / "leaderboard" / "table.csv")
+    assert set(t["algorithm"]) == {"su2016.dplloyd", "cohenaddad2022.hst_kmeans", "lushen2020.prior", "cohenaddad2022.hst", "baselines.kmeanspp",
+                                   "baselines.kmedianpp"}
+    assert (t["status"] == "ok").all() and (t["n"] == 2).all()
+    assert (t["mean"] > 0).all() and (t["ci_low"] <= t["mean"]).all() and (t["mean"] <= t["ci_high"]).all()
+    refs = t[t["epsilon"].isna()]
+    assert set(refs["guarantee"]) == {"non-private"} and refs["rank"].isna().all()
+    assert np.isclose(t.groupby(["objective", "dataset", "k"])["best_nonprivate"].nunique(), 1).all()
+    ranked = t["rank"].notna()
+    assert (ranked == t["guarantee"].isin(DP_KINDS)).all()            # ranked exactly when DP is declared
+    prior = t[t["algorithm"] == "lushen2020.prior"].iloc[0]
+    assert prior["delta"] == 0.0 and 0 < prior["eps_spent_max"] < 1.0   # a cap: spends below ε
+    assert (t.loc[t["algorithm"] == "cohenaddad2022.hst", "objective"] == "kmedian").all()

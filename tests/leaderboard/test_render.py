@@ -1,0 +1,82 @@
+"""Rendering the leaderboard items to files: tables as Markdown, sortable HTML and rank maps; the
+figure with labelled guarantees and "data unavailable" panels; the best-method matrix."""
+from __future__ import annotations
+
+import pytest
+
+from dpclust.leaderboard import best, figure, table
+
+from .helpers import board_records, spec
+
+
+@pytest.fixture(scope="module")
+def board():
+    return table.aggregate_table(board_records(), spec("table", "aggregate"), None)
+
+
+def test_table_renders_markdown_sortable_html_and_rank_maps(board, tmp_path):
+    table.render_table(board, spec("table", "render"), tmp_path / "table")
+    for ext in (".md", ".html", ".png", ".pdf"):
+        assert (tmp_path / f"table{ext}").stat().st_size > 0, ext
+    html = (tmp_path / "table.html").read_text()
+    assert "<table class='sortable'>" in html and "addEventListener('click'" in html
+    assert "Posterior" in html and "DPLloyd" in html and "HST k-median" in html   # display names
+    md = (tmp_path / "table.md").read_text()
+    assert "not DP as published" in md and "unknown" in md and "Data unavailable: Gowalla" in md
+    lines = [line for line in md.splitlines() if "| Balcan et al. |" in line and "| 1 |" in line]
+    assert lines, "Balcan et al. ranks 1 at ε = 1 on S1"
+
+
+def test_figure_labels_every_method_without_a_dp_guarantee(board, tmp_path, monkeypatch):
+    captured = {}
+
+    def keep(fig, stem):
+        captured["fig"] = fig
+
+    monkeypatch.setattr(figure, "save_figure", keep)
+    figure.render_figure(board, spec("figure", "render"), tmp_path / "figure")
+    fig = captured["fig"]
+    legend = fig.legends[0]
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert "Posterior [not DP]" in labels and "Prior [guarantee unknown]" in labels
+    assert "DPLloyd" in labels and "Balcan et al." in labels                  # DP methods: no tag
+    assert "k-means++ + Lloyd [non-private] (mean)" in labels
+    styles = dict(zip(labels, (h.get_linestyle() for h in legend.legend_handles)))
+    assert styles["Posterior [not DP]"] == "--" and styles["Prior [guarantee unknown]"] == ":"
+    assert styles["DPLloyd"] == "-"
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert any(t.startswith("data unavailable") for t in texts)               # the Gowalla panel
+    titles = [ax.get_title() for ax in fig.axes]
+    assert "S1, k = 5 (k-means)" in titles and "S1, k = 5 (k-median)" in titles
+
+
+def test_figure_and_best_write_their_files(board, tmp_path):
+    figure.render_figure(board, spec("figure", "render"), tmp_path / "figure")
+    assert (tmp_path / "figure.png").stat().st_size > 0 and (tmp_path / "figure.pdf").exists()
+    b = best.aggregate_best(board_records(), spec("best", "aggregate"), None)
+    best.render_best(b, spec("best", "render"), tmp_path / "best")
+    for ext in (".md", ".html", ".png", ".pdf"):
+        assert (tmp_path / f"best{ext}").stat().st_size > 0, ext
+    md = (tmp_path / "best.md").read_text()
+    assert "| Balcan et al. |" in md and "separated" in md and "overlapping" in md and "data unavailable" in md
+    assert "Posterior (not DP as published, not ranked) has a lower mean" in md
+
+
+def test_everything_unavailable_still_renders_every_item(tmp_path):
+    """Offline without a mirror: every cell says "data unavailable"; nothing crashes, nothing is ranked."""
+    from .helpers import DPLLOYD, KMEANSPP, HST, record
+
+    recs = [record("iris", DPLLOYD, 3, 1.0, "kmeans", guarantee="eps", status="data_unavailable"),
+            record("iris", HST, 3, 1.0, "kmedian", guarantee="eps", status="data_unavailable"),
+            record("iris", KMEANSPP, 3, None, "reference_kmeans", guarantee="nonprivate", status="data_unavailable")]
+    t = table.aggregate_table(recs, spec("table", "aggregate"), None)
+    assert set(t["status"]) == {"data_unavailable"} and t["rank"].isna().all()
+    table.render_table(t, spec("table", "render"), tmp_path / "table")
+    figure.render_figure(t, spec("figure", "render"), tmp_path / "figure")
+    b = best.aggregate_best(recs, spec("best", "aggregate"), None)
+    assert set(b["status"]) == {"data_unavailable"}
+    best.render_best(b, spec("best", "render"), tmp_path / "best")
+    for stem in ("table", "figure", "best"):
+        assert (tmp_path / f"{stem}.png").stat().st_size > 0
+    [check] = table.check_table(t, spec("table", "checks"))
+    assert check.holds is None
