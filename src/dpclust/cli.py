@@ -106,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Run a planned privacy audit (dpclust.audits.runner): the algorithm many "
                                      "times on two neighbouring datasets, the empirical lower bound on ε with "
                                      "its confidence, and the same with every noise scale halved (power). The "
-                                     "workflow passes the complete --spec (dpclust.workflow.audit_jobs).")
+                                     "workflow passes the complete --spec (dpclust.audits.plan.audit_jobs).")
     aud.add_argument("--spec", required=True, help="complete audit spec as JSON, or @FILE")
     aud.add_argument("--code-hash", default=None, help="hash of the code the workflow planned the audit with")
     aud.add_argument("--out", required=True, help="output JSON file (written atomically)")

@@ -1,7 +1,9 @@
 """The quick form's audits surface the findings (run exactly as planned under `preset: quick`):
-Lu & Shen's Posterior and Prior (exact sums divided by noisy counts) and BLUM, DWORK and SU (initial
-centres are data records, kept when the noisy count is below 1) exceed the ε their runs report; the
-honest k-variates++ shows no violation and its attack has power."""
+Lu & Shen's Posterior (exact sums divided by noisy counts) exceeds the ε its runs report; the
+honest k-variates++ shows no violation and its attack has power. The audits of Prior (same code
+path) and of BLUM, DWORK and SU (initial centres are data records, kept when the noisy count is
+below 1; BLUM's needs 2,500 samples per side, minutes) are shown by the quick `audit` item and its
+checks, not repeated here (the CI budget)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,22 +32,12 @@ def _one(quick, algorithm):
                           rec["epsilon_claimed"])
 
 
-@pytest.mark.parametrize("algorithm", ["lushen2020.posterior", "lushen2020.prior"])
+@pytest.mark.parametrize("algorithm", ["lushen2020.posterior"])
 def test_lushen_exact_sums_violation_is_shown(quick, algorithm):
     rec, verdict = _one(quick, algorithm)
     assert rec["design"] == "line_sums" and rec["epsilon_budget"] == 10.0
     assert rec["epsilon_claimed"] <= 0.25                       # ε₀ + one ε_step at cap 10
     assert rec["plain"]["epsilon_lower_bound"] > 3.0 and rec["plain"]["p_D"] == 0.0
-    assert verdict in (I.VIOLATION, I.NOT_DP_SHOWN)
-
-
-@pytest.mark.parametrize("algorithm", ["lushen2020.blum", "lushen2020.dwork", "lushen2020.su"])
-def test_random_points_init_releases_a_record_verbatim(quick, algorithm):
-    rec, verdict = _one(quick, algorithm)
-    assert rec["design"] == "verbatim_record"
-    plain = rec["plain"]
-    assert plain["event"] == "<=" and plain["direction"] == "D'/D" and plain["p_Dp"] > plain["p_D"]  # centres at the target
-    assert plain["epsilon_lower_bound"] > rec["epsilon_claimed"]
     assert verdict in (I.VIOLATION, I.NOT_DP_SHOWN)
 
 

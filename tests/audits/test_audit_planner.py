@@ -13,7 +13,8 @@ import yaml
 from dpclust.api import DPClustError
 from dpclust.audits.designs import ADD_REMOVE, DESIGNS, REPLACE_ONE
 from dpclust.audits.runner import SPEC_KEYS
-from dpclust.workflow import AuditItemTarget, load_config, plan
+from dpclust.audits.plan import AuditItemTarget
+from dpclust.workflow import load_config, plan
 
 from .fake_algorithms import register
 

@@ -3,6 +3,7 @@ mechanism, reports an attack without power as "no power", and the CLI writes the
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -88,11 +89,11 @@ def test_cli_writes_the_record(tmp_path, repo):
     out = tmp_path / "a.json"
     proc = subprocess.run([sys.executable, "-m", "dpclust", "audit", "--spec", json.dumps(spec), "--code-hash", "abc",
                            "--out", str(out)], capture_output=True, text=True, cwd=repo,
-                          env={"PYTHONPATH": str(repo / "src"), "PATH": ""})
+                          env={"PYTHONPATH": str(repo / "src"), "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")})
     assert proc.returncode == 0, proc.stderr
     rec = json.loads(out.read_text())
     assert rec["kind"] == "audit" and rec["code_hash"] == "abc" and rec["samples"] == 20
     assert rec["guarantee"] is None and I.guarantee_label(rec["guarantee"]) == I.UNDECLARED
     bad = subprocess.run([sys.executable, "-m", "dpclust", "audit", "--spec", "{}", "--out", str(out)],
-                         capture_output=True, text=True, cwd=repo, env={"PYTHONPATH": str(repo / "src"), "PATH": ""})
+                         capture_output=True, text=True, cwd=repo, env={"PYTHONPATH": str(repo / "src"), "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")})
     assert bad.returncode == 2 and "lacks" in bad.stderr

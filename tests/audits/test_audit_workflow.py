@@ -3,6 +3,7 @@ preset plans one `audit_run` job per planned audit and aggregates the audit item
 `audit_aggregate` (never the run aggregate), and the audit jobs' params carry the spec and code hash."""
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -22,9 +23,9 @@ def test_dry_run_plans_the_audit_jobs(tmp_path):
     assert audits, "the test preset audits at least one algorithm"
     targets = ["results/tables/audit/audit.csv", "results/figures/audit/audit_figure.png",
                "results/checks/audit/audit.html"]
-    out = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(tmp_path),
-                          "-n", "-p", "--cores", "1", "--configfile", str(REPO / "config" / "test.yaml"), *targets],
-                         capture_output=True, text=True, env={"PYTHONPATH": str(REPO / "src"), "PATH": ""},
+    out = subprocess.run([sys.executable, "-m", "snakemake", *targets, "-s", str(REPO / "Snakefile"), "-d", str(tmp_path),
+                          "-n", "-p", "--cores", "1", "--configfile", str(REPO / "config" / "test.yaml")],
+                         capture_output=True, text=True, env={"PYTHONPATH": str(REPO / "src"), "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")},
                          cwd=tmp_path, timeout=600)
     text = out.stdout + out.stderr
     assert out.returncode == 0, text[-3000:]

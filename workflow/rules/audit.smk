@@ -1,5 +1,5 @@
 # Privacy audit as a result: one job per (algorithm, neighbouring design), planned by
-# dpclust.workflow.audit_jobs from an item's `audit:` section (config/papers/audit.yaml).
+# dpclust.audits.plan.audit_jobs from an item's `audit:` section (config/papers/audit.yaml).
 # params.args holds the job's complete spec (resolved algorithm and settings, design, n, k,
 # neighbouring relation, samples, seed, ε, δ) and a hash of the algorithm's module, every dpclust
 # module it imports and the audit runner (dpclust.audits.runner): an edit re-runs exactly the audits

@@ -8,5 +8,5 @@
 * `dpclust.audits.items`: the items' aggregate (with verdicts and the Bonferroni maximum over
   designs), table, figure and checks.
 
-Jobs are planned by `dpclust.workflow.audit_jobs` and run by `workflow/rules/audit.smk`.
+Jobs are planned by `dpclust.audits.plan.audit_jobs` and run by `workflow/rules/audit.smk`.
 """

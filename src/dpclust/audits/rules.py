@@ -21,7 +21,7 @@ def audit_rule_functions(plan, results_dir: str, algorithms: dict) -> SimpleName
     """
     from ..codehash import code_hash
     from ..resolve import function_module
-    from ..workflow import audit_path
+    from .plan import audit_path
 
     def code_of(algorithm: str) -> str:
         return code_hash(function_module(algorithms[algorithm]["function"]), "dpclust.audits.runner")
