@@ -42,14 +42,16 @@ os.environ.update({
 
 
 # Data that could not be had: a source recorded as unavailable is fetched again as soon as a run
-# could succeed (the mirror now has it, or the network may be back); the datasets still missing
-# are listed once, here, and in the final summary.
+# could succeed (the mirror now has it, or the network may be back): `fetch_source` takes how it
+# could succeed as a param (dpclust.status.fetch_attempts), so Snakemake re-runs it, and what reads
+# it, exactly when that changed; a dry run lists those jobs and changes nothing. The datasets still
+# missing are listed once, here, and in the final summary.
+FETCH_ATTEMPTS = {}
 if workflow.is_main_process:
     _sources = sorted({s for d in PLAN.datasets for s in REGISTRY.sources_for(d)})
-    for _source, _why in status.stale_unavailable_sources(REGISTRY, _sources, f"{DATA}/raw", MIRROR).items():
+    FETCH_ATTEMPTS = status.fetch_attempts(REGISTRY, _sources, f"{DATA}/raw", MIRROR)
+    for _source, _why in status.retried_sources(FETCH_ATTEMPTS, f"{DATA}/raw").items():
         print(f"dpclust: dataset source {_source!r} was unavailable; {_why}: fetching it again", file=sys.stderr)
-        if not workflow.dryrun:
-            Path(DATA, "raw", _source, "manifest.json").unlink(missing_ok=True)
     _missing = status.unavailable_datasets(PLAN.datasets, DATA)
     if _missing:
         print(f"dpclust: {len(_missing)} dataset(s) were unavailable in the last run (their panels say "

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Set up (scripts/setup.sh) and run the test suite. Extra arguments go to pytest.
+# Set up (scripts/setup.sh) and run the test suite. Extra arguments go to pytest
+# (e.g. -m "not slow"; -n 0 runs in one process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="$PWD/.venv/bin:$PATH"
-exec python -m pytest "$@"
+# one worker per core (pytest-xdist); a test file's tests stay together in one worker, in order
+exec python -m pytest -n "${DPCLUST_TEST_WORKERS:-auto}" --dist loadfile "$@"

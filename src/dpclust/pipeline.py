@@ -88,10 +88,18 @@ def render_item(spec: dict, table_csv, stem) -> None:
     if func is None:
         raise DPClustError(f"item {spec.get('paper')}/{spec.get('item')} has no `render` function")
     stem = Path(stem)
-    func(read_table(table_csv), spec, str(stem))
+    table = read_table(table_csv)
+    func(table, spec, str(stem))
     if spec.get("kind", "figure") == "figure":
         write_text_atomic(f"![{spec['title']}]({stem.name}.png)\n\n{caption_text(spec)}\n\nData: "
                           f"`{Path(table_csv).as_posix()}`\n", stem.with_suffix(".md"))
+    if not stem.with_suffix(".html").exists():
+        # the report's readable, sortable table: a table item's rows, or the data behind a figure
+        from .plotting import html_table
+
+        what = "Table" if spec.get("kind") == "table" else "Data behind the figure"
+        write_text_atomic(html_table(table, f"{what}: {spec.get('title', '')}", caption_text(spec)),
+                          stem.with_suffix(".html"))
 
 
 def check_item(spec: dict, table_csv, stem) -> pd.DataFrame:

@@ -154,6 +154,7 @@ def write_table(df: pd.DataFrame, stem: str | Path, title: str = "", note: str =
     stem.parent.mkdir(parents=True, exist_ok=True)
     md = (f"**{title}**\n\n" if title else "") + to_markdown(df) + (f"\n{note}\n" if note else "")
     stem.with_suffix(".md").write_text(md, encoding="utf-8")
+    stem.with_suffix(".html").write_text(html_table(df, title, note), encoding="utf-8")
     n_rows = max(len(df), 1)
     width = min(max(2.0, 1.3 * len(df.columns)), 16)
     fig, ax = plt.subplots(figsize=(width, 0.45 + 0.28 * (n_rows + 1) + (0.3 if note else 0)))

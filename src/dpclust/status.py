@@ -25,48 +25,78 @@ def _manifest(raw_dir: Path, source: str) -> dict | None:
         return None
 
 
-def _resolves(host: str, timeout: float = DNS_TIMEOUT_S) -> bool:
-    """True if `host` resolves within `timeout` seconds (a hint that the network may be back)."""
-    result: list[bool] = []
+def _resolving(hosts: Iterable[str], timeout: float = DNS_TIMEOUT_S) -> set[str]:
+    """The hosts among `hosts` that resolve within `timeout` seconds, probed concurrently (a hint
+    that the network may be back)."""
+    found: set[str] = set()
 
-    def probe():
+    def probe(host):
         try:
             socket.getaddrinfo(host, 443)
-            result.append(True)
+            found.add(host)
         except OSError:
-            result.append(False)
+            pass
 
-    thread = threading.Thread(target=probe, daemon=True)
-    thread.start()
-    thread.join(timeout)
-    return bool(result and result[0])
-
-
-def retry_reason(entry: Mapping, mirror: str | None) -> str:
-    """Why a source recorded as unavailable could now be had ('' if nothing changed): the mirror
-    holds every file it needs, or the network may be back (a URL's host resolves)."""
-    needed = [f for f in entry.get("files", []) if not f.get("optional")]
-    if mirror and needed and all(f.get("mirror_path") and (Path(mirror) / f["mirror_path"]).is_file()
-                                 for f in needed):
-        return "the data mirror now has it"
-    hosts = {urlsplit(f["url"]).hostname for f in needed if f.get("url")}
-    if hosts and all(f.get("url") for f in needed) and any(h and _resolves(h) for h in hosts):
-        return "the network may be back"
-    return ""
+    threads = [threading.Thread(target=probe, args=(h,), daemon=True) for h in sorted(set(hosts))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout)
+    return set(found)
 
 
-def stale_unavailable_sources(registry, sources: Iterable[str], raw_dir: str | Path,
-                              mirror: str | None) -> dict[str, str]:
-    """Sources whose manifest says 'unavailable' but which could now be had: {source: why}."""
+def _needed(entry: Mapping) -> list:
+    return [f for f in entry.get("files", []) if not f.get("optional")]
+
+
+def _mirror_has(entry: Mapping, mirror: str | None) -> bool:
+    needed = _needed(entry)
+    return bool(mirror and needed and all(f.get("mirror_path") and (Path(mirror) / f["mirror_path"]).is_file()
+                                          for f in needed))
+
+
+def _hosts(entry: Mapping) -> set[str]:
+    needed = _needed(entry)
+    if not needed or not all(f.get("url") for f in needed):
+        return set()
+    return {h for h in (urlsplit(f["url"]).hostname for f in needed) if h}
+
+
+ATTEMPT_WHY = {"mirror": "the data mirror now has it", "network": "the network may be back"}
+
+
+def fetch_attempts(registry, sources: Iterable[str], raw_dir: str | Path, mirror: str | None) -> dict[str, str]:
+    """How a fetch of each source could succeed now: "mirror" (the mirror holds every file it
+    needs), "network" (a host of its URLs resolves) or "none"; for a source already fetched, the
+    value its manifest recorded. The fetch job takes it as a param and stores it in the manifest,
+    so an unavailable source is fetched again exactly when this changes (a mirror is set, the
+    network is back), and nothing re-runs otherwise (not even when the mirror is unset later)."""
     raw_dir = Path(raw_dir)
-    out = {}
+    out, pending = {}, {}
     for source in sorted(set(sources)):
         manifest = _manifest(raw_dir, source)
-        if manifest is None or manifest.get("status") == "ok":
+        if manifest is not None and manifest.get("status") == "ok":
+            out[source] = str(manifest.get("attempt", ""))
             continue
-        why = retry_reason(registry.source(source), mirror)
-        if why:
-            out[source] = why
+        entry = registry.source(source)
+        if _mirror_has(entry, mirror):
+            out[source] = "mirror"
+        else:
+            pending[source] = _hosts(entry)
+    resolving = _resolving({h for hosts in pending.values() for h in hosts}) if pending else set()
+    for source, hosts in pending.items():
+        out[source] = "network" if hosts & resolving else "none"
+    return out
+
+
+def retried_sources(attempts: Mapping[str, str], raw_dir: str | Path) -> dict[str, str]:
+    """Sources recorded as unavailable that will be fetched again, with why: {source: why}."""
+    out = {}
+    for source, attempt in sorted(attempts.items()):
+        manifest = _manifest(Path(raw_dir), source)
+        if manifest is not None and manifest.get("status") != "ok" and manifest.get("attempt") != attempt \
+                and attempt in ATTEMPT_WHY:
+            out[source] = ATTEMPT_WHY[attempt]
     return out
 
 

@@ -305,7 +305,7 @@ class ItemTarget:
 
     @property
     def figure_files(self) -> list[str]:
-        return [self.figure_stem + e for e in (".png", ".pdf", ".md")]
+        return [self.figure_stem + e for e in (".png", ".pdf", ".md", ".html")]
 
     @property
     def has_checks(self) -> bool:

@@ -99,3 +99,19 @@ def test_capped_lloyd_step_audit_needs_replace_neighbours_and_halved_noise_fails
         bad = audit.audit(_lloyd_step("replace"), _LD, _LDP, n_samples=3000, seed=2)
     assert sum(calls.values()) > 0
     assert bad.epsilon_lower_bound > EPS
+
+
+@pytest.mark.slow
+def test_not_dp_variant_add_remove_one_medians_in_capped_steps_fails_the_audit(monkeypatch):
+    """The variant declared "not DP as published" (`one_median_neighbouring: add_remove` in a capped
+    Lloyd step; the code refuses it) run anyway through the real step with the guard disabled: the
+    audit rejects the claimed ε, while the declared replace-one step passes (the test above)."""
+    from dpclust.cohenaddad2022 import private_lloyd
+    from dpclust.settings import guarantee_of
+
+    assert guarantee_of(private_lloyd.private_lloyd,
+                        private_lloyd.PRIVATE_LLOYD_SETTINGS.complete({"one_median_neighbouring": "add_remove"})
+                        ).kind == "not DP as published"
+    monkeypatch.setattr(private_lloyd, "_check_step_settings", lambda settings: None)
+    bad = audit.audit(_lloyd_step("add_remove"), _LD, _LDP, n_samples=3000, seed=2)
+    assert bad.epsilon_lower_bound > EPS

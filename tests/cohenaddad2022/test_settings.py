@@ -51,7 +51,13 @@ BEFORE_DECLARATION = {
     },
     "cohenaddad2022.hst_kmeans": {**_HST, "lloyd_iterations": 0, "tree_budget_fraction": 0.9,
                                   "size_budget_fraction": 0.1},
-    "cohenaddad2022.kmedpp": {"max_iter": 10},
+    # kmed++ moved from dpclust.baselines:kmedian_algorithm ({"max_iter": 10}) to the reference module's
+    # function with one plain seeding and 10 exact Lloyd-median rounds (the same algorithm, run on the
+    # distinct rows with their multiplicities: ~5x faster on Skin); the converged reference is new.
+    "cohenaddad2022.kmedpp": {"restarts": 1, "screen_rows": 0, "refine": 1, "seeding_trials": 1, "max_iter": 10,
+                              "rel_tol": 0.0, "median_max_iter": 500, "median_tol": 1e-10},
+    "cohenaddad2022.kmedian_ref": {"restarts": 10, "screen_rows": 10000, "refine": 2, "seeding_trials": 1,
+                                   "max_iter": 300, "rel_tol": 1e-6, "median_max_iter": 500, "median_tol": 1e-10},
 }
 DECLARATIONS = {"hst": HST_SETTINGS, "private_lloyd": PRIVATE_LLOYD_SETTINGS, "coreset": CORESET_SETTINGS,
                 "hst_kmeans": HST_KMEANS_SETTINGS, "one_median": ONE_MEDIAN_SETTINGS}
@@ -105,9 +111,11 @@ def test_every_algorithm_extends_the_one_median_declaration():
         assert changed <= allowed, (key, changed)
 
 
-@pytest.mark.parametrize("key", sorted(DECLARATIONS))
+@pytest.mark.parametrize("key", sorted(DECLARATIONS) + ["reference"])
 def test_every_setting_has_provenance_and_a_real_constraint(key):
-    for name, setting in DECLARATIONS[key].items():
+    from dpclust.cohenaddad2022.reference import REFERENCE_SETTINGS
+
+    for name, setting in {**DECLARATIONS, "reference": REFERENCE_SETTINGS}[key].items():
         assert len(setting.source) > len(setting.tag) + 20, (key, name)   # says why, not just the tag
         assert setting.doc, (key, name)
         assert not isinstance(setting.check, AnyValue), (key, name)
@@ -138,3 +146,49 @@ def test_bad_value_is_refused_naming_the_setting(fn, setting, value):
 def test_config_typo_fails_at_planning_time(config):
     with pytest.raises(DPClustError, match="cohenaddad2022.hst.*unknown setting.*'tree_budget'"):
         resolve_algorithm(config, "cohenaddad2022.hst", {"tree_budget": 0.3}, where="fig2/runs/private")
+
+
+# ---------------------------------------------------------------------------------------------
+# declared guarantees
+# ---------------------------------------------------------------------------------------------
+def test_declared_guarantees_reach_the_resolved_specs(config):
+    """HST, Private Lloyd, Coreset and HST k-means are pure ε-DP for add/remove of a record; kmed++ and the
+    converged reference are non-private (no ε is ever reported for them)."""
+    kinds = {name: resolve_algorithm(config, name)["guarantee"] for name in BEFORE_DECLARATION}
+    for name in ("cohenaddad2022.hst", "cohenaddad2022.private_lloyd", "cohenaddad2022.coreset",
+                 "cohenaddad2022.hst_kmeans"):
+        assert kinds[name]["kind"] == "ε-DP", name
+        assert kinds[name]["relation"].startswith("add/remove one record"), name
+    # the capped Lloyd steps say what their 1-medians are calibrated to
+    assert "replace-one" in kinds["cohenaddad2022.hst"]["relation"]
+    assert "replace-one" in kinds["cohenaddad2022.private_lloyd"]["relation"]
+    assert "Lloyd" not in kinds["cohenaddad2022.hst_kmeans"]["relation"]       # no Lloyd step by default
+    for name in ("cohenaddad2022.kmedpp", "cohenaddad2022.kmedian_ref"):
+        assert kinds[name]["kind"] == "non-private", name
+
+
+def test_add_remove_one_medians_in_lloyd_steps_are_declared_not_dp_and_refused():
+    """The one configuration that would not be ε-DP (add/remove-calibrated 1-medians on capped samples,
+    see the capped-step audit in test_audit.py) is declared "not DP as published" and refused before
+    anything is spent."""
+    from dpclust.settings import guarantee_of
+
+    bad = {"one_median_neighbouring": "add_remove"}
+    for fn in (hst_kmedian, private_lloyd):
+        g = guarantee_of(fn, fn.settings.complete(bad))
+        assert g.kind == "not DP as published" and "capped" in g.note
+        with pytest.raises(DPClustError, match="one_median_neighbouring: replace"):
+            fn(_x(), 2, 1.0, 0.0, np.random.default_rng(0), {"bounds": [0, 1], "init_seed": 0, **bad})
+    # without Lloyd steps nothing is sampled: the tree alone is ε-DP whatever the 1-median setting
+    assert guarantee_of(hst_kmedian, HST_SETTINGS.complete({**bad, "lloyd_iterations": 0,
+                                                             "tree_budget_fraction": 1.0})).kind == "ε-DP"
+    # the coreset's leaves are not subsampled: add/remove calibration is right there
+    assert guarantee_of(lsh_coreset_kmedian, CORESET_SETTINGS.complete(bad)).kind == "ε-DP"
+
+
+def test_one_median_guarantee_states_its_relation():
+    from dpclust.blocks.one_median import one_median_guarantee
+
+    assert one_median_guarantee({"one_median_neighbouring": "add_remove"}).relation == "add/remove one point of P"
+    g = one_median_guarantee({"one_median_neighbouring": "replace"})
+    assert g.kind == "ε-DP" and g.relation.startswith("replace one point of P")

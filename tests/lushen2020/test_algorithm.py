@@ -13,7 +13,8 @@ from dpclust.blocks.initialisation import initial_centers
 from dpclust.lushen2020 import sampling_zone as sz
 from dpclust.lushen2020.algorithm import LuShen, lushen
 
-SETTINGS = dict(lushen.settings.defaults(), bounds=[0.0, 1.0], init_seed=7)
+#: One start per seed (as before init_per_epsilon): these tests compare against Lloyd from init_seed.
+SETTINGS = dict(lushen.settings.defaults(), bounds=[0.0, 1.0], init_seed=7, init_per_epsilon=False)
 
 
 def _blobs(seed=0, k=4, per=60, d=2):
@@ -102,6 +103,25 @@ def test_cap_stops_the_loop_without_overspending():
     assert res.info["forced_stop"]
     assert res.epsilon_spent <= 1.0 + 1e-12
     assert res.info["sampling_iterations"] == 2
+
+
+def test_initial_centroids_are_drawn_per_seed_and_epsilon_and_shared_by_the_methods():
+    """§7.1: a run at another ε is another run (independent starts); every method of one (seed, ε)
+    shares them (run_init_seed), which the Lloyd diagnostic reproduces."""
+    from dpclust.lushen2020.algorithm import run_init_seed
+
+    X = _blobs(seed=1)
+    s = dict(SETTINGS, init_per_epsilon=True)
+    seeds = {eps: run_init_seed(s, eps) for eps in (10.0, 50.0, 100.0)}
+    assert len(set(seeds.values())) == 3 and run_init_seed(s, 10.0) == seeds[10.0]
+    assert run_init_seed(dict(s, init_per_epsilon=False), 10.0) == s["init_seed"]
+    for eps in (10.0, 50.0):
+        C0 = initial_centers(X, 4, "random_points", rng=np.random.default_rng(seeds[eps]))
+        for strategy in ("posterior", "prior"):
+            res = lushen(X, 4, eps, 0.0, np.random.default_rng(3), dict(s, strategy=strategy))
+            assert res.info["lloyd_cost"] == pytest.approx(lloyd(X, C0, tol=0.0).cost)
+    starts = [initial_centers(X, 4, "random_points", rng=np.random.default_rng(v)) for v in seeds.values()]
+    assert not np.array_equal(starts[0], starts[1])
 
 
 def test_same_seed_same_bytes_and_different_seed_differs():

@@ -1,10 +1,13 @@
 """Baselines under §7.1's budget protocol, and the items' aggregation and claim checks."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from dpclust.claims import proportion_ci
 from dpclust.lushen2020.items import common, fig7, fig8, iterations, table1
 from dpclust.workflow import import_object, load_config, resolve_algorithm
 
@@ -24,33 +27,65 @@ def _blobs(seed=0, k=3, per=40):
     return np.clip(np.concatenate([c + 0.03 * rng.standard_normal((per, 2)) for c in centers]), 0, 1)
 
 
-def _run(algorithms, name, X, k, eps, seed, init_seed=3):
+def _run(algorithms, name, X, k, eps, seed, init_seed=3, **overrides):
     entry = algorithms[name]
-    settings = dict(entry["settings"], bounds=[0.0, 1.0], init_seed=init_seed)
+    settings = dict(entry["settings"], bounds=[0.0, 1.0], init_seed=init_seed, **overrides)
     return import_object(entry["function"])(X, k, eps, 0.0, np.random.default_rng(seed), settings)
 
 
 @pytest.mark.parametrize("name", ["lushen2020.blum", "lushen2020.dwork", "lushen2020.su"])
-def test_dplloyd_baselines_get_algorithm1s_bottom_up_total(algorithms, name):
+def test_dplloyd_baselines_get_the_larger_of_algorithm1s_bottom_up_totals(algorithms, name):
+    """§7.1 with budget_reference 'larger' (the config's "the larger of Prior and Posterior"): both
+    strategies are run and the baseline gets the larger total (previously: the Prior's alone)."""
     X = _blobs()
     res = _run(algorithms, name, X, 3, 20.0, seed=1)
     ref = res.info["epsilon_reference"]
     eps_step = 20.0 / algorithms[name]["settings"]["reference"]["atom_steps"]
-    # the reference total is ε₀ + (#iterations)·ε_step of a Prior run, below the cap
-    n_steps = ref / eps_step
-    assert n_steps == pytest.approx(round(n_steps), abs=1e-9) and round(n_steps) >= 2
+    totals = (res.info["epsilon_reference_posterior"], res.info["epsilon_reference_prior"])
+    assert ref == max(totals) and res.info["reference_strategy"] in ("posterior", "prior")
+    # each reference total is ε₀ + (#iterations)·ε_step of an Algorithm 1 run, below the cap
+    for total in totals:
+        n_steps = total / eps_step
+        assert n_steps == pytest.approx(round(n_steps), abs=1e-9) and round(n_steps) >= 2
     assert ref <= 20.0
-    assert res.epsilon_spent <= ref * (1 + 1e-9)
     assert res.epsilon_spent == pytest.approx(ref, rel=1e-9)     # DPLloyd spends its whole total
-    assert res.info["reference_strategy"] == "prior"
+
+
+def test_the_larger_total_is_the_larger_in_every_run(algorithms):
+    """Over seeds, the baselines' total equals the larger of the two strategies' totals, and the
+    Posterior's is the larger one in some runs (so 'prior' alone was not 'the larger')."""
+    X = _blobs(seed=2)
+    winners = []
+    for s in range(8):
+        info = _run(algorithms, "lushen2020.blum", X, 3, 20.0, seed=s).info
+        assert info["epsilon_reference"] == max(info["epsilon_reference_posterior"], info["epsilon_reference_prior"])
+        winners.append(info["epsilon_reference_posterior"] > info["epsilon_reference_prior"])
+    assert any(winners)
 
 
 def test_reference_run_has_the_distribution_of_a_prior_run(algorithms):
-    """ε_ref comes from a Prior run from the same initial centroids (child generator)."""
+    """ε_ref comes from Algorithm 1 runs from the same initial centroids (child generators)."""
     X = _blobs(seed=2)
     refs = {_run(algorithms, "lushen2020.blum", X, 3, 20.0, seed=s).info["reference_iterations"] for s in range(6)}
-    prior = {_run(algorithms, "lushen2020.prior", X, 3, 20.0, seed=s).iterations for s in range(6)}
-    assert refs & prior
+    alg1 = {_run(algorithms, a, X, 3, 20.0, seed=s).iterations for s in range(6)
+            for a in ("lushen2020.prior", "lushen2020.posterior")}
+    assert refs & alg1
+
+
+@pytest.mark.parametrize("name, iterations", [("lushen2020.blum_dp", 5), ("lushen2020.dwork_dp", 8)])
+def test_dp_variants_get_a_public_total_and_sphere_packing_starts(algorithms, name, iterations):
+    """*_dp: total (ε₀/ε_step + public_iterations)·ε_step whatever the data; DWORK's iteration count
+    is the public count (rounded); without public_iterations the public total is refused."""
+    X, Y = _blobs(seed=0), _blobs(seed=9)
+    totals = set()
+    for data in (X, Y):
+        res = _run(algorithms, name, data, 3, 20.0, seed=1, public_iterations=8.2)
+        totals.add(res.epsilon_spent)
+        assert res.info["reference_strategy"] == "public"
+        assert res.info["iterations_run"] == iterations
+    assert len(totals) == 1 and totals.pop() == pytest.approx((1 + 8.2) * 0.2)
+    with pytest.raises(Exception, match="public_iterations"):
+        _run(algorithms, name, X, 3, 20.0, seed=1)
 
 
 def test_gupt_gets_one_atom_step(algorithms):
@@ -59,74 +94,211 @@ def test_gupt_gets_one_atom_step(algorithms):
     assert res.epsilon_spent <= 20.0 / 100 * (1 + 1e-9)
 
 
+def test_the_dp_groups_charge_the_papers_printed_prior_iterations():
+    """The public_iterations of the dp_* / dpgene_* groups are Fig. 10(b)'s Prior averages."""
+    config = load_config()
+    item = config["paper_configs"]["lushen2020"]["items"]
+    printed = item["fig10"]["options"]["paper_table"]["algorithm"]
+    groups = item["fig7"]["runs"]
+    seen = set()
+    for group, spec in groups.items():
+        for alg, params in (spec.get("params") or {}).items():
+            (dataset,) = spec["datasets"]
+            assert params["public_iterations"] == printed[dataset], (group, alg)
+            seen.add((dataset, alg))
+    assert {d for d, _ in seen} == set(printed)
+    assert {a for _, a in seen} == set(common.DP_VARIANTS)
+
+
 # --- items -----------------------------------------------------------------------------------
-def _record(alg, dataset, eps, costs, info=None, iterations=None, status="ok"):
+GUARANTEE = {alg: {"kind": "not DP as published"} for alg in (*common.ALG1, *common.BASELINES)}
+GUARANTEE.update({alg: {"kind": "ε-DP"} for alg in (*common.DP_VARIANTS, "lushen2020.gupt")})
+
+
+def _record(alg, dataset, eps, costs, info=None, iterations=None, status="ok", lloyd=None):
     settings = {"atom_steps": 100} if alg in common.ALG1 else {"reference": {"atom_steps": 100}}
     rec = {"dataset": dataset, "algorithm": alg, "k": 3, "epsilon": eps, "status": status, "reason": "",
-           "settings": settings if alg != common.LLOYD else {}, "runs": []}
+           "settings": settings, "guarantee": GUARANTEE.get(alg, {}), "runs": []}
     if status != "ok":
         rec["reason"] = "no file"
         return rec
     for seed, cost in enumerate(costs):
+        run_info = dict(info or {})
+        if lloyd is not None:
+            run_info["lloyd_cost"] = lloyd[seed]
         rec["runs"].append({"seed": seed, "cost_kmeans": cost, "iterations": (iterations or [None] * len(costs))[seed],
-                            "epsilon_spent": 0.1, "info": dict(info or {})})
+                            "epsilon_spent": 0.1, "info": run_info})
     return rec
 
 
-def _fig7_records(alg1_cost, baseline_cost):
-    recs = [_record(common.LLOYD, "iris", None, [1.0, 1.0]), _record(common.LLOYD, "house", None, [], status="x")]
-    for eps, (a, b) in zip((10.0, 100.0), zip(alg1_cost, baseline_cost)):
-        for alg in common.ALG1:
-            recs.append(_record(alg, "iris", eps, [a, a]))
-        for alg in common.BASELINES:
-            recs.append(_record(alg, "iris", eps, [b, b]))
+def _noisy(mean, n=20, sd=0.01, seed=0):
+    return list(mean + sd * np.random.default_rng(seed).standard_normal(n))
+
+
+def _fig7_records(alg1_cost, dp_cost, not_dp_cost=(1.01, 1.01)):
+    """Lloyd's cost 1 (the Alg. 1 runs' diagnostic); a DP baseline (BLUM-DP) and a not-DP one (BLUM)
+    that beats Algorithm 1 but may never enter a comparison."""
+    recs = [_record(common.PRIOR, "house", 10.0, [], status="x")]
+    for i, (eps, a, b, c) in enumerate(zip((10.0, 100.0), alg1_cost, dp_cost, not_dp_cost)):
+        lloyd = _noisy(1.0, seed=100 + i)
+        for j, alg in enumerate(common.ALG1):
+            recs.append(_record(alg, "iris", eps, _noisy(a, seed=10 * i + j), lloyd=lloyd))
+        recs.append(_record("lushen2020.blum_dp", "iris", eps, _noisy(b, seed=50 + i)))
+        recs.append(_record("lushen2020.blum", "iris", eps, _noisy(c, seed=60 + i)))
     return recs
 
 
-FIG7_CLAIMS = {"claims": {"cap_slack": 1e-9}}
+FIG7 = {"claims": {"cap_slack": 1e-9, "large_datasets": ["image", "lifesci"]}, "table": {"n_boot": 500}}
 
 
 def test_fig7_checks_hold_and_fail_on_the_numbers():
-    good = fig7.aggregate_fig7(_fig7_records([1.5, 1.1], [3.0, 2.5]), {})
-    assert set(good["eps_step"].dropna()) == {0.1, 1.0}
-    assert good.loc[good["algorithm"] == common.PRIOR, "ratio"].tolist() == [1.5, 1.1]
-    assert (good.loc[good["status"] == "data_unavailable", "dataset"] == "house").all()
-    checks = fig7.check_fig7(good, FIG7_CLAIMS)
-    assert [c.holds for c in checks[:4]] == [True, True, True, True]
-    bad = fig7.aggregate_fig7(_fig7_records([1.5, 2.6], [3.0, 2.5]), {})
-    checks = fig7.check_fig7(bad, FIG7_CLAIMS)
-    assert checks[0].holds is False and checks[2].holds is False
+    good = fig7.aggregate_fig7(_fig7_records([1.5, 1.1], [3.0, 2.5]), FIG7)
+    cells = good[good["row"] == "cell"]
+    assert set(cells["eps_step"].dropna()) == {0.1, 1.0}
+    prior = cells[cells["algorithm"] == common.PRIOR]
+    assert prior["gap"].tolist() == pytest.approx([0.5, 0.1], abs=0.02)           # the paper's quantity: ratio − 1
+    assert (prior["gap_low"] < prior["gap"]).all() and (prior["gap"] < prior["gap_high"]).all()
+    assert (cells.loc[cells["status"] == "data_unavailable", "dataset"] == "house").all()
+    # no ε is reported for the methods that are not DP; their nominal total is kept apart
+    assert cells.loc[cells["guarantee"] == "not DP as published", "eps_spent_mean"].isna().all()
+    assert cells.loc[cells["guarantee"] == "ε-DP", "eps_spent_mean"].notna().all()
+    checks = fig7.check_fig7(good, FIG7)
+    assert [c.result for c in checks] == ["holds", "holds", "holds", "holds", "not evaluable", "not evaluable",
+                                          "holds"]
+    assert "BLUM" not in checks[0].detail or "DP" in checks[0].detail   # the not-DP BLUM is never compared
+    bad = fig7.aggregate_fig7(_fig7_records([1.5, 2.6], [3.0, 2.5]), FIG7)
+    checks = fig7.check_fig7(bad, FIG7)
+    assert [c.result for c in checks[:4]] == ["does not hold"] * 4
+
+
+def test_fig7_gap_growth_is_measured_on_the_gap_not_the_ratio():
+    """The old check compared log ratios: Alg. 1 1.5 → 1.1 against a baseline 3.0 → 2.0 shrinks in
+    log ratio (0.301 → 0.260) but grows on the paper's log gap axis (gap 0.5 → 0.1 vs 2.0 → 1.0:
+    log10 4 → log10 10)."""
+    table = fig7.aggregate_fig7(_fig7_records([1.5, 1.1], [3.0, 2.0]), FIG7)
+    assert math.log10(3.0 / 1.5) > math.log10(2.0 / 1.1)
+    growth = table[(table["row"] == "growth") & (table["algorithm"] == common.PRIOR)].iloc[0]
+    assert growth["quantity"] == pytest.approx(math.log10(10) - math.log10(4), abs=0.05)
+    assert fig7.check_fig7(table, FIG7)[3].holds is True
+
+
+def test_fig7_gap_growth_is_decided_only_where_the_baselines_gap_is_defined():
+    """Issue 12: "the gap grows with ε where it is defined". A best DP baseline at Lloyd's cost (gap
+    within the 1 % resolution) is off the paper's log axis and leaves no gap in Algorithm 1's favour:
+    that dataset is named as undefined and not decided (the old check called it a failure); a dataset
+    where the gap is defined decides the claim alone."""
+    at_lloyd = fig7.aggregate_fig7(_fig7_records([1.5, 1.1], [3.0, 1.0]), FIG7)
+    checks = fig7.check_fig7(at_lloyd, FIG7)
+    assert [c.result for c in checks[2:4]] == ["not evaluable"] * 2
+    assert all("not defined" in c.detail and "iris" in c.detail for c in checks[2:4])
+    defined = [dict(r, dataset="s1") for r in _fig7_records([1.5, 1.1], [3.0, 2.0]) if r["status"] == "ok"]
+    both = fig7.aggregate_fig7(_fig7_records([1.5, 1.1], [3.0, 1.0]) + defined, FIG7)
+    checks = fig7.check_fig7(both, FIG7)
+    assert [c.result for c in checks[2:4]] == ["holds"] * 2
+    assert all(c.detail.startswith("1/1 cells hold") and "not defined" in c.detail for c in checks[2:4])
+    # claim 1 still reports the cells where the baseline reaches Lloyd's cost and Algorithm 1 does not
+    assert checks[0].result == "does not hold" and "iris ε=1" in checks[0].detail
+
+
+def test_fig7_axis_transform_is_log_above_the_width_and_linear_near_zero():
+    w = 1e-3
+    t = fig7.axis_transform(np.array([-0.1, 0.0, 1e-6, 0.1, 1.0]), w)
+    assert t[1] == 0 and t[0] < 0 < t[2] < t[3] < t[4]
+    assert t[4] - t[3] == pytest.approx(1.0, abs=1e-4)                       # one decade
+    assert t[2] == pytest.approx(1e-6 / w / math.log(10), rel=1e-3)
+
+
+def _alg1_records(match, it, lloyd_it, steps=None, eps=(10.0,)):
+    recs = []
+    for alg, m in match.items():
+        for e in eps:
+            rec = _record(alg, "iris", e, [1.0] * len(m[e] if isinstance(m, dict) else m),
+                          iterations=it[alg])
+            for seed, run in enumerate(rec["runs"]):
+                run["info"] = {"match": (m[e] if isinstance(m, dict) else m)[seed], "lloyd_iterations": lloyd_it[seed],
+                               "prenoise_ratio": 1.0, "lloyd_steps": (steps or it)[alg][seed]}
+            recs.append(rec)
+    return recs
 
 
 def test_fig8_and_iteration_checks_fail_when_the_claims_fail():
-    recs = []
-    for alg, match, it in [(common.PRIOR, [True, False, False, False], [9, 9, 9, 9]),
-                           (common.POSTERIOR, [True, True, True, True], [5, 5, 5, 5])]:
-        info = [{"match": m, "lloyd_iterations": 4, "prenoise_ratio": 1.0} for m in match]
-        rec = _record(alg, "iris", 10.0, [1.0] * 4, iterations=it)
-        for run, inf in zip(rec["runs"], info):
-            run["info"] = inf
-        recs.append(rec)
+    n = 100
+    recs = _alg1_records({common.PRIOR: [True] * 60 + [False] * 40, common.POSTERIOR: [True] * 100},
+                         {common.PRIOR: [9] * n, common.POSTERIOR: [5] * n}, [4] * n)
     t8 = fig8.aggregate_fig8(recs, {})
     c8 = fig8.check_fig8(t8, {"claims": {"prior_min_match": 0.84, "posterior_max_match": 0.80}})
-    assert [c.holds for c in c8] == [False, False, False]
-    opts = {"strategy": common.PRIOR, "paper_table": PRIOR_TABLE}
+    assert [c.result for c in c8] == ["does not hold"] * 3
+    assert all(c.why.startswith("genuine") for c in (c8[0], c8[2]))
+    opts = {"strategy": common.PRIOR, "count": "iterations", "paper_table": PRIOR_TABLE}
     t10 = iterations.aggregate_iterations(recs, {"options": opts})
     overall = t10[t10["eps_step"].isna()].iloc[0]
-    assert overall["iterations_mean"] == 9 and overall["lloyd_iterations_mean"] == 4
+    assert overall["count_mean"] == 9 and overall["lloyd_iterations_mean"] == 4
     c10 = iterations.check_iterations(t10, {"options": opts, "claims": {"max_ratio": 2.0, "lloyd_tolerance": 0.25}})
     assert c10[0].holds is False            # 2.25 × Lloyd
     assert c10[1].holds is False            # 4 vs 6.1 is −34 %
     assert c10[2].holds is True             # both above 1
 
 
+def test_fig8_decides_on_intervals_and_says_when_it_cannot():
+    """Clopper-Pearson: 17/20 = 85 % is not enough to say ≥ 84 %; 170/200 neither; 290/300 is."""
+    def prior_check(k, n):
+        recs = _alg1_records({common.PRIOR: [True] * k + [False] * (n - k), common.POSTERIOR: [False] * n},
+                             {common.PRIOR: [5] * n, common.POSTERIOR: [5] * n}, [5] * n)
+        return fig8.check_fig8(fig8.aggregate_fig8(recs, {}), {"claims": {"prior_min_match": 0.84,
+                                                                          "posterior_max_match": 0.8}})[0]
+    assert prior_check(17, 20).result == "not decidable"
+    assert prior_check(170, 200).result == "not decidable"
+    assert prior_check(290, 300).result == "holds"
+    assert prior_check(150, 300).result == "does not hold"
+
+
+def test_fig8_pools_the_epsilons_of_a_dataset():
+    n = 40
+    match = {common.PRIOR: {10.0: [True] * n, 100.0: [True] * (n - 4) + [False] * 4},
+             common.POSTERIOR: {10.0: [False] * n, 100.0: [False] * n}}
+    recs = _alg1_records(match, {common.PRIOR: [5] * n, common.POSTERIOR: [5] * n}, [5] * n, eps=(10.0, 100.0))
+    t8 = fig8.aggregate_fig8(recs, {})
+    overall = t8[(t8["algorithm"] == common.PRIOR) & t8["eps_step"].isna()].iloc[0]
+    assert (overall["matches"], overall["n"]) == (76, 80)
+    assert overall["ci_low"] == pytest.approx(proportion_ci(76, 80).low)
+
+
+def test_iteration_counts_the_prior_look_ahead_when_asked():
+    """Fig. 10 shows the paper's count (loop passes + look-ahead steps); the loop count stays in the table."""
+    n = 50
+    recs = _alg1_records({common.PRIOR: [True] * n}, {common.PRIOR: [5] * n}, [6] * n,
+                         steps={common.PRIOR: [9] * n})
+    for count, expected, side in (("iterations", 5 / 6, "does not hold"), ("lloyd_steps", 9 / 6, "holds")):
+        opts = {"strategy": common.PRIOR, "count": count, "paper_table": PRIOR_TABLE}
+        table = iterations.aggregate_iterations(recs, {"options": opts})
+        overall = table[table["eps_step"].isna()].iloc[0]
+        assert overall["ratio_of_means"] == pytest.approx(expected)
+        assert overall["loop_ratio_of_means"] == pytest.approx(5 / 6)
+        checks = iterations.check_iterations(table, {"options": opts, "claims": {"max_ratio": 2.0,
+                                                                                 "lloyd_tolerance": 0.25}})
+        assert checks[2].result == side and COUNT_WORDS[count] in checks[2].claim
+
+
+COUNT_WORDS = {"iterations": "until termination", "lloyd_steps": "look-ahead"}
+
+
 def test_renderers_write_files(tmp_path):
-    t7 = fig7.aggregate_fig7(_fig7_records([1.5, 1.1], [3.0, 2.5]), {})
+    t7 = fig7.aggregate_fig7(_fig7_records([1.5, 1.1], [3.0, 2.5]), FIG7)
     fig7.render_fig7(t7, {"title": "fig7"}, str(tmp_path / "fig7"))
     t1 = table1.aggregate_table1([], {"static": [["a", "b"]]})
     table1.render_table1(t1, {"title": "t1"}, str(tmp_path / "t1"))
     assert (tmp_path / "fig7.png").exists() and (tmp_path / "t1.md").read_text().count("|") > 4
     assert isinstance(t1, pd.DataFrame)
+
+
+def test_legends_say_not_dp_as_published_or_as_configured():
+    """Algorithm 1 is not DP as published; the paper's baselines are not DP as configured (§7.1's
+    data-dependent total and data-record starts), and the legend says which."""
+    item = {"names": {"algorithms": {common.PRIOR: "Prior", "lushen2020.blum": "BLUM"}}}
+    assert common.legend_label(item, common.PRIOR, "not DP as published") == "Prior (not DP as published)"
+    assert common.legend_label(item, "lushen2020.blum_dp", "ε-DP") == "BLUM-DP"
+    assert common.legend_label(item, "lushen2020.blum", "not DP as published") == "BLUM (not DP as configured)"
+    assert "not DP" not in common.legend_label(item, common.POSTERIOR, "ε-DP")     # the record decides
 
 
 # --- run records through the runner (real Iris from the mirror) ------------------------------
@@ -143,11 +315,11 @@ def iris_path(tmp_path_factory, mirror):
     return str(out)
 
 
-def _record_for(iris_path, algorithms, name, eps=20.0):
+def _record_for(iris_path, algorithms, name, eps=20.0, params=None):
     from dpclust.runner import run_spec
     from dpclust.workflow import load_config, run_spec_for
 
-    spec = run_spec_for(load_config(), "iris", name, 3, eps, seeds=(0, 2), transform="minmax_01")
+    spec = run_spec_for(load_config(), "iris", name, 3, eps, seeds=(0, 2), transform="minmax_01", params=params)
     from dpclust.records import flatten
 
     return flatten(run_spec(dict(spec, paper="lushen2020", item="fig7", group="main"), iris_path))
@@ -166,3 +338,7 @@ def test_run_records_spend_the_bottom_up_total_and_are_reproducible(iris_path, a
     base = _record_for(iris_path, algorithms, "lushen2020.blum")
     for run in base["runs"]:
         assert run["epsilon_spent"] == pytest.approx(run["info"]["epsilon_reference"], rel=1e-9)
+    # the records carry the declared guarantee: not DP as published / configured, and ε-DP for the variants
+    assert rec["guarantee"]["kind"] == base["guarantee"]["kind"] == "not DP as published"
+    assert _record_for(iris_path, algorithms, "lushen2020.blum_dp",
+                       params={"public_iterations": 8.2})["guarantee"]["kind"] == "ε-DP"

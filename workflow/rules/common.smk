@@ -69,7 +69,7 @@ def _checked(dataset):
         if not ok and why != "missing":
             print(f"dpclust: {path} {why}: it will be rebuilt", file=sys.stderr)
             if not workflow.dryrun:
-                os.replace(path, path + ".corrupt")
+                os.replace(path, f"{path}.corrupt")
         _CHECKED.add(dataset)
     return processed_record(dataset)
 

@@ -2,7 +2,8 @@
 # $DPCLUST_DATA_MIRROR, passed through the environment by the Snakefile); checksums verified,
 # written atomically; raw files already present and verified are kept. A source that cannot be had
 # gets a manifest with status "unavailable" (one clear line in the log), never a substitute.
-# Params: the source's registry entry and the downloader's code.
+# Params: the source's registry entry, the downloader's code, and how the fetch could succeed
+# (see the Snakefile: an unavailable source is retried when that changes).
 
 
 rule fetch_source:
@@ -12,14 +13,15 @@ rule fetch_source:
         "logs/fetch/{source}.log",
     localrule: True
     params:
-        raw_dir=f"{DATA}/raw",
+        raw_dir=lambda w, output: os.path.dirname(os.path.dirname(output[0])),
         entry=lambda w: canonical_json(source_entry(CFG, w.source)),
         code=code_hash("dpclust.data.download"),
+        attempt=lambda w: FETCH_ATTEMPTS.get(w.source, ""),
     conda:
         "../envs/dpclust.yaml"
     shell:
         "python3 -m dpclust data fetch {wildcards.source} --raw-dir {params.raw_dir}"
-        " --entry {params.entry:q} 2>&1 | tee {log}"
+        " --entry {params.entry:q} --attempt {params.attempt:q} 2>&1 | tee {log}"
 
 
 # A checkpoint: jobs that read a processed file are re-planned once it is (re)built, with its

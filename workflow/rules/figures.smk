@@ -16,6 +16,13 @@ rule render:
         ),
         pdf=f"{RESULTS}/figures/{{paper}}/{{item}}.pdf",
         md=f"{RESULTS}/figures/{{paper}}/{{item}}.md",
+        html=report(
+            f"{RESULTS}/figures/{{paper}}/{{item}}.html",
+            caption="../report/item.rst",
+            category="{paper}",
+            subcategory="{item}",
+            labels={"paper": "{paper}", "item": "{item}", "file": "table (sortable)"},
+        ),
     log:
         "logs/render/{paper}/{item}.log",
     localrule: True

@@ -55,7 +55,7 @@ import numpy as np
 from ..accountant import Accountant
 from ..api import DPClustError
 from ..mechanisms import laplace_scale
-from ..settings import Interval, Options, Setting, Settings
+from ..settings import Guarantee, Interval, Options, Setting, Settings
 from .domain import require_inside
 
 #: The private 1-median's declared settings (defaults, constraints, provenance). Algorithms that call
@@ -82,6 +82,26 @@ ONE_MEDIAN_SETTINGS = Settings(
         "add_remove", "REC add/remove neighbours, as the HST counts (Lemma 3); 'replace' for samples of a "
         "fixed size (Δ_b = 2L)", Options("add_remove", "replace"), "neighbouring relation of the noise scale"),
 )
+
+
+def one_median_guarantee(settings: Mapping[str, Any] | None = None) -> Guarantee:
+    """What `private_one_median` guarantees under `settings`: pure ε-DP (δ = 0) for the points P it
+    is given, with the neighbouring relation its noise is calibrated to (``one_median_neighbouring``):
+
+    * ``add_remove`` (Δ_b = L): P and P ∪ {x};
+    * ``replace`` (Δ_b = 2L): P and P with one point replaced, and also P and P ∪ {x} (the gradient of
+      one added point moves b by at most L ≤ 2L, and the Jacobian bound is the same), so a caller whose
+      P is a capped sample of a cluster (an added record either enters the sample by replacing one of
+      its points, or is added, or is not drawn) gets ε-DP for add/remove of a record.
+
+    Outside the guarantee (stated in the module docstring): a Newton run that misses the gradient
+    tolerance raises instead of releasing (a data-dependent event never seen in practice)."""
+    s = one_median_settings(settings)
+    if s["one_median_neighbouring"] == "replace":
+        return Guarantee("ε-DP", "objective perturbation (Kifer et al. 2012) with Δ_b = 2L and output perturbation "
+                         "of the solver error", relation="replace one point of P (and add/remove one point)")
+    return Guarantee("ε-DP", "objective perturbation (Kifer et al. 2012) with Δ_b = L and output perturbation of "
+                     "the solver error", relation="add/remove one point of P")
 
 
 def one_median_settings(settings: Mapping[str, Any] | None) -> dict[str, Any]:

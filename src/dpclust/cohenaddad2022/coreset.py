@@ -17,6 +17,11 @@ Algorithm (facts of the public LSH-splits design, re-implemented; interpretation
   4. Non-private weighted k-median on the coreset (post-processing): D¹ (k-median++) seeding and
      ``coreset_lloyd_iterations`` weighted Lloyd-median steps (weighted Weiszfeld) — ours, the code's
      k-means variant uses k-means++.
+
+Declared guarantee (checked against this code): pure ε-DP for add/remove of one record given the
+public box. A record sits in one node per level (sensitivity 1 per level, ε_tree/(depth+1) each) and
+in at most one kept leaf, whose 1-median sees it added or removed (add/remove calibration Δ_b = L is
+right: leaves are not subsampled); step 4 reads only released values.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from ..blocks.domain import public_box
 from ..blocks.one_median import ONE_MEDIAN_SETTINGS, private_one_median
 from ..mechanisms import laplace_mechanism, laplace_scale
 from ..metrics import nearest
-from ..settings import Interval, Setting, declared
+from ..settings import Guarantee, Interval, Setting, declared
 
 #: Declared settings of the Coreset baseline (the one home of their defaults). The 1-median keeps
 #: add/remove neighbours (the declared default of `ONE_MEDIAN_SETTINGS`): the leaves are disjoint
@@ -99,7 +104,18 @@ def weighted_kmedian(P: np.ndarray, w: np.ndarray, k: int, iterations: int, rng:
     return C
 
 
-@declared(CORESET_SETTINGS)
+def _coreset_guarantee(settings) -> Guarantee:
+    """ε-DP for add/remove of a record: Laplace counts of the disjoint prefix-tree nodes, ε_tree/(depth+1)
+    per level (sensitivity 1 per level); the leaves are disjoint and not subsampled, so each leaf's
+    1-median sees one point added or removed (Δ_b = L with add_remove, 2L with replace: both are DP);
+    the weighted k-median on the released coreset is post-processing."""
+    relation = "add/remove one record (n not released)"
+    return Guarantee("ε-DP", "Laplace prefix-tree counts (sensitivity 1 per level, disjoint nodes); private "
+                     f"1-median per disjoint leaf ({settings.get('one_median_neighbouring', 'add_remove')} "
+                     "calibration); weighted k-median on the coreset is post-processing", relation)
+
+
+@declared(CORESET_SETTINGS, guarantee=_coreset_guarantee)
 def lsh_coreset_kmedian(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """The LSH-splits private coreset, k-median variant (§6 "Coreset"; steps 1–4 of the module docstring)."""
     X = validate_inputs(X, k, epsilon, delta)

@@ -24,6 +24,21 @@ fixed-size sample turns an added point into a replaced one, the 1-median uses re
 neighbours (Δ_b = 2L), which covers both cases (enforced: `one_median_neighbouring` must be
 `replace`, else `DPClustError`). Empty clusters still get a private 1-median (of
 the empty set), covered by the same guarantee.
+
+Declared guarantees (`@declared(..., guarantee=...)`, checked against this code): all three are pure
+ε-DP (δ spent = 0) for **add/remove of one record** of X, given the public box:
+  * tree: Laplace counts with sensitivity 1 per level (disjoint cells), ε_tree/(D+1) per level;
+  * a Lloyd step: the centres are public, so an added record joins one cluster; the uniform sample of
+    at most ``max_points_per_cluster`` points of that cluster can be coupled with the old one so that
+    it gains the record (cluster below the cap), swaps one point for it, or is unchanged; the
+    1-median calibrated to replace-one neighbours of its input is ε_step-DP for both (its
+    `one_median_guarantee`), the other clusters' samples are unchanged in distribution;
+  * HST k-means: the same tree, post-processing, and Laplace sizes of the disjoint clusters.
+The neighbouring relation of the whole algorithm is *not* replace-one: replacing a record moves two
+tree counts per level and can change two clusters of a step (2ε-DP under replace-one). The only
+configuration that would not be ε-DP, add/remove-calibrated 1-medians in capped steps, is declared
+`not_dp` and refused (audited in tests/cohenaddad2022/test_audit.py). Not covered: a Newton solve of
+the 1-median that misses its tolerance raises instead of releasing (see `blocks.one_median`).
 """
 
 from __future__ import annotations
@@ -42,7 +57,7 @@ from ..blocks.domain import public_box
 from ..blocks.one_median import ONE_MEDIAN_SETTINGS, private_one_median
 from ..mechanisms import laplace_mechanism
 from ..metrics import assign, nearest
-from ..settings import Interval, Options, SequenceOf, Setting, declared
+from ..settings import Guarantee, Interval, Options, SequenceOf, Setting, declared, not_dp
 from . import dynamic_program, hst
 
 # ---------------------------------------------------------------------------------------------
@@ -92,6 +107,47 @@ HST_SETTINGS = ONE_MEDIAN_SETTINGS.extend(
     **_LLOYD_STEP,
     **_ONE_MEDIAN_IN_LLOYD,
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# declared guarantees (checked against the code; tests/cohenaddad2022/test_audit.py audits the parts)
+# ---------------------------------------------------------------------------------------------
+#: The neighbouring relation of every algorithm of this module: add or remove one record of X. Under
+#: replace-one neighbours of X they are 2ε-DP, not ε-DP: a replaced record moves two tree counts per
+#: level and may change two clusters of a Lloyd step.
+ADD_REMOVE = "add/remove one record (n not released)"
+RELATION = ADD_REMOVE + "; the Lloyd steps' 1-medians use replace-one of their capped samples"
+_TREE = "Laplace tree counts, ε_tree/(D+1) per level, sensitivity 1 per level (disjoint cells, Lemma 3)"
+_STEPS = ("private Lloyd-median steps: disjoint clusters (parallel composition); a cluster's uniform sample of at "
+          "most max_points_per_cluster points gains or swaps one point when a record is added (coupling of the "
+          "uniform samples), so its private 1-median is calibrated to replace-one (Δ_b = 2L), which covers both")
+
+
+def _steps_guarantee(settings, parts: str) -> Guarantee:
+    """ε-DP for add/remove of a record when the Lloyd steps' 1-medians use replace-one neighbours (the
+    code refuses anything else before spending, `_check_step_settings`)."""
+    if settings.get("one_median_neighbouring", "replace") != "replace":
+        return not_dp("add/remove-calibrated 1-medians on capped samples: an added record can replace a "
+                      "sampled point (the code refuses this configuration)", RELATION)
+    return Guarantee("ε-DP", parts, RELATION)
+
+
+def _hst_guarantee(settings) -> Guarantee:
+    if int(settings.get("lloyd_iterations", 4)) == 0:
+        return Guarantee("ε-DP", _TREE + "; the dynamic program is post-processing", ADD_REMOVE)
+    return _steps_guarantee(settings, _TREE + "; the dynamic program is post-processing; " + _STEPS)
+
+
+def _private_lloyd_guarantee(settings) -> Guarantee:
+    return _steps_guarantee(settings, "initial centres uniform in the public box (shared init_seed); " + _STEPS)
+
+
+def _hst_kmeans_guarantee(settings) -> Guarantee:
+    parts = (_TREE + "; the p = 2 and p = 1 dynamic programs are post-processing; Laplace sizes of the disjoint "
+             "clusters of the candidate centres (sensitivity 1); the reverse greedy is post-processing")
+    if int(settings.get("lloyd_iterations", 0)) == 0:
+        return Guarantee("ε-DP", parts, ADD_REMOVE)
+    return _steps_guarantee(settings, parts + "; " + _STEPS)
 
 
 def _bottom_k_merge(pts, keys, new_pts, new_keys, cap):
@@ -158,7 +214,7 @@ def _tree(X, epsilon, rng, acc, settings, bounds, d=None):
     return hst.build_private_tree(idx, grid, epsilon, rng, acc, float(settings["weight_threshold_factor"]))
 
 
-@declared(HST_SETTINGS)
+@declared(HST_SETTINGS, guarantee=_hst_guarantee)
 def hst_kmedian(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """HST k-median (Alg. 1–3) + private Lloyd-median post-processing (§6; module docstring)."""
     X = validate_inputs(X, k, epsilon, delta)
@@ -203,7 +259,7 @@ PRIVATE_LLOYD_SETTINGS = ONE_MEDIAN_SETTINGS.extend(
 )
 
 
-@declared(PRIVATE_LLOYD_SETTINGS)
+@declared(PRIVATE_LLOYD_SETTINGS, guarantee=_private_lloyd_guarantee)
 def private_lloyd(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Private Lloyd-median (§6 baseline) from random centres in the box (shared `init_seed`), ε/T per step."""
     X = validate_inputs(X, k, epsilon, delta)
@@ -247,7 +303,7 @@ def _reverse_greedy(S: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
     return S[keep]
 
 
-@declared(HST_KMEANS_SETTINGS)
+@declared(HST_KMEANS_SETTINGS, guarantee=_hst_kmeans_guarantee)
 def hst_kmeans(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """HST k-means extension (§5, Lemma 6, App. A; simplified, see module docstring)."""
     X = validate_inputs(X, k, epsilon, delta)

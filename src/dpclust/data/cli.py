@@ -43,7 +43,7 @@ def cmd_fetch(args) -> int:
         registry = load_registry(args.registry)
     mirror = args.mirror or os.environ.get("DPCLUST_DATA_MIRROR") or None
     fetch_source(args.source, raw_dir=args.raw_dir, mirror=mirror, registry=registry, entry=entry,
-                 timeout=args.timeout, retries=args.retries)
+                 timeout=args.timeout, retries=args.retries, attempt=args.attempt)
     return 0
 
 
@@ -78,6 +78,8 @@ def register(subparsers) -> None:
     fetch.add_argument("--registry", default=None, help="dataset registry (default: config/datasets.yaml)")
     fetch.add_argument("--entry", default=None, help="the source's registry entry as JSON (the workflow's way: "
                                                      "no registry is read)")
+    fetch.add_argument("--attempt", default="", help="how the fetch could succeed, stored in the manifest (the "
+                                                     "workflow's retry bookkeeping; see dpclust.status)")
     fetch.set_defaults(func=cmd_fetch)
 
     prep = subparsers.add_parser(

@@ -186,12 +186,15 @@ def write_json_atomic(obj, path: Path) -> None:
 
 def fetch_source(source: str, raw_dir: str | Path = "data/raw", mirror: str | Path | None = None,
                  registry=None, timeout: float = 60.0, retries: int = 2, backoff: float = 0.5,
-                 log: Callable[[str], None] | None = None, entry: dict | None = None) -> dict:
+                 log: Callable[[str], None] | None = None, entry: dict | None = None,
+                 attempt: str = "") -> dict:
     """Fetch every file of `source` into raw_dir/<source>/ and write its manifest; returns the manifest.
 
     `mirror`: a local mirror root (layout of ../shared/datasets) or None/"" for none (the CLI falls
     back to $DPCLUST_DATA_MIRROR; this function does not read the environment). `entry`, when given,
-    is the source's registry entry (the workflow passes it; then no registry is read).
+    is the source's registry entry (the workflow passes it; then no registry is read). `attempt`
+    (the workflow's `dpclust.status.fetch_attempt`: how the fetch could succeed) is stored in the
+    manifest, so that a later run retries an unavailable source exactly when that has changed.
     """
     log = log if log is not None else _log_default
     if entry is not None:
@@ -228,11 +231,12 @@ def fetch_source(source: str, raw_dir: str | Path = "data/raw", mirror: str | Pa
         if unavailable_reason is not None:
             for p in written:
                 p.unlink(missing_ok=True)
-            manifest = {"source": source, "status": "unavailable", "reason": unavailable_reason, "files": []}
+            manifest = {"source": source, "status": "unavailable", "reason": unavailable_reason, "files": [],
+                        "attempt": attempt}
             write_json_atomic(manifest, manifest_path)
             log(unavailable_reason)
             return manifest
-        manifest = {"source": source, "status": "ok", "reason": "", "files": records}
+        manifest = {"source": source, "status": "ok", "reason": "", "files": records, "attempt": attempt}
         write_json_atomic(manifest, manifest_path)
         return manifest
     except BaseException:

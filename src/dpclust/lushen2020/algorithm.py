@@ -4,9 +4,22 @@
 Names follow §7 and the captions of Figures 8–10: **Posterior** = orientation from past knowledge,
 **Prior** = past and future knowledge ([22]); §6.1 has them the other way round (INVENTORY).
 
+**Guarantee: not DP as published** (`GUARANTEE`, declared on `lushen`, `posterior`, `prior`). The paper
+claims ε-DP for ε = ε₀ + Σ_t max_i ε_i^(t) (Thm 5, add/remove one record, Def. 1); as published it is
+not, for any ε: line 12 divides the exact cluster sums by noisy counts (the direction of every centre is
+released exactly), line 1's starts are data records, the stopping time (and so the total ε) is data
+dependent, and the sampling zone is a published data-dependent object. The audit
+(`tests/lushen2020/test_privacy_audit.py`) rejects the charged ε (an empirical ε ≥ 3.7 where 0.2 is
+charged, limited only by its sample size). We implement the paper as written: the run records carry the
+guarantee, the figures label both strategies "not DP as published", no ε is reported for them, and they
+never enter a comparison of DP methods. ε_step (the x-axis of Figs 7–10) is the paper's knob, not a
+guarantee.
+
 Algorithm 1 (``lushen(X, k, epsilon, delta, rng, settings)``; setting ``strategy``):
-1. Ŝ^(0): k distinct data points drawn with ``default_rng(settings["init_seed"])`` (line 1; the same
-   initial centroids as LLOYD, BLUM, DWORK and SU in the same run, §7.1).
+1. Ŝ^(0): k distinct data points drawn with ``default_rng(run_init_seed(settings, epsilon))`` (line 1):
+   the runner's ``init_seed`` mixed with the run's ε (``init_per_epsilon``, §7.1 "the initial set of
+   centroids is randomly selected … in each run"), so runs at different ε have independent starts and
+   every method of the same (seed, ε) shares them (LLOYD, BLUM, DWORK, SU, Algorithm 1, §7.1).
 2. Iteration t (lines 3–9): C^(t) = assignment to Ŝ^(t−1); S^(t) = means; the sampling zone of each
    cluster by Algorithm 2 (`sampling_zone`); Ŝ_i^(t) drawn in it by the ExpDP with ε_step (parallel
    composition over the disjoint clusters, Thm 5: max_i ε_i^(t) = ε_step).
@@ -17,37 +30,33 @@ Algorithm 1 (``lushen(X, k, epsilon, delta, rng, settings)``; setting ``strategy
 4. Line 12: the means of the final clusters with Laplace noise (sensitivity 1, ε₀) on the counts
    only, as §6.1 states ("inject the Laplace noise to the counts when calculating the mean").
 
-Budget (Thm 5, §7.1, bottom-up): ε_total = ε₀ + Σ_t max_i ε_i^(t) = ε₀ + (#sampling iterations)·ε_step.
-The run's ``epsilon`` argument is the *cap* on that total (the runner refuses overspending); the
-paper's per-atom-step budget (the x-axis of Fig. 7) is ε_step = epsilon / ``atom_steps`` and
-ε₀ = ``epsilon0_steps``·ε_step. The accountant's spent ε is exactly the bottom-up sum; when the cap
-is reached the loop stops (``info.forced_stop``). MISSING→REC: ε_i^(t) = ε₀ = ε_step (INVENTORY).
+Budget (Thm 5, §7.1, bottom-up): the paper charges ε₀ + Σ_t max_i ε_i^(t) = ε₀ + (#sampling
+iterations)·ε_step. The run's ``epsilon`` argument is the *cap* on that total (the runner refuses
+overspending); the paper's per-atom-step budget (the x-axis of Fig. 7) is ε_step = epsilon /
+``atom_steps`` and ε₀ = ``epsilon0_steps``·ε_step. The accountant's total is exactly that nominal sum
+(not a guarantee, see above); when the cap is reached the loop stops (``info.forced_stop``).
+MISSING→REC: ε_i^(t) = ε₀ = ε_step (INVENTORY).
 
 Interpretations (each is a declared setting, `SETTINGS` below, with its provenance):
 * an empty cluster keeps Ŝ_i^(t−1) and draws nothing; a cluster with a = 0 (its mean equals the
   public Ŝ_i^(t−1)) keeps it and draws nothing;
 * final noisy counts are floored at ``min_noisy_count`` and the centres clipped to the public box
   (post-processing);
-* diagnostics for Figs 8–10 (not part of the private output): Lloyd from the same initial centroids
-  (iterations, cost), the pre-noise output's cost and whether it "matches" Lloyd's within
-  [1 − ``match_tolerance``, 1 + ``match_tolerance``] (§7.2: "[0.99, 1.01] of Lloyd's"; REC: cost ratio).
+* diagnostics for Figs 7–10 (not part of the released output): Lloyd from the same initial centroids
+  (iterations, cost: the normaliser of Fig. 7), the pre-noise output's cost and whether it "matches"
+  Lloyd's within [1 − ``match_tolerance``, 1 + ``match_tolerance``] (§7.2: "[0.99, 1.01] of Lloyd's";
+  REC: cost ratio).
 
 Iteration counts: ``iterations`` counts the loop's assignment passes (as Lloyd's count does, the
 final pass that finds the clusters unchanged included); ``info.lloyd_steps`` also counts the Prior's
-look-ahead Lloyd step of every iteration (§1: "duplicated operations in each iteration"), a second
-reading of the paper's Fig. 10 counts, shown beside it.
+look-ahead Lloyd step of every sampling iteration (abstract/§1: "duplicated operations in each
+iteration required for computing the future knowledge"; Thm 4's proof counts it), the count Fig. 10
+shows.
 
-Privacy caveats of the paper (not fixed here, reported): the zone is a data-dependent published
-object (Theorem 5 compares the ExpDP densities as if the zone were fixed); for the Prior the
-controller S_i^(t+1) depends on points of other clusters after re-assignment, so the clusters are
-not disjoint inputs of the zone; line 12 divides *exact* sums by noisy counts (the direction of each
-centre is released exactly: `tests/lushen2020/test_privacy_audit.py` shows the audit exceeding ε₀);
-the stopping time, and with it the total ε, is data dependent; line 1's initial centroids Ŝ^(0) are
-k data records (not private: a cluster that stays empty, e.g. a duplicated record's, releases its
-Ŝ^(0) verbatim in line 12's output). The paper's "local sensitivity" is used for the count (1) and
-the score (2) as stated. ``info`` also holds exact, non-private diagnostics (``max_a_trace``: the
-largest ‖S_i − Ŝ_i‖ per iteration, and the Lloyd comparison listed above); they are not part of the
-private output.
+Further notes: for the Prior the controller S_i^(t+1) depends on points of other clusters after
+re-assignment, so the clusters are not disjoint inputs of the zone; the paper's "local sensitivity" is
+used for the count (1) and the score (2) as stated. ``info`` also holds exact, non-private diagnostics
+(``max_a_trace``: the largest ‖S_i − Ŝ_i‖ per iteration, and the Lloyd comparison listed above).
 """
 
 from __future__ import annotations
@@ -61,7 +70,7 @@ from ..blocks.domain import public_box
 from ..blocks.initialisation import initial_centers
 from ..mechanisms import laplace_mechanism
 from ..metrics import assign, kmeans_cost
-from ..settings import Boolean, Interval, Options, Setting, Settings, declared
+from ..settings import Boolean, Interval, Options, Setting, Settings, declared, not_dp
 from . import sampling_zone as sz
 
 STRATEGIES = ("posterior", "prior")
@@ -105,10 +114,36 @@ SETTINGS = Settings(
     match_tolerance=Setting(0.01, "STATED §7.2 'once the output of our approach is in [0.99, 1.01] of Lloyd's "
                             "algorithm, we call it a match'; compared quantity MISSING→REC: the k-means cost",
                             Interval(float, 0), "relative tolerance of a 'match' (Fig. 8)"),
+    init_per_epsilon=Setting(True, "INFERRED §7.1 'the initial set of centroids is randomly selected for all methods "
+                             "in each run': a run at another ε is another run, so its initial centroids are drawn "
+                             "afresh (from the runner's init_seed and ε; every method of the same (seed, ε) shares "
+                             "them, §7.1); false: one set per seed, reused at every ε",
+                             Boolean(), "draw the initial centroids from (init_seed, ε) instead of init_seed alone"),
 )
 
 #: The strategy wrappers `posterior` and `prior` fix the strategy.
 STRATEGY_SETTINGS = SETTINGS.without("strategy")
+
+
+#: What Algorithm 1 guarantees as published (and as implemented here): not ε-DP for the ε of Thm 5.
+NOT_DP_REASON = (
+    "line 12 divides the exact cluster sums by noisy counts, so each centre's direction is released exactly; "
+    "the initial centroids Ŝ^(0) are k data records (line 1; a cluster that stays empty releases its record "
+    "verbatim); the stopping time, hence the total ε of Thm 5, is data dependent; the sampling zone is a "
+    "published data-dependent object. The audit (tests/lushen2020/test_privacy_audit.py) rejects the charged ε")
+GUARANTEE = not_dp(NOT_DP_REASON, relation="add/remove one record (Def. 1)")
+
+
+def run_init_seed(settings, epsilon) -> int:
+    """The seed of this run's initial centroids: the runner's ``init_seed``, mixed with the run's ε
+    (its cap) when ``init_per_epsilon`` (§7.1: the initial centroids are drawn in each run). Every
+    method of the same (seed, ε) gets the same seed, so LLOYD, BLUM, DWORK, SU and Algorithm 1 share
+    their initial centroids (§7.1); runs at different ε get independent ones."""
+    seed = int(settings["init_seed"])
+    if not settings.get("init_per_epsilon", True):
+        return seed
+    words = [seed & 0xFFFFFFFF, seed >> 32, int(round(float(epsilon) * 1e6)) & 0xFFFFFFFF]
+    return int(np.random.SeedSequence(words).generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
 
 
 def _check_settings(s: dict) -> dict:
@@ -163,7 +198,7 @@ def final_release(X, labels, S_hat, eps0, rng, acc, settings) -> np.ndarray:
     return centers
 
 
-@declared(SETTINGS)
+@declared(SETTINGS, guarantee=GUARANTEE)
 def lushen(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Algorithm 1 (Lu & Shen 2020) with the Posterior or Prior sampling zone; see module docstring."""
     X = validate_inputs(X, k, epsilon, delta)
@@ -177,7 +212,7 @@ def lushen(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     eps_step = float(epsilon) / float(s["atom_steps"])
     eps0 = float(s["epsilon0_steps"]) * eps_step
     n = X.shape[0]
-    C0 = initial_centers(X, k, "random_points", rng=np.random.default_rng(s["init_seed"]))
+    C0 = initial_centers(X, k, "random_points", rng=np.random.default_rng(run_init_seed(s, epsilon)))
     S_hat = C0.copy()
     prev_labels = None
     iterations = 0
@@ -247,13 +282,13 @@ def lushen(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     return ClusteringResult.from_accountant(centers, acc, iterations=iterations, **info)
 
 
-@declared(STRATEGY_SETTINGS)
+@declared(STRATEGY_SETTINGS, guarantee=GUARANTEE)
 def posterior(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Algorithm 1 with the Posterior (past knowledge) sampling zone."""
     return lushen(X, k, epsilon, delta, rng, dict(settings, strategy="posterior"))
 
 
-@declared(STRATEGY_SETTINGS)
+@declared(STRATEGY_SETTINGS, guarantee=GUARANTEE)
 def prior(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Algorithm 1 with the Prior (past + future knowledge) sampling zone."""
     return lushen(X, k, epsilon, delta, rng, dict(settings, strategy="prior"))

@@ -1,0 +1,1 @@
+"""Worked examples of the algorithm contract (docs/ADD_AN_ALGORITHM.md)."""
