@@ -139,3 +139,11 @@ def test_real_config_audits_every_private_algorithm():
                 assert spec["epsilon"] == 1.0
         if preset == "full":
             assert {j.design for j in p.audits} == set(DESIGNS)
+        # the guarantee each algorithm declares reaches its audits (Lu & Shen's Algorithm 1 and the
+        # §7.1 baselines as configured: not DP as published), with the relation it is stated for
+        kinds = {j.algorithm: (j.spec.get("guarantee") or {}).get("kind") for j in p.audits}
+        assert {a for a, k in kinds.items() if k == "not DP as published"} >= {
+            "lushen2020.posterior", "lushen2020.prior", "lushen2020.blum", "lushen2020.dwork", "lushen2020.su"}
+        for job in p.audits:
+            if job.spec.get("guarantee"):
+                assert job.spec["relation_source"] == "declared guarantee"
