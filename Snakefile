@@ -63,6 +63,7 @@ onsuccess:
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/cluster.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/runs.smk"
 include: "workflow/rules/aggregate.smk"

@@ -17,6 +17,12 @@ def shared_datasets_dir() -> Path:
     return path
 
 
+def pytest_collection_modifyitems(config, items):
+    """Run the SLURM cluster test (marker `slurm`) last: it installs the SLURM client, and every
+    later `snakemake` call would probe the cluster (tests/test_slurm_cluster.py)."""
+    items.sort(key=lambda item: item.get_closest_marker("slurm") is not None)  # stable otherwise
+
+
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO

@@ -24,13 +24,15 @@ rule run:
         block=r"\d+",
         eps=r"[0-9.e+-]+|none",
     threads: 1
+    group:
+        run_group  # bundles under profiles/slurm (workflow/rules/cluster.smk); none otherwise
     params:
         # one param (one function call per job): the spec, the data's content id, the code hash
         args=run_args,
         h5=f"{DATA}/processed/{{dataset}}.h5",
     resources:
-        mem_mb=4000,
-        runtime=60,
+        mem_mb=run_mem_mb,
+        runtime=run_runtime,
     conda:
         "../envs/dpclust.yaml"
     shell:

@@ -1,0 +1,259 @@
+"""Measure what run jobs cost (wall seconds, peak memory) and write the table that sizes SLURM jobs.
+
+    # 1. processed datasets (from the mirror), e.g. in a scratch copy of the repository:
+    snakemake --cores 2 data/processed/s1.h5 ...        (or run the quick preset once)
+    # 2. time every run job of a preset, one process each, two at a time (as the workflow runs them):
+    .venv/bin/python benchmarks/cluster_costs.py measure --preset quick --data-dir DIR --raw raw.tsv
+    #    and the largest job (seeds x k) of each (paper, algorithm, dataset) of the full protocol:
+    .venv/bin/python benchmarks/cluster_costs.py measure --preset full --largest --data-dir DIR --raw raw.tsv
+    #    datasets unavailable here (no mirror file): shape-matched stand-ins, measured the same way
+    .venv/bin/python benchmarks/cluster_costs.py standins --data-dir DIR --out-dir STANDINS
+    .venv/bin/python benchmarks/cluster_costs.py measure --preset quick --data-dir DIR --standin-dir STANDINS \
+        --only-standins --raw raw.tsv
+    # 3. summarise into the table dpclust.cluster_resources reads:
+    .venv/bin/python benchmarks/cluster_costs.py summarize raw.tsv --out profiles/slurm/costs.tsv
+
+`measure` runs exactly the command of the workflow's `run` rule (`python -m dpclust run ...`, one
+BLAS thread) and records its wall time, CPU time (user + system) and peak resident memory (from
+wait4). The costs use CPU time: for these single-threaded processes it is their wall time on an
+idle core, and unlike wall time it does not grow with whatever else the machine runs. Jobs whose dataset is unavailable here (no mirror file) write a `data_unavailable` record
+and are left out, unless `--standin-dir` holds a stand-in for them: seeded Gaussian blobs of the
+registry's n x d (`standins`), so that the cost of jobs on data that cannot be had offline (HIGGS,
+Covertype, Gowalla, ...) is measured at its real size too (column `data`: real or stand-in; the
+results on stand-ins mean nothing, only their cost is used). `summarize` keeps, per (paper, algorithm, dataset, k), the largest cost per seed,
+(cpu - base_s) / seeds over the row's jobs (every epsilon), and the largest peak memory; base_s is
+the process start-up (interpreter, imports, record), the smallest cost measured. Raw files written
+before CPU time was recorded (no `cpu_s`) count with their wall time; the table's header says which.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RAW_FIELDS = ["preset", "paper", "item", "group", "dataset", "algorithm", "k", "epsilon", "seeds",
+              "wall_s", "cpu_s", "peak_mb", "status", "data"]
+
+
+def _available(path: Path) -> bool:
+    from dpclust.data.processed import processed_info
+
+    return path.exists() and bool(processed_info(path).get("available", False))
+
+
+def standins(args) -> None:
+    """Shape-matched stand-ins (n x d of config/datasets.yaml) for every planned dataset unavailable
+    in --data-dir: 20 seeded Gaussian blobs (sd 0.05) in [0, 1]^d, written in row chunks."""
+    import numpy as np
+
+    from dpclust.data import load_registry
+    from dpclust.data.processed import write_processed_chunks
+    from dpclust.workflow import load_config, plan
+
+    config_dir = Path(args.config_dir).resolve()
+    registry = load_registry(config_dir / "datasets.yaml")
+    names = sorted({j.dataset for preset in ("full", "quick", "test")
+                    for j in plan(load_config(config_dir, overrides={"preset": preset})).runs})
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        if _available(Path(args.data_dir) / f"{name}.h5") or (out_dir / f"{name}.h5").exists():
+            continue
+        entry = registry.dataset(name)
+        n, d = int(entry["n"]), int(entry["d"])
+        centers = np.random.default_rng([7, d]).uniform(0.1, 0.9, size=(20, d))
+
+        def chunks(n=n, d=d, centers=centers, rows=262_144):
+            for i, start in enumerate(range(0, n, rows)):
+                rng = np.random.default_rng([7, i])
+                m = min(rows, n - start)
+                X = centers[rng.integers(0, len(centers), m)] + 0.05 * rng.standard_normal((m, d))
+                yield np.clip(X, 0.0, 1.0), None
+
+        t = time.perf_counter()
+        write_processed_chunks(out_dir / f"{name}.h5", chunks(),
+                               {"name": name, "source": "stand-in (benchmarks/cluster_costs.py)"}, n=n, d=d)
+        print(f"stand-in {name}: {n} x {d} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+
+
+def _measure_one(cmd: list[str], env: dict, cwd: Path) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MB) of one child process."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        err = proc.stderr.read().decode(errors="replace")[-2000:]
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err}")
+    proc.stderr.close()
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0  # ru_maxrss: KiB on Linux
+
+
+def measure(args) -> None:
+    from dpclust.workflow import fmt_epsilon, load_config, plan
+
+    config_dir = Path(args.config_dir).resolve()
+    config = load_config(config_dir, overrides={"preset": args.preset})
+    jobs = plan(config).runs
+    if args.match:
+        jobs = [j for j in jobs if re.search(args.match, j.path)]
+    if args.largest:
+        best = {}
+        for j in jobs:
+            key = (j.paper, j.algorithm, j.dataset)
+            if key not in best or j.seed_count * j.k > best[key].seed_count * best[key].k:
+                best[key] = j
+        jobs = list(best.values())
+    data_dir = Path(args.data_dir).resolve()
+    standin_dir = Path(args.standin_dir).resolve() if args.standin_dir else None
+    real = {d: _available(data_dir / f"{d}.h5") for d in {j.dataset for j in jobs}}
+
+    def data_path(dataset: str) -> tuple[Path, str]:
+        if real[dataset] or standin_dir is None or not (standin_dir / f"{dataset}.h5").exists():
+            return data_dir / f"{dataset}.h5", "real"
+        return standin_dir / f"{dataset}.h5", "stand-in"
+
+    jobs = [j for j in jobs if data_path(j.dataset)[0].exists()]
+    if args.only_standins:
+        jobs = [j for j in jobs if data_path(j.dataset)[1] == "stand-in"]
+    print(f"{len(jobs)} run jobs to measure ({args.preset}{', largest per group' if args.largest else ''})",
+          file=sys.stderr)
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    raw = Path(args.raw)
+    new_file = not raw.exists()
+    lock = threading.Lock()
+    pending = list(jobs)
+    tmp = Path(tempfile.mkdtemp(prefix="dpclust-costs-"))
+    done = [0]
+
+    with open(raw, "a", newline="") as fh:
+        writer = csv.DictWriter(fh, RAW_FIELDS, delimiter="\t")
+        if new_file:
+            writer.writeheader()
+
+        def worker(slot: int) -> None:
+            while True:
+                with lock:
+                    if not pending:
+                        return
+                    job = pending.pop(0)
+                out = tmp / f"{slot}.json"
+                path, kind = data_path(job.dataset)
+                args_ = job.cli_args()
+                seeds = job.seed_count
+                if args.max_seeds and seeds > args.max_seeds:  # per-seed cost from fewer seeds
+                    seeds = args.max_seeds
+                    args_[args_.index("--repetitions") + 1] = str(seeds)
+                cmd = [sys.executable, "-m", "dpclust", "run", *args_,
+                       "--data", str(path), "--config-dir", str(config_dir),
+                       "--base-seed", str(config["base_seed"]), "--out", str(out)]
+                wall, cpu, peak = _measure_one(cmd, env, REPO)
+                status = json.loads(out.read_text()).get("status", "?")
+                row = dict(preset=args.preset, paper=job.paper, item=job.item, group=job.group,
+                           dataset=job.dataset, algorithm=job.algorithm, k=job.k,
+                           epsilon=fmt_epsilon(job.epsilon), seeds=seeds, wall_s=f"{wall:.3f}",
+                           cpu_s=f"{cpu:.3f}", peak_mb=f"{peak:.1f}", status=status, data=kind)
+                with lock:
+                    writer.writerow(row)
+                    fh.flush()
+                    done[0] += 1
+                    if done[0] % 25 == 0 or cpu > 60:
+                        print(f"  {done[0]}/{len(jobs)}  {job.path}: {cpu:.1f} s CPU, {wall:.1f} s, {peak:.0f} MB",
+                              file=sys.stderr)
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(args.jobs)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+
+def summarize(args) -> None:
+    rows = []
+    for path in args.raw:
+        with open(path, newline="") as fh:
+            rows += [r for r in csv.DictReader(fh, delimiter="\t") if r["status"] == "ok"]
+    if not rows:
+        raise SystemExit("no measurements with status ok")
+    for r in rows:  # cost = CPU seconds (robust to other load on the machine); wall where not recorded
+        r["cost_s"] = float(r.get("cpu_s") or r["wall_s"])
+    n_cpu = sum(1 for r in rows if r.get("cpu_s"))
+    if n_cpu == len(rows):
+        measure = "CPU seconds (user + system; for these single-threaded runs, their wall time on an idle core)"
+    elif n_cpu == 0:
+        measure = "wall seconds (no CPU time recorded; on a loaded machine these err long)"
+    else:
+        measure = f"CPU seconds for {n_cpu} jobs, wall seconds for {len(rows) - n_cpu} (recorded without CPU time)"
+    base_s = min(r["cost_s"] for r in rows)
+    base_mb = min(float(r["peak_mb"]) for r in rows)
+    groups = defaultdict(list)
+    for r in rows:
+        r.setdefault("data", "real")
+        groups[(r["paper"], r["algorithm"], r["dataset"], int(r["k"]))].append(r)
+    out = [
+        "# Measured cost of dpclust run jobs, one row per (paper, algorithm, dataset, k): read by",
+        "# dpclust.cluster_resources to size SLURM requests. Written by benchmarks/cluster_costs.py from",
+        f"# {len(rows)} jobs of the {', '.join(sorted({r['preset'] for r in rows}))} preset(s), each one"
+        " process with one BLAS thread, two at a time, on a 2-core machine.",
+        f"# cost: {measure}.",
+        f"# base_s {base_s:.3f}  (process start-up: the smallest cost measured)",
+        f"# base_mb {base_mb:.0f}  (the smallest peak RSS measured)",
+        "# sec_per_seed: largest (cost - base_s) / seeds over the row's jobs (every epsilon);"
+        " cost_max_s: largest cost; peak_mb: largest peak RSS;",
+        "# data: real, or stand-in (seeded blobs of the dataset's n x d where it could not be had offline).",
+        "\t".join(["paper", "algorithm", "dataset", "k", "jobs", "seeds_max", "cost_max_s",
+                   "sec_per_seed", "peak_mb", "data"]),
+    ]
+    for (paper, alg, ds, k), rs in sorted(groups.items()):
+        per = max(max(0.0, r["cost_s"] - base_s) / int(r["seeds"]) for r in rs)
+        out.append("\t".join([
+            paper, alg, ds, str(k), str(len(rs)), str(max(int(r["seeds"]) for r in rs)),
+            f"{max(r['cost_s'] for r in rs):.2f}", f"{per:.4g}",
+            f"{max(float(r['peak_mb']) for r in rs):.0f}", "/".join(sorted({r["data"] for r in rs}))]))
+    text = "\n".join(out) + "\n"
+    if args.out:
+        Path(args.out).write_text(text)
+        print(f"wrote {args.out}: {len(groups)} rows from {len(rows)} jobs", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("measure")
+    m.add_argument("--preset", default="quick", choices=["full", "quick", "test"])
+    m.add_argument("--config-dir", default=str(REPO / "config"))
+    m.add_argument("--data-dir", required=True, help="directory of processed <dataset>.h5 files")
+    m.add_argument("--raw", required=True, help="TSV to append one row per measured job to")
+    m.add_argument("--jobs", type=int, default=2)
+    m.add_argument("--match", help="only run jobs whose output path matches this regular expression")
+    m.add_argument("--largest", action="store_true",
+                   help="only the largest job (seeds x k) of each (paper, algorithm, dataset)")
+    m.add_argument("--standin-dir", help="stand-ins (from `standins`) for datasets unavailable in --data-dir")
+    m.add_argument("--only-standins", action="store_true", help="only jobs on stand-in data")
+    m.add_argument("--max-seeds", type=int, help="run at most this many of a job's seeds")
+    t = sub.add_parser("standins")
+    t.add_argument("--config-dir", default=str(REPO / "config"))
+    t.add_argument("--data-dir", required=True)
+    t.add_argument("--out-dir", required=True)
+    s = sub.add_parser("summarize")
+    s.add_argument("raw", nargs="+")
+    s.add_argument("--out")
+    args = ap.parse_args()
+    {"measure": measure, "summarize": summarize, "standins": standins}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()
