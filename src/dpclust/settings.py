@@ -300,16 +300,23 @@ def not_dp(reason: str, relation: str = "add/remove one record") -> Guarantee:
 
 
 OBJECTIVES = ("kmeans", "kmedian")
+#: What an algorithm's `epsilon` argument is: "exact" (it spends exactly ε), or "cap" (it spends a
+#: data- or settings-dependent total of at most ε, which its result reports, e.g. Lu & Shen's
+#: bottom-up budget).
+BUDGETS = ("exact", "cap")
 
 
 def declared(settings: Settings, guarantee: Guarantee | Callable[[Mapping], Guarantee] | None = None,
-             objective: str = "kmeans") -> Callable:
+             objective: str = "kmeans", budget: str = "exact") -> Callable:
     """Decorator: the algorithm receives `settings.complete(given)` (defaults filled, checked) and
     exposes the declaration as `function.settings`; `guarantee` (a `Guarantee`, or a function of the
     complete settings returning one) says what it guarantees, as `function.guarantee(settings)`;
-    `objective` is the cost it minimises (kmeans: sum of squared distances, kmedian: of distances)."""
+    `objective` is the cost it minimises (kmeans: sum of squared distances, kmedian: of distances);
+    `budget` says how it spends its ε (`BUDGETS`)."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    if budget not in BUDGETS:
+        raise ValueError(f"budget must be one of {BUDGETS}, got {budget!r}")
 
     def wrap(function):
         @functools.wraps(function)
@@ -319,6 +326,7 @@ def declared(settings: Settings, guarantee: Guarantee | Callable[[Mapping], Guar
 
         algorithm.settings = settings
         algorithm.objective = objective
+        algorithm.budget = budget
         if guarantee is not None:
             algorithm.guarantee = guarantee if callable(guarantee) else (lambda _settings: guarantee)
         return algorithm

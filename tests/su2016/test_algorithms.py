@@ -33,7 +33,6 @@ ALGS = [
     ("dplloyd-geometric", dplloyd.dplloyd, settings(dplloyd.dplloyd, allocation="geometric")),
     ("dplloyd-su_tops", dplloyd.dplloyd, settings(dplloyd.dplloyd, allocation="su_tops")),
     ("eugkm", eugkm.eugkm, settings(eugkm.eugkm)),
-    ("eugkm-thresholded", eugkm.eugkm, settings(eugkm.eugkm, max_synopsis_cells=20)),
     ("gkm", gupt.gkm, settings(gupt.gkm)),
     ("gkm3k", gupt.gkm, settings(gupt.gkm, blocks="n/3k")),
     ("pgkm", privgene.pgkm, dict(settings(privgene.pgkm), pool_size=30)),
@@ -176,31 +175,100 @@ def test_eugkm_grid_and_all_cells_noisy():
     assert M == pytest.approx(1000 ** (20 / 12)) and m == 4
     X = blobs(n=400)
     acc = Accountant(1.0)
-    P, w, info = eugkm.synopsis(X, 1.0, np.random.default_rng(0), settings(eugkm.eugkm), acc)
-    assert info["tau"] == 0 and info["cells_kept"] == info["cells_total"] == len(w)
-    assert (w < 0).any()                                                 # unrounded, negative kept
+    syn = eugkm.synopsis(X, 1.0, np.random.default_rng(0), settings(eugkm.eugkm), acc)
+    assert syn.info["cells_total"] == syn.grid.total == syn.weights.size          # every cell released
+    assert (syn.weights < 0).any()                                                 # unrounded, negative kept
     assert acc.spent_epsilon == pytest.approx(1.0)
 
 
-def test_eugkm_thresholded_empty_cells_follow_the_exact_law():
-    """Kept empty cells: count ~ Binomial(M_empty, e^{-τ/b}), values ±(τ + Exp(b))."""
-    X = np.full((50, 2), -0.99)                                          # one occupied cell
-    st = settings(eugkm.eugkm, theta=1.0, max_synopsis_cells=30)
+def test_eugkm_releases_every_cell_with_laplace_noise():
+    """Every cell's released value is its count plus Lap(1/ε): empty cells are pure Laplace noise
+    (no threshold, no sampling: the paper's synopsis, §4.2)."""
+    X = np.full((50, 2), -0.99)                                            # one occupied cell
+    st = settings(eugkm.eugkm, theta=1.0)
     rng = np.random.default_rng(1)
-    counts, excess = [], []
-    for _ in range(300):
-        P, w, info = eugkm.synopsis(X, 2.0, rng, st, Accountant(2.0))
-        width = 2.0 / info["cells_per_dim"]
-        occ = -1 + (np.floor(0.01 / width) + 0.5) * width              # centre of the occupied cell
-        empty = np.abs(P - occ).max(axis=1) > 1e-9
-        counts.append(int(empty.sum()))
-        excess.extend(np.abs(w[empty]) - info["tau"])
-    b = 0.5
-    total = info["cells_total"]
-    expect = (total - 1) * math.exp(-info["tau"] / b)
-    assert info["tau"] > 0
-    assert abs(np.mean(counts) - expect) < 4 * math.sqrt(expect / 300)
-    assert stats.kstest(excess, stats.expon(scale=b).cdf).pvalue > 1e-3
+    empty_vals, occ_vals = [], []
+    for _ in range(200):
+        syn = eugkm.synopsis(X, 2.0, rng, st, Accountant(2.0))
+        occ = syn.grid.cell_of(X[:1])[0]
+        mask = np.ones(syn.grid.total, bool)
+        mask[occ] = False
+        empty_vals.extend(syn.weights[mask])
+        occ_vals.append(syn.weights[occ] - 50)
+    assert syn.weights.size == syn.grid.total == syn.info["cells_per_dim"] ** 2
+    assert stats.kstest(empty_vals, stats.laplace(scale=0.5).cdf).pvalue > 1e-3
+    assert stats.kstest(occ_vals, stats.laplace(scale=0.5).cdf).pvalue > 1e-3
+
+
+def _naive_weighted_lloyd(P, w, inits, max_iter, tol, bounds):
+    """Reference: weighted Lloyd over every cell, float64, one set at a time, written directly."""
+    out, costs, its = [], [], []
+    for C in inits:
+        C = C.copy()
+        it = 0
+        for _ in range(max_iter):
+            lab = ((P[:, None, :] - C[None]) ** 2).sum(-1).argmin(1)
+            cnt = np.bincount(lab, w, minlength=len(C))
+            S = np.stack([np.bincount(lab, w * P[:, i], minlength=len(C)) for i in range(P.shape[1])], 1)
+            new = C.copy()
+            new[cnt > 0] = S[cnt > 0] / cnt[cnt > 0, None]
+            np.clip(new, *bounds, out=new)
+            shift = np.sqrt(((new - C) ** 2).sum(1)).max()
+            C, it = new, it + 1
+            if shift <= tol:
+                break
+        lab = ((P[:, None, :] - C[None]) ** 2).sum(-1).argmin(1)
+        out.append(C)
+        costs.append(float((w * ((P - C[lab]) ** 2).sum(1)).sum()))
+        its.append(it)
+    return np.array(out), np.array(costs), np.array(its)
+
+
+@pytest.mark.parametrize("m,d,k", [(7, 2, 3), (4, 3, 4), (3, 5, 2), (5, 1, 2)])
+def test_grid_lloyd_is_the_weighted_lloyd_over_every_cell(m, d, k):
+    """The fast grid Lloyd (labels from the Cython kernel, separable sums) equals a direct weighted
+    Lloyd over every cell centre, negative weights included."""
+    rng = np.random.default_rng(m * 10 + d)
+    grid = eugkm.Grid(m, d, -1.0, 2.0 / m)
+    w = rng.laplace(0, 1, grid.total) + rng.poisson(3, grid.total) * (rng.random(grid.total) < 0.3)
+    syn = eugkm.Synopsis(grid, w, {})
+    inits = rng.uniform(-0.8, 0.8, (4, k, d))
+    got = eugkm.grid_lloyd(syn, inits, 10, 1e-4, (-1.0, 1.0))
+    ref = _naive_weighted_lloyd(grid.centres(), w, inits, 10, 1e-4, (-1.0, 1.0))
+    assert np.allclose(got[0], ref[0], atol=1e-12) and np.allclose(got[1], ref[1], rtol=1e-10)
+    assert (got[2] == ref[2]).all()
+
+
+def test_eugkm_output_is_lloyd_on_the_full_synopsis_not_a_thresholded_one():
+    """Regression (the synopsis kept ~5,000 cells above a threshold): EUGkM's centres are those of
+    the weighted Lloyd on every cell of the released synopsis, from the same 30 sets."""
+    X = blobs(n=600, d=3, k=3)
+    st = settings(eugkm.eugkm, theta=0.3)                                  # 21^3 > 5,000 cells
+    r = eugkm.eugkm(X, 3, 1.0, 0.0, np.random.default_rng(4), dict(st))
+    assert r.info["cells_total"] > 5000
+    syn = eugkm.synopsis(X, 1.0, np.random.default_rng(4), st, Accountant(1.0))
+    seeds = eugkm.initial_set_seeds(st)
+    inits = np.stack([eugkm.initial_centers(np.zeros((3, 3)), 3, st, seed=s) for s in seeds])
+    C, cost, _ = _naive_weighted_lloyd(syn.grid.centres(), syn.weights, inits, st["lloyd_max_iter"],
+                                       st["lloyd_tol"], (-1.0, 1.0))
+    assert np.allclose(r.centers, C[int(np.argmin(cost))], atol=1e-9)
+    with pytest.raises(DPClustError):
+        eugkm.eugkm(X, 3, 1.0, 0.0, np.random.default_rng(4), dict(st, max_synopsis_cells=5000))
+
+
+def test_eugkm_refuses_a_grid_above_the_memory_guard():
+    with pytest.raises(DPClustError, match="max_grid_cells"):
+        eugkm.eugkm(blobs(), 3, 1.0, 0.0, np.random.default_rng(0), settings(eugkm.eugkm, max_grid_cells=10))
+
+
+def test_grid_labels_fallback_matches_the_kernel():
+    rng = np.random.default_rng(0)
+    lay = eugkm._GridLayout(eugkm.Grid(4, 6, -1.0, 0.5), rng.normal(size=4 ** 6), 5)
+    C = rng.uniform(-1, 1, (5, 6)).astype(np.float32)
+    a = lay.assign(C).copy()
+    b = np.empty_like(a)
+    eugkm._nearest_numpy(lay.points, C, b)
+    assert (a == b).all()
 
 
 def test_gkm_blocks_and_range():
@@ -269,40 +337,13 @@ def test_hybrid_rejects_a_data_dependent_init():
         hybrid.hybrid(blobs(), 3, 1.0, 0.0, np.random.default_rng(0), settings(hybrid.hybrid, init="random_points"))
 
 
-@pytest.mark.parametrize("cap", [5000, 20], ids=["all_cells", "thresholded"])
-def test_eugkm_synopsis_is_released_in_grid_order(cap):
-    """Cells come out sorted by grid index, not "non-empty cells first" (which tells where data is)."""
+def test_eugkm_synopsis_is_indexed_by_grid_cell():
+    """The released vector is in grid order: weight t belongs to cell t (not "non-empty cells
+    first", which would tell where the data is)."""
     X = blobs(n=300) * 0.3
-    P, w, info = eugkm.synopsis(X, 1.0, np.random.default_rng(0), settings(eugkm.eugkm, max_synopsis_cells=cap),
-                                Accountant(1.0))
-    m = info["cells_per_dim"]
-    lin = np.floor((P + 1.0) / (2.0 / m)).astype(int) @ (m ** np.arange(1, -1, -1))
-    assert np.all(np.diff(lin) > 0)
-
-
-def test_eugkm_dense_empty_cell_sampling_is_fast_and_uniform():
-    """Grid just above max_synopsis_cells: almost every empty cell is kept. Rejection sampling took
-    seconds there (coupon collector); the dense path lists the empty cells instead (same law)."""
-    import time
-
-    total = 50_000
-    occ = np.arange(0, total, 97, dtype=np.int64)
-    K = total - occ.size - 2
-    t0 = time.perf_counter()
-    got = eugkm._sample_empty_cells(K, total, occ, np.random.default_rng(0))
-    assert time.perf_counter() - t0 < 0.5
-    assert got.size == K and np.unique(got).size == K and not np.isin(got, occ).any()
-    # uniform K-subset of the empty cells, in the dense and in the sparse regime
-    occ = np.array([3, 7], dtype=np.int64)
-    rng = np.random.default_rng(1)
-    for K in (12, 4):
-        freq = np.zeros(20)
-        for _ in range(2000):
-            np.add.at(freq, eugkm._sample_empty_cells(K, 20, occ, rng), 1)
-        assert freq[occ].sum() == 0
-        p = K / 18
-        empty = np.setdiff1d(np.arange(20), occ)
-        assert np.abs(freq[empty] / 2000 - p).max() < 5 * math.sqrt(p * (1 - p) / 2000)
+    syn = eugkm.synopsis(X, 1.0, np.random.default_rng(0), settings(eugkm.eugkm), Accountant(1.0))
+    lin = syn.grid.cell_of(syn.grid.centres())
+    assert (lin == np.arange(syn.grid.total)).all()
 
 
 def test_gkm_private_quantile_follows_the_exponential_mechanism_law():

@@ -7,6 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -108,8 +109,11 @@ def test_fig3_exponent_is_derived_from_the_swept_blocks_exactly():
     assert dict(zip(t["group"], t["exponent"])) == {"e01": 0.1, "e02": 0.2, "e03": 0.3}
 
 
-def synth_records(group, algorithm, nicv_by_dataset):
-    return [record(ds, algorithm, 1.0, [v], group=group) for ds, v in nicv_by_dataset.items()]
+FIXED = {"d_range": [2, 10], "k_range": [2, 10], "k": [2, 10], "d": [2, 10]}
+
+
+def synth_records(group, algorithm, nicv_by_dataset, spread=0.0):
+    return [record(ds, algorithm, 1.0, [v - spread, v, v + spread], group=group) for ds, v in nicv_by_dataset.items()]
 
 
 def test_fig2_theta_check_uses_the_reference_group_and_slack():
@@ -117,7 +121,7 @@ def test_fig2_theta_check_uses_the_reference_group_and_slack():
     labels = {"eugkm_theta10:su2016.eugkm": "EUGkM θ=10", "eugkm_theta5:su2016.eugkm": "EUGkM θ=5",
               "su2016.lloyd": "Baseline"}
     claims = {"reference": "eugkm_theta10", "variants": {"eugkm_theta10": "θ=10", "eugkm_theta5": "θ=5"},
-              "trend_min_spearman": 0.0, "majority": 0.5, "theta_slack": 0.10}
+              "fixed": FIXED, "majority": 0.5, "theta_slack": 0.10}
     base = [r for ds in datasets for r in synth_records("baseline", "su2016.lloyd", {ds: 0.01})]
 
     def theta_check(ten, five, slack=0.10):
@@ -197,6 +201,7 @@ MIRROR = os.environ.get("DPCLUST_DATA_MIRROR", "/work/shared/datasets")
 @pytest.mark.skipif(not Path(MIRROR, "sipu").exists(), reason="no local dataset mirror")
 def test_fig4_end_to_end_test_preset_is_deterministic(tmp_path):
     from dpclust.pipeline import run_item_locally
+    from dpclust.records import load_records
 
     repo = Path(__file__).resolve().parents[2] / "config"
     cfg = tmp_path / "cfg"
@@ -212,14 +217,216 @@ def test_fig4_end_to_end_test_preset_is_deterministic(tmp_path):
                          mirror=MIRROR, log=lambda *_: None)
         recs = sorted((tmp_path / name / "results" / "runs").rglob("*.json"))
         assert recs and (tmp_path / name / "results" / "figures" / "su2016" / "fig4.png").exists()
-        loaded = []
-        for p in recs:
-            r = json.loads(p.read_text())
+        loaded = load_records(recs)          # schema 2: runs flattened (diagnostics + released)
+        for r in loaded:
             for run in r["runs"]:
                 run.pop("wall_time_s")
-            loaded.append(r)
         outs.append(loaded)
     assert outs[0] == outs[1]
     lloyd = [r for r in outs[0] if r["algorithm"] == "su2016.lloyd"][0]
     assert all(run["epsilon_spent"] == 0 for run in lloyd["runs"])
     assert len(lloyd["runs"][0]["info"]["trace_nicv"]) >= 1
+    # Lloyd and Gene are non-private analyses: their records say so
+    for r in outs[0]:
+        assert r["guarantee"]["kind"] == "non-private", r["guarantee"]
+
+
+# ---------------------------------------------------------------------------------------------
+# claims decided on intervals (each test fails on the previous point-estimate checks)
+# ---------------------------------------------------------------------------------------------
+def test_fraction_check_counts_undecided_cells_on_both_sides():
+    cells = [("a", True), ("b", True), ("c", None), ("d", False)]
+    c = common.fraction_check("x", cells, 0.5)
+    assert c.holds is True and c.ci == (0.5, 0.75)
+    c = common.fraction_check("x", cells, 0.7)
+    assert c.holds is None and c.undecided                      # 0.5 ≤ 0.7 ≤ 0.75: depends on the open cell
+    c = common.fraction_check("x", cells, 0.8, why="genuine: ...")
+    assert c.holds is False and c.why == "genuine: ..."
+    assert common.fraction_check("x", cells, 0.5, strict=True).holds is None
+
+
+def test_linear_ci_is_welch_for_two_terms_and_shifts_by_constants():
+    from dpclust.claims import diff_ci
+
+    a, b = (1.0, 0.3, 10), (0.7, 0.5, 8)
+    iv = common.linear_ci([(1.0, a), (-1.0, b)])
+    ref = diff_ci(a, b)
+    assert (iv.low, iv.high) == pytest.approx((ref.low, ref.high))
+    shifted = common.linear_ci([(1.0, a), (-1.0, b)], shift=-0.3)
+    assert shifted.estimate == pytest.approx(0.0) and shifted.high - shifted.low == pytest.approx(iv.high - iv.low)
+    assert common.linear_ci([(1.0, (1.0, 0.1, 1))]).low == float("-inf")     # one run: no interval
+
+
+def test_runs_sharing_initial_sets_are_summarised_by_their_set_means():
+    """DPLloyd's runs from one initial set are not independent: its sd and n are those of the per-set
+    means (here 2 sets × 3 runs: n = 2, and the within-set spread does not shrink the interval)."""
+    rec = record("s1", "su2016.dplloyd", 0.1, [0.10, 0.11, 0.09, 0.20, 0.21, 0.19])
+    for i, run in enumerate(rec["runs"]):
+        run["init_seed"] = i // 3
+    t = common.aggregate_nicv([record("s1", "su2016.lloyd", None, [0.01, 0.02]), rec], {"table": {"labels": LABELS}})
+    row = t[t["algorithm"] == "su2016.dplloyd"].iloc[0]
+    assert row["n_runs"] == 6 and row["ci_n"] == 2
+    assert row["ci_sd"] == pytest.approx(0.0707, abs=1e-3)
+    assert common.stats_of(row) == (pytest.approx(0.15), pytest.approx(row["ci_sd"]), 2)
+
+
+def synth_table(values, groups=("eugkm_theta10",), spread=0.002):
+    """NICV table of the four corner synthetic datasets: values[alg][(K, D)] = mean NICV."""
+    recs = []
+    for (K, D) in [(2, 2), (2, 10), (10, 2), (10, 10)]:
+        recs.append(record(f"su_synth_k{K}_d{D}", "su2016.lloyd", None, [0.01, 0.01], group="baseline"))
+    for alg, cells in values.items():
+        group = groups[0] if alg in ("su2016.eugkm", "su2016.hybrid") else "g"
+        for (K, D), v in cells.items():
+            recs.append(record(f"su_synth_k{K}_d{D}", alg, 1.0, [v - spread, v, v + spread], group=group))
+    return common.aggregate_nicv(recs, {"table": {"labels": {"su2016.lloyd": "Baseline"}}})
+
+
+FIG2_SPEC = {"claims": {"reference": "eugkm_theta10", "variants": {"eugkm_theta10": "θ=10"}, "fixed": FIXED,
+                        "majority": 0.5, "theta_slack": 0.1}, "names": NAMES}
+
+
+def fig2_claims(values):
+    return {c.claim.split(":")[0].split(" (")[0]: c.holds for c in fig2.check_fig2(synth_table(values), FIG2_SPEC)}
+
+
+def test_fig2_scalability_in_d_is_the_growth_of_the_gap_not_who_wins_at_d10():
+    """DPLloyd wins every d = 10 cell but its gap grows more than EUGkM's from d = 2: the claim "more
+    scalable in d" does not hold (the old check — who wins at the largest d — said it holds); and
+    the other way round it holds although DPLloyd loses at d = 10."""
+    key = "DPLloyd is more scalable in d than EUGkM"
+    wins_but_grows = {"su2016.dplloyd": {(2, 2): 0.01, (2, 10): 0.20, (10, 2): 0.01, (10, 10): 0.20},
+                      "su2016.eugkm": {(2, 2): 0.15, (2, 10): 0.25, (10, 2): 0.15, (10, 10): 0.25}}
+    assert fig2_claims(wins_but_grows)[key] is False
+    loses_but_flat = {"su2016.dplloyd": {(2, 2): 0.30, (2, 10): 0.35, (10, 2): 0.30, (10, 10): 0.35},
+                      "su2016.eugkm": {(2, 2): 0.01, (2, 10): 0.30, (10, 2): 0.01, (10, 10): 0.30}}
+    assert fig2_claims(loses_but_flat)[key] is True
+    noisy = synth_table(loses_but_flat, spread=0.3)                         # wide intervals: undecided
+    assert [c.holds for c in fig2.check_fig2(noisy, FIG2_SPEC) if c.claim.startswith(key)] == [None]
+
+
+def test_fig6_scalability_uses_growth_in_both_k_and_d():
+    from dpclust.su2016.items import fig6
+
+    spec = {"claims": dict(FIG2_SPEC["claims"]), "names": NAMES}
+    flat = {(2, 2): 0.02, (2, 10): 0.03, (10, 2): 0.03, (10, 10): 0.04}
+    steep = {(2, 2): 0.02, (2, 10): 0.20, (10, 2): 0.10, (10, 10): 0.30}
+    out = fig6.check_fig6(synth_table({"su2016.hybrid": flat, "su2016.eugkm": steep}), spec)
+    assert [c.holds for c in out] == [True, True, True]
+    out = fig6.check_fig6(synth_table({"su2016.hybrid": steep, "su2016.eugkm": flat}), spec)
+    assert [c.holds for c in out] == [False, False, False]
+
+
+def gene_records(gene_trace_len, gene_final, lloyd_final=0.012, runs=3):
+    recs = []
+    for group, alg, final, n, length in (("lloyd", "su2016.lloyd", lloyd_final, 30, 20),
+                                         ("gene", "su2016.gene", gene_final, runs, gene_trace_len)):
+        rec = {"group": group, "dataset": "s1", "algorithm": alg, "k": 15, "epsilon": None, "status": "ok",
+               "settings": {"mutation_decay": 0.97} if alg == "su2016.gene" else {}, "runs": []}
+        for i in range(n):
+            start = 0.05 if alg == "su2016.gene" else 0.02
+            trace = list(np.linspace(start, final, length) + 1e-4 * (i - n / 2))
+            rec["runs"].append({"seed": i, "info": {"trace_nicv": trace}})
+        recs.append(rec)
+    return recs
+
+
+FIG4_ITEM = {"table": {"labels": {"su2016.lloyd": "Lloyd", "su2016.gene": "Gene"}},
+             "claims": {"methods": {"su2016.lloyd": "Lloyd", "su2016.gene": "Gene"}, "main_group": "gene",
+                        "early_iterations": 3, "horizon": 100},
+             "options": {"panels": ["s1"]}, "names": NAMES}
+
+
+def test_fig4_gene_claim_is_decided_at_the_horizon_only():
+    from dpclust.su2016.items import fig4
+
+    def by_kind(table):
+        return {("overtakes" if "overtakes" in c.claim else "faster"): c for c in fig4.check_fig4(table, FIG4_ITEM)}
+    short = fig4.aggregate_fig4(gene_records(30, 0.010), FIG4_ITEM)
+    out = by_kind(short)
+    assert out["overtakes"].holds is None and "fewer than the horizon" in out["overtakes"].detail
+    full = fig4.aggregate_fig4(gene_records(100, 0.010), FIG4_ITEM)
+    out = by_kind(full)
+    assert out["overtakes"].holds is True and out["faster"].holds is True
+    frozen = fig4.aggregate_fig4(gene_records(100, 0.014), FIG4_ITEM)
+    assert [c.holds for c in fig4.check_fig4(frozen, FIG4_ITEM) if "overtakes" in c.claim] == [False]
+    assert set(full["decay"].dropna()) == {0.97}
+
+
+def test_fig5_cluster_sizes_are_compared_at_the_best_restart_optimum():
+    from dpclust.su2016.items import fig5
+
+    base = record("adult_num", "su2016.lloyd", None, [0.19523, 0.19600])
+    base["runs"][0]["cluster_sizes"] = [19802, 12017, 11591, 3298, 2134]
+    restarts = record("adult_num", "su2016.lloyd_restarts", None, [0.19412, 0.19523], group="restarts")
+    restarts["runs"][0]["cluster_sizes"] = [13793, 13390, 11593, 7925, 2141]
+    t = common.aggregate_nicv([base, restarts], {"table": {"labels": LABELS, "size_algorithms":
+                                                             ["su2016.lloyd", "su2016.lloyd_restarts"]}})
+    claims = {"high_d": ["adult_num"], "low_d": [], "most_cases": 0.5, "small_epsilon": 0.15, "size_tolerance": 0.1,
+              "best_optimum": "su2016.lloyd_restarts",
+              "quoted": {"adult_eps005": {"dataset": "adult_num", "epsilon": 0.05, "fallback": 0.37, "forced": 0.244},
+                         "adult_baseline_sizes": {"dataset": "adult_num", "largest": 13894, "smallest": 3160},
+                         "gowalla_eps07": {"dataset": "gowalla", "epsilon": 0.7, "hybrid": 0.02172, "eugkm": 0.02174}}}
+    out = fig5.check_fig5(t, {"claims": claims, "options": {"panels": ["adult_num"]}, "names": NAMES})
+    sizes = {("largest" if "largest" in c.claim else "smallest"): c for c in out if "clusters" in c.claim}
+    assert sizes["largest"].holds is True and sizes["largest"].quantity == pytest.approx(101 / 13894)
+    assert sizes["smallest"].holds is False
+    assert "19802" in sizes["largest"].detail                        # the 30-set baseline is reported beside it
+
+
+def test_fig3_marks_block_counts_clamped_to_the_same_configuration():
+    recs = []
+    for i, (v, ell) in enumerate([("n^0.9", 333), ("n^0.8", 333), ("n^0.7", 333), ("n^0.6", 166)]):
+        rec = record("s1", "su2016.gkm", 1.0, [0.5, 0.5], group=f"e0{i + 1}")
+        rec["sweep"] = {"setting": "blocks", "value": v}
+        for run in rec["runs"]:
+            run["info"] = {"blocks": ell}
+        recs.append(rec)
+    t = fig3.aggregate_fig3(recs, {"table": {"labels": {"su2016.gkm": "GkM"}}})
+    same = dict(zip(t["exponent"], t["same_as"]))
+    assert same[0.2] == 0.1 and same[0.3] == 0.1 and np.isnan(same[0.1]) and np.isnan(same[0.4])
+
+
+def test_fig7_decides_speed_on_log_wall_time_intervals():
+    from dpclust.su2016.items import fig7
+
+    def timed(alg, seconds):
+        rec = record("s1", alg, 0.1, [0.1] * len(seconds))
+        for run, sec in zip(rec["runs"], seconds):
+            run["wall_time_s"] = sec
+        return rec
+    spec = {"options": {"panels": ["s1"], "epsilon": 0.1}, "names": NAMES}
+    t = common.aggregate_nicv([timed("su2016.dplloyd", [5.0, 0.010, 0.011, 0.009]),      # first run: imports
+                               timed("su2016.eugkm", [5.0, 0.100, 0.120, 0.090])], {"table": {"labels": LABELS}})
+    assert fig7.check_fig7(t, spec)[0].holds is True
+    t = common.aggregate_nicv([timed("su2016.dplloyd", [5.0, 0.010, 0.030, 0.009]),
+                               timed("su2016.eugkm", [5.0, 0.012, 0.008, 0.020])], {"table": {"labels": LABELS}})
+    assert fig7.check_fig7(t, spec)[0].holds is None                  # overlapping: not decidable
+
+
+def test_table1_mismatch_carries_its_explanation():
+    import io
+
+    import pandas as pd
+
+    csv = ("dataset,N,paper_N,d,paper_d,k,paper_k,l_gkm,paper_l_gkm,l_gkm3k,paper_l_gkm3k,status,reason,name\n"
+           "Adult-num,48842.0,48841,6,6,5,5,75.0,75,3256,3256,ok,,adult_num\n")
+    out = table1.check_table1(pd.read_csv(io.StringIO(csv)), {"claims": {"why": {"adult_num": "genuine: x"}}})
+    assert out[0].holds is False and out[0].why.startswith("genuine: x") and "N ours 48842 vs paper 48841" in out[0].why
+
+
+def test_cluster_stats_with_one_shared_set_uses_the_runs_not_an_infinite_interval():
+    """Figure 3 runs share ONE initial set (init_sets 1): its intervals are conditional on that set
+    (n = runs), not n = 1 sets (which gave [-inf, inf] and left both Figure 3 claims undecidable);
+    with several shared sets the per-set means stay the samples."""
+    import pandas as pd
+
+    one = pd.DataFrame({"cell": ["a"] * 3, "init_seed": [7, 7, 7], "seed": [0, 1, 2], "nicv": [1.0, 2.0, 4.0]})
+    st = common._cluster_stats(one, ["cell"]).iloc[0]
+    assert st["ci_n"] == 3 and st["ci_sd"] == pytest.approx(pd.Series([1.0, 2.0, 4.0]).std())
+    two = pd.DataFrame({"cell": ["a"] * 4, "init_seed": [7, 7, 8, 8], "seed": [0, 1, 2, 3],
+                        "nicv": [1.0, 3.0, 5.0, 7.0]})
+    st = common._cluster_stats(two, ["cell"]).iloc[0]
+    assert st["ci_n"] == 2 and st["ci_sd"] == pytest.approx(pd.Series([2.0, 6.0]).std())
+    iv = common.diff_of((3.0, 1.0, 3), (1.0, 1.0, 3))
+    assert abs(iv.low) < float("inf") and abs(iv.high) < float("inf")

@@ -1,5 +1,6 @@
 """Empirical privacy audits of DPLloyd's iteration (joint and su_tops split budgets), GkM's Eq. (3)
-release and EUGkM's synopsis on neighbouring datasets.
+release and EUGkM's synopsis (every cell) on neighbouring datasets, and of the not-DP variant
+DPLloyd with `init: random_points` (its audit rejects the claimed ε; the sphere-packing DPLloyd passes).
 
 Each audit must pass (lower bound ≤ the claimed ε) with the real noise and FAIL (lower bound > ε)
 when `dpclust.audit.halved_noise()` halves every noise scale. The statistics are likelihood-ratio
@@ -32,12 +33,12 @@ DP_LLOYD = np.vstack([D_LLOYD, [[1.0]]])
 
 
 def _eug_cell(data, rng):
-    """Noisy weight of the cell holding (0.55, 0.55) in the thresholded EUG synopsis (0 if absent)."""
-    st = dict(eugkm.eugkm.settings.defaults(), bounds=[-1.0, 1.0], init_seed=0, theta=1.0, max_synopsis_cells=20)
-    P, w, info = eugkm.synopsis(data, EPS, rng, st, Accountant(EPS))
-    assert info["cells_per_dim"] == 10 and info["tau"] > 0    # same grid on D and D'; empty-cell path used
-    hit = np.abs(P - 0.5).max(axis=1) < 0.1 + 1e-9            # cell [0.4, 0.6)^2, centre (0.5, 0.5)
-    return float(w[hit].sum())
+    """Noisy weight of the cell holding (0.55, 0.55) in the EUG synopsis (every cell released)."""
+    st = dict(eugkm.eugkm.settings.defaults(), bounds=[-1.0, 1.0], init_seed=0, theta=1.0)
+    syn = eugkm.synopsis(data, EPS, rng, st, Accountant(EPS))
+    assert syn.info["cells_per_dim"] == 10 and syn.weights.size == 100   # same grid on D and D'
+    hit = np.abs(syn.grid.centres() - 0.5).max(axis=1) < 0.1 + 1e-9       # cell [0.4, 0.6)^2, centre (0.5, 0.5)
+    return float(syn.weights[hit].sum())
 
 
 def _dplloyd_step_su_tops(data, rng):
@@ -77,3 +78,35 @@ def test_audit_passes_and_catches_halved_noise(mech, D, Dp, n):
         halved = audit.audit(mech, D, Dp, n_samples=n, seed=1)
     assert sum(calls.values()) > 0
     assert halved.epsilon_lower_bound > EPS, halved
+
+
+def _dplloyd_released_record(init):
+    """DPLloyd (k = 2, one iteration) on data in [−1, 1]: statistic 1 if a released centre equals the
+    record 0.9 exactly — a record of D' = D + {0.9}, absent from D — else 0."""
+    def mech(data, rng):
+        # random_points: a fresh draw of k records per run; sphere packing: data independent, one set
+        seed = int(rng.integers(2 ** 62)) if init == "random_points" else 0
+        st = dict(dplloyd.dplloyd.settings.defaults(), bounds=[-1.0, 1.0], init=init, iterations=1, init_seed=seed)
+        res = dplloyd.dplloyd(data, 2, EPS, 0.0, rng, st)
+        return float(np.any(res.centers == 0.9))
+    return mech
+
+
+D_REC = np.full((20, 1), -0.9)
+DP_REC = np.vstack([D_REC, [[0.9]]])                            # add one record
+
+
+@pytest.mark.slow
+def test_dplloyd_random_points_init_is_not_dp_and_the_audit_rejects_its_epsilon():
+    """`init: random_points` starts from k records and charges nothing for them: when the noisy count
+    of a cluster stays below min_count its centre is released unchanged — a record of the data. The
+    event "a centre equals 0.9" has probability 0 on D and > 0 on D' = D + {0.9}: the audit's lower
+    bound exceeds the claimed ε. The sphere-packing DPLloyd (data-independent starts) passes."""
+    from dpclust.settings import guarantee_of
+
+    assert not guarantee_of(dplloyd.dplloyd, {"init": "random_points"}).is_dp
+    assert guarantee_of(dplloyd.dplloyd, {"init": "sphere_packing"}).is_dp
+    bad = audit.audit(_dplloyd_released_record("random_points"), D_REC, DP_REC, n_samples=2000, seed=3)
+    assert bad.epsilon_lower_bound > EPS, bad
+    good = audit.audit(_dplloyd_released_record("sphere_packing"), D_REC, DP_REC, n_samples=2000, seed=3)
+    assert good.epsilon_lower_bound <= EPS, good

@@ -18,16 +18,19 @@ from dpclust.workflow import canonical_json, load_config, resolve_algorithm
 
 BOUNDS = [-1.0, 1.0]
 
-#: The resolved settings of every su2016 algorithm as the config listed them before the migration.
+#: The resolved settings of every su2016 algorithm (as the config listed them before the migration,
+#: with the fidelity fixes: EUGkM releases every cell — no max_synopsis_cells, a max_grid_cells memory
+#: guard —, Gene declares no x/min_rounds and its mutation decay is 0.97, and the many-restarts
+#: Lloyd of §6.4's cluster sizes).
 TODAY = {
     "su2016.dplloyd": {"allocation": "uniform", "clip_centers": True, "init": "sphere_packing", "init_max_tries": 100,
                        "init_search_steps": 20, "iterations": 5, "min_count": 1.0, "record_trace": False,
                        "rho": 0.225},
     "su2016.eugkm": {"cells_rounding": "round_log", "init": "sphere_packing", "init_max_tries": 100,
-                     "init_search_steps": 20, "lloyd_max_iter": 30, "lloyd_tol": 0.0001, "max_synopsis_cells": 5000,
+                     "init_search_steps": 20, "lloyd_max_iter": 30, "lloyd_tol": 0.0001, "max_grid_cells": 8388608,
                      "n_init_sets": 30, "theta": 10.0},
-    "su2016.gene": {"chunk_entries": 4000000, "generations": 100, "min_rounds": 8, "mutation_decay": 0.8,
-                    "mutation_scale": 0.5, "pool_size": 200, "selected": 10, "x": 0.00125},
+    "su2016.gene": {"chunk_entries": 4000000, "generations": 100, "mutation_decay": 0.97,
+                    "mutation_scale": 0.5, "pool_size": 200, "selected": 10},
     "su2016.gkm": {"align": "sort_first_coordinate", "block_max_iter": 10, "block_restarts": 20, "blocks": "n^0.4",
                    "clip_centers": True, "range_fraction": 0.5, "range_quantiles": [0.0, 1.0]},
     "su2016.gkm3k": {"align": "sort_first_coordinate", "block_max_iter": 10, "block_restarts": 20, "blocks": "n/3k",
@@ -40,14 +43,16 @@ TODAY = {
                        "n_init_sets": 30, "output": "sag", "range_fraction": 0.5, "range_quantiles": [0.0, 1.0]},
     "su2016.hybrid": {"budget_split": 0.5, "cells_rounding": "round_log", "clip_centers": True, "init": "sphere_packing",
                       "init_max_tries": 100, "init_search_steps": 20, "lloyd_max_iter": 30, "lloyd_tol": 0.0001,
-                      "max_synopsis_cells": 5000, "min_count": 1.0, "mode": "auto", "n_init_sets": 30, "rho": 0.225,
+                      "max_grid_cells": 8388608, "min_count": 1.0, "mode": "auto", "n_init_sets": 30, "rho": 0.225,
                       "theta": 10.0},
     "su2016.hybrid_forced": {"budget_split": 0.5, "cells_rounding": "round_log", "clip_centers": True,
                              "init": "sphere_packing", "init_max_tries": 100, "init_search_steps": 20,
-                             "lloyd_max_iter": 30, "lloyd_tol": 0.0001, "max_synopsis_cells": 5000, "min_count": 1.0,
+                             "lloyd_max_iter": 30, "lloyd_tol": 0.0001, "max_grid_cells": 8388608, "min_count": 1.0,
                              "mode": "forced", "n_init_sets": 30, "rho": 0.225, "theta": 10.0},
     "su2016.lloyd": {"init": "sphere_packing", "init_max_tries": 100, "init_search_steps": 20, "max_iter": 300,
                      "record_trace": False, "tol": 0.0},
+    "su2016.lloyd_restarts": {"init": "kmeans++", "init_max_tries": 100, "init_search_steps": 20, "max_iter": 300,
+                              "record_trace": False, "tol": 0.0},
     "su2016.pgkm": {"chunk_entries": 4000000, "min_rounds": 8, "mutation_decay": 0.8, "mutation_scale": 0.5,
                     "pool_size": 200, "selected": 10, "x": 0.00125},
 }
@@ -147,7 +152,8 @@ def test_an_unknown_setting_raises_naming_it(config):
     (dplloyd.dplloyd, {"iterations": 2.5}, "iterations"),
     (dplloyd.dplloyd, {"clip_centers": "yes"}, "clip_centers"),
     (privgene.pgkm, {"mutation_decay": 1.5}, "mutation_decay"),
-    (lloyd.lloyd, {"init": "kmeans++"}, "init"),
+    (lloyd.lloyd, {"init": "box"}, "init"),
+    (dplloyd.dplloyd, {"init": "kmeans++"}, "init"),           # only the non-private baseline declares it
 ])
 def test_a_bad_value_raises_naming_the_setting(fn, bad, name):
     with pytest.raises(DPClustError, match=f"'{name}'"):
@@ -157,3 +163,33 @@ def test_a_bad_value_raises_naming_the_setting(fn, bad, name):
 def test_a_bad_override_in_a_run_group_fails_at_planning(config):
     with pytest.raises(DPClustError, match="'blocks'"):
         resolve_algorithm(config, "su2016.gkm_sag", {"blocks": "n^x"}, where="su2016/fig3/runs/e01")
+
+
+def test_every_algorithm_declares_its_guarantee_and_relation():
+    """Issue 15: each algorithm says what it guarantees and for which neighbouring relation."""
+    from dpclust.settings import guarantee_of
+
+    g = lambda fn, **st: guarantee_of(fn, st)  # noqa: E731
+    assert g(dplloyd.dplloyd).kind == "ε-DP" and g(dplloyd.dplloyd).relation == "add/remove one record"
+    assert g(dplloyd.dplloyd, allocation="su_tops").relation == "add/remove one record, N public"
+    bad = g(dplloyd.dplloyd, init="random_points")
+    assert bad.kind == "not DP as published" and not bad.is_dp and "data records" in bad.note
+    for fn in (eugkm.eugkm, hybrid.hybrid):
+        assert g(fn).kind == "ε-DP" and g(fn).relation == "add/remove one record, N public"
+        assert "2ε-DP under replace-one" in g(fn).note
+    for fn in (gupt.gkm, privgene.pgkm):
+        assert g(fn).kind == "ε-DP" and g(fn).relation == "replace-one (n public)"
+    for fn in (lloyd.lloyd, privgene.gene, gupt.gkm_analysis):
+        assert g(fn).kind == "non-private" and not g(fn).is_dp
+
+
+def test_gene_declares_only_what_it_reads():
+    """Gene runs `generations` rounds: PGkM's x and min_rounds (its N- and ε-dependent round count)
+    are not Gene settings; Gene's mutation decay is chosen for its 100-generation horizon (0.97),
+    PGkM keeps 0.8 over its 8-13 rounds."""
+    assert "x" not in privgene.gene.settings and "min_rounds" not in privgene.gene.settings
+    assert {"x", "min_rounds"} <= set(privgene.pgkm.settings)
+    assert privgene.gene.settings["mutation_decay"].default == 0.97
+    assert privgene.pgkm.settings["mutation_decay"].default == 0.8
+    with pytest.raises(DPClustError):
+        privgene.gene(np.zeros((10, 2)), 2, None, 0.0, np.random.default_rng(0), {"bounds": [-1, 1], "x": 1.0})

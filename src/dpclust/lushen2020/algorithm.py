@@ -198,7 +198,7 @@ def final_release(X, labels, S_hat, eps0, rng, acc, settings) -> np.ndarray:
     return centers
 
 
-@declared(SETTINGS, guarantee=GUARANTEE)
+@declared(SETTINGS, guarantee=GUARANTEE, budget="cap")
 def lushen(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Algorithm 1 (Lu & Shen 2020) with the Posterior or Prior sampling zone; see module docstring."""
     X = validate_inputs(X, k, epsilon, delta)
@@ -282,13 +282,13 @@ def lushen(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     return ClusteringResult.from_accountant(centers, acc, iterations=iterations, **info)
 
 
-@declared(STRATEGY_SETTINGS, guarantee=GUARANTEE)
+@declared(STRATEGY_SETTINGS, guarantee=GUARANTEE, budget="cap")
 def posterior(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Algorithm 1 with the Posterior (past knowledge) sampling zone."""
     return lushen(X, k, epsilon, delta, rng, dict(settings, strategy="posterior"))
 
 
-@declared(STRATEGY_SETTINGS, guarantee=GUARANTEE)
+@declared(STRATEGY_SETTINGS, guarantee=GUARANTEE, budget="cap")
 def prior(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Algorithm 1 with the Prior (past + future knowledge) sampling zone."""
     return lushen(X, k, epsilon, delta, rng, dict(settings, strategy="prior"))

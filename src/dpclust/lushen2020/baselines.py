@@ -260,7 +260,7 @@ def privgene_guarantee(settings) -> Guarantee:
     return Guarantee(PURE.kind, "public total, data-independent pool", relation)
 
 
-@declared(DPLLOYD_SETTINGS, guarantee=dplloyd_guarantee)
+@declared(DPLLOYD_SETTINGS, guarantee=dplloyd_guarantee, budget="cap")
 def dplloyd_baseline(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """BLUM / DWORK / SU: Su et al.'s DPLloyd with `settings["dplloyd"]` and total ε_ref."""
     X = validate_inputs(X, k, epsilon, delta)
@@ -272,7 +272,7 @@ def dplloyd_baseline(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     return _run(SU_DPLLOYD, X, k, epsilon, total, rng, settings, own, info)
 
 
-@declared(PRIVGENE_SETTINGS, guarantee=privgene_guarantee)
+@declared(PRIVGENE_SETTINGS, guarantee=privgene_guarantee, budget="cap")
 def privgene_baseline(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """PrivGene (Su et al.'s PGkM) with total ε_ref."""
     X = validate_inputs(X, k, epsilon, delta)
@@ -280,7 +280,7 @@ def privgene_baseline(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     return _run(SU_PRIVGENE, X, k, epsilon, total, rng, settings, settings["privgene"], info)
 
 
-@declared(GUPT_SETTINGS, guarantee=gupt_guarantee)
+@declared(GUPT_SETTINGS, guarantee=gupt_guarantee, budget="cap")
 def gupt_baseline(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """GUPT (Su et al.'s GkM) with the bottom-up total of its one atom step (or ε_ref)."""
     X = validate_inputs(X, k, epsilon, delta)

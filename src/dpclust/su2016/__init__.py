@@ -9,5 +9,7 @@ Algorithms (each a `dpclust.api` function plus an sklearn-style estimator):
 * `hybrid.hybrid`     the hybrid approach (§6.3, Inequality 15);
 * `lloyd.lloyd`       the non-private baseline on the same 30 sphere-packing initialisations (§5.1).
 
-`items` holds the aggregate/render/check functions of Table 1 and Figures 1-7 (one module per item).
+`guarantees` says what each algorithm guarantees and for which neighbouring relation (DPLloyd with
+``init: random_points`` is not DP). `items` holds the aggregate/render/check functions of Table 1 and
+Figures 1-7 (one module per item).
 """

@@ -4,7 +4,8 @@
   `init_search_steps`), shared by the declarations of every algorithm that calls `initial_centers`
   (DPLloyd, Lloyd, EUGkM, Hybrid);
 * `initial_centers` — the initialisation named by ``settings["init"]`` (``sphere_packing``, §4.1.1,
-  or ``random_points``, Lu & Shen's shared data points), from `dpclust.blocks.initialisation`, with
+  ``random_points``, Lu & Shen's shared data points, or ``kmeans++``, which only the non-private
+  baseline declares), from `dpclust.blocks.initialisation`, with
   the sphere-packing interpretations `init_max_tries` and `init_search_steps` from settings;
 * `OpenUnitInterval` — the constraint "a number in (0, 1)" of budget fractions.
 * `sum_sensitivity_radius` — r of the paper's [−r, r]^d for a general public box [lo, hi]^d: a
@@ -60,8 +61,9 @@ def initial_centers(X: np.ndarray, k: int, settings: Mapping, seed: int | None =
     """Initial centres named by `settings["init"]`, drawn from `default_rng(seed or init_seed)`;
     `settings` holds the `INIT_SETTINGS` (complete: the caller's declaration filled them)."""
     how = settings["init"]
-    if how not in ("sphere_packing", "random_points"):
-        raise DPClustError(f"unknown init {how!r}: use 'sphere_packing' or 'random_points'")
+    if how not in ("sphere_packing", "random_points", "kmeans++"):
+        raise DPClustError(f"unknown init {how!r}: use 'sphere_packing' or 'random_points' ('kmeans++': "
+                           "the non-private baseline only)")
     return initialisation.initial_centers(
         X, k, how, seed=int(settings["init_seed"] if seed is None else seed), bounds=data_bounds(settings),
         tries=int(settings["init_max_tries"]), steps=int(settings["init_search_steps"]))

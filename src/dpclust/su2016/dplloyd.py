@@ -144,7 +144,7 @@ def dplloyd_from(X, C0, epsilon, rng, settings, acc: Accountant | None = None, l
     return C, acc, info
 
 
-@declared(SETTINGS)
+@declared(SETTINGS, guarantee=__import__(__package__ + ".guarantees", fromlist=["*"]).dplloyd)
 def dplloyd(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """DPLloyd (§4.1.1) with the allocation named in `settings["allocation"]` (settings a caller
     omits take their declared defaults, `SETTINGS`)."""

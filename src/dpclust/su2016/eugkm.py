@@ -1,56 +1,54 @@
 """EUGkM (Su et al. 2016 §4.2 and §4.2.1, Eq. 4): k-means on an extended-uniform-grid synopsis.
 
-Synopsis (§4.2): the public box [lo, hi]^d is cut into a uniform grid of m^d cells and every cell
+Synopsis (§4.2): the public box [lo, hi]^d is cut into a uniform grid of m^d cells and EVERY cell
 releases its count plus Lap(1/ε) (a count histogram has L1 sensitivity 1 under add/remove, §4.2.1).
 The number of cells follows Eq. (4): M = (Nε/θ)^{2d/(2+d)} with θ = `theta` (STATED "θ = 10 works
 well"); m cells per dimension with `cells_rounding` (MISSING→REC ``round_log``: the m whose total
 m^d is nearest to M on a log scale; the inventory's ``ceil`` is available but inflates the total by
-up to (1 + M^{-1/d})^d — 27× at d = 10, ε = 0.1, N = 10^4 — far from Eq. 4's M). N is
-treated as public, as in the paper. Noisy counts are kept unrounded — negative values allowed — and
-used as weights of the cell centres in Lloyd's update (§4.2: "its contribution to the centroid is
-c × ñ"); a cluster whose total weight is ≤ 0 keeps its centre and centres are clipped to the box
-(REC; the paper does not say). Lloyd runs from each of `n_init_sets` (STATED 30) sphere-packing
-initialisations — the same sets as DPLloyd's when the runner passes its shared pool (§5.1) — until no centre moves more than `lloyd_tol` or `lloyd_max_iter` iterations (REC; the
-paper says "until converge"), and the result with the lowest NICV *measured on the synopsis* is
-returned (§5.1) — a post-processing of the synopsis.
+up to (1 + M^{-1/d})^d — 27× at d = 10, ε = 0.1, N = 10^4 — far from Eq. 4's M). Noisy counts are
+kept unrounded — negative values allowed — and used as weights of the cell centres in Lloyd's
+update (§4.2: "its contribution to the centroid is c × ñ"; "cells who have negative noisy count can
+'cancel out' the effect of other cells with positive noise"); a cluster whose total weight is ≤ 0
+keeps its centre and centres are clipped to the box (REC; the paper does not say). Lloyd runs from
+each of `n_init_sets` (STATED 30) sphere-packing initialisations — the same sets as DPLloyd's when
+the runner passes its shared pool (§5.1) — until no centre moves more than `lloyd_tol` or
+`lloyd_max_iter` iterations (MISSING→REC; the paper says "until converge"), and the result with the
+lowest NICV *measured on the synopsis* is returned (§5.1) — a post-processing of the synopsis.
 
-Large grids without materialising them (how empty cells are handled, and why it is private)
-------------------------------------------------------------------------------------------------
-A DP synopsis must add noise to EVERY cell, including the empty ones. Let b = laplace_scale(1, ε)
-and the full synopsis S = {ñ_t = c_t + ν_t : all M_tot = m^d cells}, ν_t i.i.d. Lap(b) — ε-DP by the
-Laplace mechanism. We release T_τ(S) = {(t, ñ_t) : |ñ_t| > τ}, the cells whose noisy count exceeds
-τ in magnitude (others get weight 0), with the data-independent threshold
-τ = b·ln(M_tot / max_synopsis_cells) if M_tot > `max_synopsis_cells`, else τ = 0 (then every cell is
-kept, which is exactly the paper's estimator). T_τ is a post-processing of S, hence ε-DP. We
-sample T_τ(S) EXACTLY without drawing M_tot variables:
-  * non-empty cells (at most N): draw ν_t ~ Lap(b) individually and keep |c_t + ν_t| > τ;
-  * empty cells: each is kept independently with probability p = Pr[|ν| > τ] = exp(−τ/b), so the
-    number kept is K ~ Binomial(M_empty, p); by exchangeability the kept set is a uniformly random
-    K-subset of the empty cells (drawn by rejection of uniform cell indices that are non-empty or
-    repeated, or — when K exceeds half the empty cells — by listing them and drawing K without
-    replacement); given |ν| > τ, the Laplace law is symmetric with |ν| − τ ~ Exp(b) (memorylessness),
-    so each kept empty cell gets value ±(τ + Exp(b)) with a fair sign.
-This is the same joint law as thresholding S, so the output has the privacy of S; the expected
-number of pure-noise cells kept is ≤ max_synopsis_cells. When τ > 0 (grids above the cap; at the
-default cap of 5,000 and the ε grid of the config: Adult-num and Lifesci at ε ≥ 0.1, Image at
-ε ≥ 0.4, Gowalla at ε ≥ 0.5, synthetic d ≥ 4 at ε = 1; never S1 or TIGER) cells with |ñ| ≤ τ
-are dropped: a documented deviation from the paper's all-cells estimator, needed to keep d = 10
-tractable (the run record stores `tau` and the number of kept cells — both functions of the
-released synopsis; the true number of occupied cells is never recorded, it is private). The kept
-cells are released in grid-index order (never "non-empty cells first"), so the order of the
-synopsis carries nothing.
+Every cell, exactly (no threshold, no sampling)
+-----------------------------------------------
+The released synopsis is the full vector of M_tot = m^d noisy counts in grid order: one Laplace
+mechanism on the whole count histogram (empty cells included: their released value is pure
+Lap(1/ε) noise), and the weighted Lloyd uses every cell's noisy count. Nothing is thresholded,
+sampled or merged, so the released synopsis and centres have exactly the paper's distribution. (An
+earlier version kept only ~5,000 cells — those with |ñ| above a threshold — "for speed"; that
+post-processing dropped most of the empty cells' noise and made EUGkM better than the paper's
+mechanism in high d: Adult-num ε = 1, 0.2383 vs 0.2421.) Speed comes from the computation, not from
+the mechanism: the cell centres are never materialised in float64, labels come from one
+GEMM + argmin pass per Lloyd step (`_nearest`: scikit-learn's Cython Lloyd kernel, labels only,
+float32; a NumPy fallback gives the same labels), and the weighted cluster sums are separable on a
+grid: with the cell index split as (u, v) — u the first ⌊d/2⌋ coordinates, v the rest — every
+coordinate of a cell centre depends on u or on v only, so two bincounts per step (row sums R[u, j]
+and column sums C[v, j] of the noisy counts per cluster) give every count, coordinate sum and
+Σ ñ‖x‖² exactly (`_GridLayout`). On a noise-dominated synopsis the weighted Lloyd does not settle
+(the empty cells' noise keeps moving the centres), so most sets run all `lloyd_max_iter` steps: the
+cost is about n_init_sets × lloyd_max_iter × m^d × k, e.g. ≈ 1 s for d = 10, N = 10^4, ε = 1,
+k = 10 (3^10 = 59,049 cells; `benchmarks/su2016_eugkm.py`) and tens of seconds for the 4^10 ≈ 10^6
+cells of d = 10 at θ = 5 or ε = 2. Grids above `max_grid_cells` (REC, memory) are refused with one
+clear error rather than approximated.
 
 Neighbouring relation: add/remove one tuple (§3.1), under which the cell-count histogram has L1
-sensitivity 1 (§4.2.1). The grid size m follows N through Eq. 4, i.e. N is treated as public (the
-paper's choice): the guarantee is for neighbours that get the same grid, m(N) = m(N ± 1), which
-fails only at the jump points of the rounding. (Fixing N and replacing one tuple instead would give
-the histogram L1 sensitivity 2, so Lap(1/ε) would be 2ε-DP under replace-one; the paper's ε is the
-add/remove one.)
+sensitivity 1 (§4.2.1), with N a public parameter: the grid size m follows N through Eq. 4 and is
+the same for both neighbours (the paper's "N is public"). Under replace-one (two datasets of the
+same public size differing in one tuple) one tuple leaves one cell and enters another, so the
+histogram has L1 sensitivity 2 and the same noise gives 2ε-DP; the paper's ε is the add/remove one
+(see `guarantees.py`).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -59,7 +57,8 @@ from ..accountant import Accountant
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
 from ..blocks.domain import public_box
 from ..settings import Interval, Options, Setting, Settings, declared
-from .common import INIT_SETTINGS, batched_weighted_lloyd, init_set_seeds, initial_centers
+from .common import INIT_SETTINGS, init_set_seeds, initial_centers
+from .guarantees import EUGKM as EUGKM_GUARANTEE
 
 SETTINGS = Settings(
     theta=Setting(10.0, "STATED §4.2.1/§5.1 'Setting θ = 10 ... works well' (θ of Eq. 4)",
@@ -67,9 +66,9 @@ SETTINGS = Settings(
     cells_rounding=Setting("round_log", "MISSING→REC cells per dimension m with m^d nearest to Eq. 4's M on a "
                            "log scale; the inventory's 'ceil' inflates M up to 27x at d = 10",
                            Options("round_log", "ceil", "round", "floor")),
-    max_synopsis_cells=Setting(5000, "REC (speed; EUGkM <= 1 s at d = 10): above this many grid cells keep only "
-                               "cells with |noisy count| > τ = b ln(cells/5000), an exact post-processing of "
-                               "the all-cells synopsis (module docstring)", Interval(int, 1)),
+    max_grid_cells=Setting(2 ** 23, "REC memory guard: a grid of more cells is refused with one clear error "
+                           "(never approximated); the config's largest grid is 4^10 = 10^6 cells",
+                           Interval(int, 1)),
     n_init_sets=Setting(30, "STATED §5.1 Lloyd on the synopsis from 30 initial sets, best NICV on the synopsis",
                         Interval(int, 1)),
     lloyd_max_iter=Setting(30, "MISSING→REC §6.4 'runs k-means clustering until converge': iteration cap",
@@ -98,72 +97,175 @@ def grid_cells(n: int, epsilon: float, d: int, theta: float, rounding: str = "ce
     return M, max(1, int(fn(root - 1e-12 if rounding == "ceil" else root)))
 
 
-def _sample_empty_cells(K: int, total: int, occupied: np.ndarray, rng) -> np.ndarray:
-    """K distinct cell indices uniform among [0, total) minus `occupied` (sorted int64).
+@dataclass(frozen=True)
+class Grid:
+    """The public uniform grid: m cells per dimension over [lo, lo + m·width]^d, cells numbered in
+    row-major order (the first coordinate most significant)."""
 
-    Sparse case (K ≤ half the empty cells, the usual one: K ≈ max_synopsis_cells ≪ total): rejection
-    of uniform indices. Dense case (K > half the empty cells, i.e. the grid is only a little above
-    max_synopsis_cells): the empty cells are listed (fewer than 2K + N of them) and K drawn without
-    replacement — the same law, without the coupon-collector tail of rejection sampling.
-    """
-    n_empty = total - occupied.size
-    if K > n_empty // 2:
-        empty = np.setdiff1d(np.arange(total, dtype=np.int64), occupied, assume_unique=True)
-        return rng.choice(empty, size=K, replace=False)
-    chosen = np.empty(0, dtype=np.int64)
-    while chosen.size < K:
-        need = K - chosen.size
-        cand = rng.integers(0, total, size=2 * need + 16, dtype=np.int64)
-        _, first = np.unique(cand, return_index=True)
-        cand = cand[np.sort(first)]                      # distinct, in draw order
-        if occupied.size:
-            pos = np.minimum(np.searchsorted(occupied, cand), occupied.size - 1)
-            cand = cand[occupied[pos] != cand]           # reject non-empty cells
-        cand = cand[~np.isin(cand, chosen)]
-        chosen = np.concatenate([chosen, cand[:need]])
-    return chosen
+    m: int
+    d: int
+    lo: float
+    width: float
+
+    @property
+    def total(self) -> int:
+        return self.m ** self.d
+
+    @property
+    def axis(self) -> np.ndarray:
+        """Centre coordinate of each of the m cells along one dimension."""
+        return self.lo + (np.arange(self.m) + 0.5) * self.width
+
+    def cell_of(self, X: np.ndarray) -> np.ndarray:
+        """Linear cell index of every row of X (points on the upper border go to the last cell)."""
+        idx = np.floor((X - self.lo) / self.width).astype(np.int64)
+        np.clip(idx, 0, self.m - 1, out=idx)
+        return idx @ (self.m ** np.arange(self.d - 1, -1, -1, dtype=np.int64))
+
+    def centres(self, cells: np.ndarray | None = None) -> np.ndarray:
+        """Centres (len(cells), d) of the given cells (all cells, in grid order, if None)."""
+        cells = np.arange(self.total, dtype=np.int64) if cells is None else np.asarray(cells, dtype=np.int64)
+        radix = self.m ** np.arange(self.d - 1, -1, -1, dtype=np.int64)
+        return self.axis[(cells[:, None] // radix[None, :]) % self.m]
 
 
-def synopsis(X, epsilon, rng, settings, acc: Accountant):
-    """The thresholded EUG synopsis: (cell centres (m', d), noisy weights (m',), info)."""
-    n, d = X.shape
-    lo, hi = data_bounds(settings)
+@dataclass
+class Synopsis:
+    """The released EUG synopsis: the grid (public) and the noisy count of every cell, grid order."""
+
+    grid: Grid
+    weights: np.ndarray
+    info: dict
+
+
+def grid_for(n: int, epsilon: float, d: int, settings, bounds) -> tuple[float, Grid]:
+    lo, hi = bounds
     M, m = grid_cells(n, epsilon, d, float(settings["theta"]), settings["cells_rounding"])
-    total = m ** d
-    if total >= 2 ** 62:
-        raise DPClustError(f"EUGkM grid of {m}^{d} cells is too large to index")
-    width = (hi - lo) / m
-    idx = np.floor((X - lo) / width).astype(np.int64)
-    np.clip(idx, 0, m - 1, out=idx)
-    radix = m ** np.arange(d - 1, -1, -1, dtype=np.int64)
-    lin = idx @ radix
-    occupied, counts = np.unique(lin, return_counts=True)
-    cap = int(settings["max_synopsis_cells"])
-    b = mech.laplace_scale(1.0, epsilon)
-    tau = b * math.log(total / cap) if total > cap else 0.0
-    # Laplace on every non-empty cell's count (charged once: the whole histogram has L1 sensitivity 1)
-    noisy = mech.laplace_mechanism(counts.astype(float), 1.0, epsilon, rng, accountant=acc,
+    cap = int(settings["max_grid_cells"])
+    if m ** d > cap:
+        raise DPClustError(f"EUGkM grid of {m}^{d} = {m ** d:,} cells (Eq. 4, N = {n}, ε = {epsilon:g}, "
+                           f"θ = {settings['theta']:g}) exceeds max_grid_cells = {cap:,}")
+    return M, Grid(m, d, float(lo), (hi - lo) / m)
+
+
+def synopsis(X, epsilon, rng, settings, acc: Accountant) -> Synopsis:
+    """The EUG synopsis of §4.2: Laplace(1/ε) on the count of EVERY cell of Eq. 4's grid."""
+    n, d = X.shape
+    M, grid = grid_for(n, epsilon, d, settings, data_bounds(settings))
+    counts = np.bincount(grid.cell_of(X), minlength=grid.total).astype(float)
+    # one Laplace mechanism on the whole histogram (L1 sensitivity 1 under add/remove, §4.2.1)
+    noisy = mech.laplace_mechanism(counts, 1.0, epsilon, rng, accountant=acc,
                                    label="EUG synopsis: Laplace on every cell count")
-    n_empty = total - occupied.size
-    if tau == 0.0:
-        empty = np.setdiff1d(np.arange(total, dtype=np.int64), occupied, assume_unique=True)
-        empty_vals = rng.laplace(0.0, b, size=empty.size)          # same Lap(b) as every cell
-    else:
-        K = int(rng.binomial(n_empty, math.exp(-tau / b))) if n_empty > 0 else 0
-        empty = _sample_empty_cells(K, total, occupied, rng)
-        empty_vals = rng.choice([-1.0, 1.0], size=K) * (tau + rng.exponential(b, size=K))
-    keep = np.abs(noisy) > tau
-    cells = np.concatenate([occupied[keep], empty])
-    weights = np.concatenate([noisy[keep], empty_vals])
-    # Release the cells in grid order: the order of concatenation (non-empty cells first) would tell
-    # which cells hold data, and Lloyd's floating-point sums would depend on it.
-    order = np.argsort(cells, kind="stable")
-    cells, weights = cells[order], weights[order]
-    multi = (cells[:, None] // radix[None, :]) % m
-    centres = lo + (multi + 0.5) * width
-    info = {"M": M, "cells_per_dim": m, "cells_total": total,
-            "cells_kept": int(cells.size), "tau": tau}
-    return centres, weights, info
+    info = {"M": M, "cells_per_dim": grid.m, "cells_total": grid.total}
+    return Synopsis(grid, noisy, info)
+
+
+# ---------------------------------------------------------------------------------------------
+# weighted Lloyd on every cell of the grid
+# ---------------------------------------------------------------------------------------------
+class _GridLayout:
+    """What the weighted Lloyd needs of a grid and its weights, precomputed once per synopsis.
+
+    Cell t = u·M2 + v, u over the first d1 = ⌊d/2⌋ coordinates (M1 = m^d1 values), v over the rest
+    (M2 values). P1 (M1, d1) and P2 (M2, d − d1) are the centre coordinates of the two halves, h1, h2
+    their squared norms; `points` (M_tot, d) float32 are the cell centres for the labelling pass.
+    """
+
+    def __init__(self, grid: Grid, weights: np.ndarray, k: int):
+        m, d = grid.m, grid.d
+        self.d, self.k = d, k
+        self.d1 = d // 2
+        self.M1, self.M2 = m ** self.d1, m ** (d - self.d1)
+        half1 = Grid(m, self.d1, grid.lo, grid.width) if self.d1 else None
+        self.P1 = half1.centres() if half1 else np.zeros((1, 0))
+        self.P2 = Grid(m, d - self.d1, grid.lo, grid.width).centres()
+        self.h1 = np.einsum("ij,ij->i", self.P1, self.P1)
+        self.h2 = np.einsum("ij,ij->i", self.P2, self.P2)
+        self.w = np.ascontiguousarray(weights, dtype=float)
+        self.points = np.ascontiguousarray(grid.centres(), dtype=np.float32)
+        self.w32 = np.ones(grid.total, dtype=np.float32)                   # unused by the labelling pass
+        self.ubase = np.repeat(np.arange(self.M1, dtype=np.intp) * k, self.M2)
+        self.vbase = np.tile(np.arange(self.M2, dtype=np.intp) * k, self.M1)
+        self.labels = np.empty(grid.total, dtype=np.int32)
+        self.key = np.empty(grid.total, dtype=np.intp)
+
+    def assign(self, C: np.ndarray) -> np.ndarray:
+        """Nearest centre of every cell centre (ties: the lowest index), in float32."""
+        _nearest(self.points, np.ascontiguousarray(C, dtype=np.float32), self.labels, self.w32)
+        return self.labels
+
+    def sums(self, labels: np.ndarray):
+        """Per cluster: Σ ñ (k,), Σ ñ·x (k, d) and Σ ñ‖x‖² (k,) over the cells labelled j, exactly
+        (two bincounts: the cell centre's coordinates are separable in (u, v))."""
+        k = self.k
+        np.add(self.ubase, labels, out=self.key)
+        R = np.bincount(self.key, weights=self.w, minlength=self.M1 * k).reshape(self.M1, k)
+        np.add(self.vbase, labels, out=self.key)
+        Cv = np.bincount(self.key, weights=self.w, minlength=self.M2 * k).reshape(self.M2, k)
+        count = R.sum(axis=0)
+        total = np.empty((k, self.d))
+        total[:, :self.d1] = R.T @ self.P1
+        total[:, self.d1:] = Cv.T @ self.P2
+        sq = R.T @ self.h1 + Cv.T @ self.h2
+        return count, total, sq
+
+
+def _nearest(points32, C32, labels, dummy_w):
+    """labels[i] = argmin_j ‖points[i] − C[j]‖² (first index on ties)."""
+    if _lloyd_kernel is not None:
+        _lloyd_kernel(points32, dummy_w, C32, None, None, labels, None, 1, False)
+        return
+    _nearest_numpy(points32, C32, labels)
+
+
+def _nearest_numpy(points32, C32, labels, chunk: int = 65_536):
+    """Fallback of `_nearest` (GEMM + argmin per chunk, the same float32 arithmetic)."""
+    c_sq = np.einsum("ij,ij->i", C32, C32)
+    for s0 in range(0, points32.shape[0], chunk):
+        D = points32[s0:s0 + chunk] @ (C32.T * np.float32(-2.0))
+        D += c_sq
+        labels[s0:s0 + chunk] = D.argmin(axis=1)
+
+
+try:  # scikit-learn's Cython Lloyd step (labels only: GEMM + argmin per chunk, no Python loop)
+    from sklearn.cluster._k_means_lloyd import lloyd_iter_chunked_dense as _lloyd_kernel
+except ImportError:  # pragma: no cover - the pinned scikit-learn has it
+    _lloyd_kernel = None
+
+
+def grid_lloyd(syn: Synopsis, inits: np.ndarray, max_iter: int, tol: float, bounds):
+    """Weighted Lloyd on every cell of the synopsis from each of S initial sets.
+
+    inits (S, k, d). Each step labels every cell centre by its nearest centre and moves centre j to
+    Σ ñ·x / Σ ñ over its cells; a cluster whose total weight is ≤ 0 keeps its centre; centres are
+    clipped to the public box (post-processing). Stops when no centre moves more than `tol`, or
+    after `max_iter` steps. Returns (centres (S, k, d), weighted cost Σ ñ‖x − c‖² per set (S,),
+    steps per set (S,)).
+    """
+    lo, hi = bounds
+    inits = np.asarray(inits, dtype=float)
+    S, k, d = inits.shape
+    lay = _GridLayout(syn.grid, syn.weights, k)
+    out = np.empty_like(inits)
+    cost = np.empty(S)
+    iters = np.zeros(S, dtype=int)
+    for s in range(S):
+        C = inits[s].copy()
+        for _ in range(max_iter):
+            count, total, _ = lay.sums(lay.assign(C))
+            new = C.copy()
+            pos = count > 0
+            new[pos] = total[pos] / count[pos, None]
+            np.clip(new, lo, hi, out=new)
+            shift = float(np.sqrt(((new - C) ** 2).sum(axis=1)).max())
+            C = new
+            iters[s] += 1
+            if shift <= tol:
+                break
+        count, total, sq = lay.sums(lay.assign(C))
+        out[s] = C
+        cost[s] = float((sq - 2.0 * np.einsum("kd,kd->k", C, total) + np.einsum("kd,kd->k", C, C) * count).sum())
+    return out, cost, iters
 
 
 def initial_set_seeds(settings) -> list[int]:
@@ -181,17 +283,14 @@ def initial_set_seeds(settings) -> list[int]:
     return init_set_seeds(int(settings["init_seed"]), S)
 
 
-def lloyd_on_synopsis(P, w, k, settings, bounds, d):
+def lloyd_on_synopsis(syn: Synopsis, k, settings, bounds, d):
     """Lloyd from the n_init_sets initial sets; pick the lowest NICV on the synopsis (§5.1)."""
     seeds = initial_set_seeds(settings)
     dummy = np.zeros((k, d))  # sphere packing ignores the data
     inits = np.stack([initial_centers(dummy, k, settings, seed=s) for s in seeds])
-    if P.shape[0] == 0:
-        return inits[0], {"chosen_init": 0, "synopsis_nicv": None, "lloyd_iterations": 0}
-    C, cost, iters = batched_weighted_lloyd(P, w, inits, int(settings["lloyd_max_iter"]),
-                                            float(settings["lloyd_tol"]), bounds)
+    C, cost, iters = grid_lloyd(syn, inits, int(settings["lloyd_max_iter"]), float(settings["lloyd_tol"]), bounds)
     best = int(np.argmin(cost))
-    total_w = float(w.sum())
+    total_w = float(syn.weights.sum())
     return C[best], {"chosen_init": best,
                      "synopsis_nicv": float(cost[best] / total_w) if total_w > 0 else None,
                      "lloyd_iterations": int(iters[best])}
@@ -203,15 +302,17 @@ def eugkm_centers(X, k, epsilon, rng, settings, acc: Accountant):
         # also guards the hybrid: any other init would be data dependent (or degenerate)
         raise DPClustError("EUGkM's initial sets must be data independent: init must be sphere_packing")
     bounds = data_bounds(settings)
-    P, w, info = synopsis(X, epsilon, rng, settings, acc)
-    C, linfo = lloyd_on_synopsis(P, w, k, settings, bounds, X.shape[1])
+    syn = synopsis(X, epsilon, rng, settings, acc)
+    C, linfo = lloyd_on_synopsis(syn, k, settings, bounds, X.shape[1])
+    info = dict(syn.info)
     info.update(linfo)
     return C, info
 
 
-@declared(SETTINGS)
+@declared(SETTINGS, guarantee=EUGKM_GUARANTEE)
 def eugkm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
-    """EUGkM (§4.2.1): ε-DP grid synopsis + weighted Lloyd from 30 inits, best on the synopsis."""
+    """EUGkM (§4.2.1): ε-DP grid synopsis over every cell + weighted Lloyd from 30 inits, best on
+    the synopsis."""
     X = validate_inputs(X, k, epsilon, delta)
     public_box(settings, X)
     acc = Accountant(float(epsilon))

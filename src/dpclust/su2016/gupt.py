@@ -266,7 +266,7 @@ def _prepare(X, k, settings, rng):
     return ell, align_blocks(cents, settings["align"])
 
 
-@declared(SETTINGS)
+@declared(SETTINGS, guarantee=__import__(__package__ + ".guarantees", fromlist=["*"]).GKM)
 def gkm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """GkM / GkM-3K (§4.1.2): sample and aggregate with a private output range and Eq. (3)."""
     X = validate_inputs(X, k, epsilon, delta)
@@ -291,7 +291,7 @@ def _best_known(key: str, X_bytes_shape, k, lo, hi, seeds, max_iter):
     return C[int(np.argmin(cost))]
 
 
-@declared(ANALYSIS_SETTINGS)
+@declared(ANALYSIS_SETTINGS, guarantee=__import__(__package__ + ".guarantees", fromlist=["*"]).NON_PRIVATE_ANALYSIS)
 def gkm_analysis(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Figure 3's error decomposition (non-private analysis; see module docstring)."""
     X = validate_inputs(X, k)

@@ -14,7 +14,12 @@ geometric terms (Y) and max(|lo|, |hi|) for the sensitivity term (d·r + 1); bot
 paper's [−1, 1] domain. N is public (as in the paper).
 
 Protocol note: the paper runs EUGkM 10 times and DPLloyd 10 times on each result (100 values); we
-run 100 independent (synopsis, DPLloyd) pairs, which has the same expected NICV.
+run 100 independent (synopsis, DPLloyd) pairs, which has the same expected NICV. The EUGkM stage
+releases the noisy count of every grid cell (eugkm.py).
+
+Guarantee (guarantees.HYBRID): ε-DP for add/remove neighbours with N public (the grid of Eq. 4 and
+the switch of Inequality 15 are computed from the public N, the same for both neighbours); the
+Laplace noise is calibrated to add/remove sensitivities, so under replace-one it is 2ε-DP.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from .common import OpenUnitInterval, sum_sensitivity_radius
 from .dplloyd import CLIP_CENTERS, MIN_COUNT, noisy_lloyd_step
 from .eugkm import SETTINGS as EUGKM_SETTINGS
 from .eugkm import eugkm_centers
+from .guarantees import HYBRID
 
 #: EUGkM's settings (its stage runs with them) plus the rule and the one DPLloyd iteration.
 SETTINGS = EUGKM_SETTINGS.extend(
@@ -48,7 +54,7 @@ def epsilon_threshold(n: int, k: int, d: int, r_geom: float, r_sens: float, rho:
     return (X / Y) ** ((2.0 + d) / (2.0 * d))
 
 
-@declared(SETTINGS)
+@declared(SETTINGS, guarantee=HYBRID)
 def hybrid(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """The hybrid approach (§6.3): EUGkM(ε/2) + one DPLloyd iteration(ε/2) if Inequality 15 holds
     (or `mode` forces it), else EUGkM(ε)."""

@@ -2,15 +2,18 @@
 external datasets, with the §5.1 baseline dashed.
 
 Aggregate: `aggregate_nicv` (items/common.py). Render: one panel per dataset of `options.panels`,
-a line per algorithm of `figure.lines`. Checks: the comparisons of §5.1-§5.2, with the thresholds,
-the low-/high-dimensional datasets and the exemption from `claims`.
+a line per algorithm of `figure.lines` (mean ± sd over runs). Checks: the comparisons of §5.1-§5.2,
+each decided on Welch intervals of the differences of mean NICVs per (dataset, ε) cell (DPLloyd's
+sd and n are those of its 30 initial sets' means), with the thresholds, the low-/high-dimensional
+datasets and the exemption from `claims`.
 """
 
 from __future__ import annotations
 
-from ...aggregate import Check, fmt
+from ...aggregate import Check
 from ...itemkit import availability, dataset_name, name
-from .common import aggregate_nicv, available, cell, eps_values, frac, nicv_panels, plain_bools
+from .common import (aggregate_nicv, all_of, available, cell_stats, decision, diff_of, eps_values, every_check,
+                     fraction_check, interval_text, nicv_panels, plain_bools)
 
 __all__ = ["aggregate_nicv", "check_fig1", "render_fig1"]
 
@@ -21,8 +24,17 @@ def render_fig1(table, item, stem):
     nicv_panels(table, item, stem, item["figure"]["lines"])
 
 
-def _known(values):
-    return [v for v in values if v == v]
+def _compare(table, ds, e, a, b, side):
+    """(decision of mean_a − mean_b `side` 0, interval) in the cell (ds, ε); (None, None) if absent."""
+    sa, sb = cell_stats(table, ds, a, e), cell_stats(table, ds, b, e)
+    if sa is None or sb is None:
+        return None, None
+    iv = diff_of(sa, sb)
+    return decision(iv, 0.0, side), iv
+
+
+def _label(item, ds, e):
+    return f"{dataset_name(item, ds)} ε={e:g}"
 
 
 @plain_bools
@@ -32,70 +44,81 @@ def check_fig1(table, item) -> list[Check]:
     avail = available(table, panels)
     eps = eps_values(table)
     n_gkm, n_dpl, n_eug, n_3k = (name(item, a) for a in (GKM, DPLLOYD, EUGKM, GKM3K))
-    out = []
     if not avail:
         return [Check("Figure 1 claims", None, "no dataset available")]
+    out = []
     # 1. GkM is by far the worst (§5.2 "GkM is always much worse than others")
-    worst = []
+    cells = []
     for ds in avail:
         for e in eps:
-            g = cell(table, ds, GKM, e)
-            others = _known(cell(table, ds, a, e) for a in (DPLLOYD, EUGKM, PGKM, GKM3K))
-            if g == g and others:
-                worst.append(g >= max(others))
-    f, n = frac(worst)
+            comps = [(other, *_compare(table, ds, e, GKM, other, ">")) for other in (DPLLOYD, EUGKM, PGKM, GKM3K)
+                     if cell_stats(table, ds, other, e) is not None]
+            if cell_stats(table, ds, GKM, e) is not None and comps:
+                worst = [f"− {name(item, o)} {interval_text(iv)}" for o, dec, iv in comps if dec is not True]
+                cells.append((f"{_label(item, ds, e)}" + (f" ({n_gkm} {'; '.join(worst)})" if worst else ""),
+                              all_of(dec for _, dec, _ in comps)))
     need = float(claims["gkm_worst_fraction"])
-    out.append(Check(f"{n_gkm} is the worst method (§5.1/§5.2)", None if n == 0 else f >= need,
-                     f"{n_gkm} worst in {fmt(f * 100 if n else float('nan'), 3)}% of {n} (dataset, ε) cells "
-                     f"(holds if ≥ {need:.0%})"))
+    out.append(fraction_check(f"{n_gkm} is the worst method (§5.1/§5.2)", cells, need,
+                              f"a cell holds if {n_gkm}'s mean NICV is above every other method's (Welch 95 %)",
+                              why=claims.get("why", {}).get("gkm_worst", "")))
     # 2. DPLloyd is the best interactive method, except possibly on one dataset at small ε
     exempt = claims["dplloyd_best_exempt"]
     ex_ds, ex_eps = exempt["dataset"], float(exempt["below_epsilon"])
-    best, exc = [], []
+    cells, exc = [], []
     for ds in avail:
         for e in eps:
-            dpl = cell(table, ds, DPLLOYD, e)
-            others = _known(cell(table, ds, a, e) for a in (PGKM, GKM, GKM3K))
-            if dpl != dpl or not others:
+            if cell_stats(table, ds, DPLLOYD, e) is None:
+                continue
+            comps = [(other, *_compare(table, ds, e, DPLLOYD, other, "<")) for other in (PGKM, GKM, GKM3K)]
+            comps = [c for c in comps if c[2] is not None]
+            if not comps:
                 continue
             if ds == ex_ds and e < ex_eps:
-                exc.append(f"{dataset_name(item, ds)} ε={e:g}: {n_dpl} {fmt(dpl)} vs {name(item, PGKM)} "
-                           f"{fmt(cell(table, ds, PGKM, e))}")
+                exc.append(f"{_label(item, ds, e)}: " + ", ".join(f"{n_dpl} − {name(item, o)} {interval_text(iv)}"
+                                                                   for o, _, iv in comps))
                 continue
-            best.append(dpl <= min(others))
-    f, n = frac(best)
-    out.append(Check(f"{n_dpl} is the best interactive method except possibly {dataset_name(item, ex_ds)} at "
-                     f"ε < {ex_eps:g} (§5.1)",
-                     None if n == 0 else f >= float(claims["dplloyd_best_fraction"]),
-                     f"{n_dpl} best interactive in {sum(best)}/{n} cells; exempt cells: {'; '.join(exc) or 'none'}"))
+            lose = [f"− {name(item, o)} {interval_text(iv)}" for o, d, iv in comps if d is not True]
+            cells.append((f"{_label(item, ds, e)}" + (f" ({n_dpl} {'; '.join(lose)})" if lose else ""),
+                          all_of(d for _, d, _ in comps)))
+    need = float(claims["dplloyd_best_fraction"])
+    out.append(fraction_check(f"{n_dpl} is the best interactive method except possibly "
+                              f"{dataset_name(item, ex_ds)} at ε < {ex_eps:g} (§5.1)", cells, need,
+                              f"exempt cells: {'; '.join(exc) or 'none'}",
+                              why=claims.get("why", {}).get("dplloyd_best", "")))
     # 3. EUGkM beats DPLloyd on low-d datasets at small ε
     small_eps = float(claims["small_epsilon"])
-    small = [e for e in eps if e <= small_eps]
     low = [d for d in claims["low_d"] if d in avail]
-    res = [(cell(table, d, EUGKM, e), cell(table, d, DPLLOYD, e), d, e) for d in low for e in small]
-    res = [r for r in res if r[0] == r[0] and r[1] == r[1]]
-    out.append(Check(f"{n_eug} beats {n_dpl} on the low-dimensional datasets at small ε (≤ {small_eps:g}) (§5.1)",
-                     None if not res else all(a < b for a, b, _, _ in res),
-                     "; ".join(f"{dataset_name(item, d)} ε={e:g}: {n_eug} {fmt(a)} vs {n_dpl} {fmt(b)}"
-                               for a, b, d, e in res) or "no low-d dataset available"))
+    cells = []
+    for ds in low:
+        for e in (x for x in eps if x <= small_eps):
+            dec, iv = _compare(table, ds, e, EUGKM, DPLLOYD, "<")
+            if iv is not None:
+                cells.append((f"{_label(item, ds, e)} ({n_eug} − {n_dpl} {interval_text(iv)})", dec))
+    out.append(every_check(f"{n_eug} beats {n_dpl} on the low-dimensional datasets at small ε (≤ {small_eps:g}) (§5.1)",
+                           cells, "", why=claims.get("why", {}).get("eugkm_low_d", "")))
     # 4. DPLloyd beats EUGkM on the high-dimensional datasets almost always
     high = [d for d in claims["high_d"] if d in avail]
-    pairs = [(cell(table, d, DPLLOYD, e), cell(table, d, EUGKM, e)) for d in high for e in eps]
-    res = [a < b for a, b in pairs if a == a and b == b]
-    f, n = frac(res)
+    cells = []
+    for ds in high:
+        for e in eps:
+            dec, iv = _compare(table, ds, e, DPLLOYD, EUGKM, "<")
+            if iv is not None:
+                cells.append((f"{_label(item, ds, e)} ({n_dpl} − {n_eug} {interval_text(iv)})", dec))
     need = float(claims["dplloyd_high_d_fraction"])
-    out.append(Check(f"{n_dpl} beats {n_eug} on the high-dimensional datasets "
-                     f"({', '.join(dataset_name(item, d) for d in claims['high_d'])}) in almost all ε (§5.1)",
-                     None if n == 0 else f >= need,
-                     f"{n_dpl} < {n_eug} in {sum(res)}/{n} cells on "
-                     f"{', '.join(dataset_name(item, d) for d in high) or 'none'} (holds if ≥ {need:.0%})"))
+    why = claims.get("why", {}).get("dplloyd_high_d", "")
+    out.append(fraction_check(f"{n_dpl} beats {n_eug} on the high-dimensional datasets "
+                              f"({', '.join(dataset_name(item, d) for d in claims['high_d'])}) in almost all ε (§5.1)",
+                              cells, need, "", why=why))
     # 5. GkM-3K improves on GkM (§5.2)
-    pairs = [(cell(table, d, GKM3K, e), cell(table, d, GKM, e)) for d in avail for e in eps]
-    res = [a < b for a, b in pairs if a == a and b == b]
-    f, n = frac(res)
+    cells = []
+    for ds in avail:
+        for e in eps:
+            dec, iv = _compare(table, ds, e, GKM3K, GKM, "<")
+            if iv is not None:
+                cells.append((f"{_label(item, ds, e)} ({n_3k} − {n_gkm} {interval_text(iv)})", dec))
     need = float(claims["gkm3k_fraction"])
-    out.append(Check(f"{n_3k} is much better than {n_gkm} (§5.2)", None if n == 0 else f >= need,
-                     f"{n_3k} < {n_gkm} in {sum(res)}/{n} cells (holds if ≥ {need:.0%})"))
+    out.append(fraction_check(f"{n_3k} is much better than {n_gkm} (§5.2)", cells, need,
+                              why=claims.get("why", {}).get("gkm3k", "")))
     for ds in panels:
         if ds not in avail:
             out.append(Check(f"Figure 1 panel {dataset_name(item, ds)}", None, availability(table, ds)[1]))
