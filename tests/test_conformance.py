@@ -45,9 +45,27 @@ def _resolved(name: str) -> dict:
     return resolve_algorithm(CONFIG, name)
 
 
+DELTA = 1.0 / X.shape[0] ** 1.5
+
+
 def _delta(resolved: dict) -> float:
+    """δ = n^-1.5 for (ε, δ)-DP algorithms, 0 for pure ones; a variant that is not DP as published
+    gets what its function accepts (some need δ > 0, Lu & Shen's refuse it)."""
     kind = (resolved.get("guarantee") or {}).get("kind", "")
-    return 1.0 / X.shape[0] ** 1.5 if "δ" in kind else 0.0
+    if kind == "not DP as published":
+        return DELTA if _needs_delta(resolved["function"], resolved["settings"]) else 0.0
+    return DELTA if "δ" in kind else 0.0
+
+
+def _needs_delta(function: str, settings: dict) -> bool:
+    from dpclust.api import DPClustError
+
+    try:
+        import_object(function)(X, K, EPSILON, 0.0, np.random.default_rng(0),
+                                dict(settings, bounds=list(BOX), init_seed=11))
+    except DPClustError as exc:
+        return "delta" in str(exc) or "δ" in str(exc)
+    return False
 
 
 def _run(name: str, seed: int = 0, epsilon: float = EPSILON):
@@ -74,10 +92,10 @@ def test_estimator_conventions(name):
 
     resolved = _resolved(name)
     function = import_object(resolved["function"])
-    defaults = {k: v for k, v in resolved["settings"].items() if k != "bounds"}
-    cls = build_estimator(function, defaults, "Conforming", private=resolved["private"])
+    variant = {k: v for k, v in resolved["settings"].items() if k != "bounds"}
+    cls = build_estimator(function, {}, "Conforming", private=resolved["private"])
     est = cls(n_clusters=K, epsilon=EPSILON if resolved["private"] else None, delta=_delta(resolved),
-              random_state=0, settings={"bounds": list(BOX)})
+              random_state=0, settings={**variant, "bounds": list(BOX)})
     with pytest.raises(NotFittedError):
         est.predict(X)
     labels = est.fit(X).predict(X)

@@ -235,17 +235,23 @@ def test_a_caption_edit_rerenders_only_that_item(work, mirror_run, mirror):
 
 
 def test_a_registry_edit_reprepares_its_data_and_reruns_exactly_its_runs(work, mirror_run, mirror):  # (c)
+    """Shuttle: the real dataset with the fewest runs in the test preset (the edit is run twice)."""
     registry = work / "config" / "datasets.yaml"
     p = _plan(work)
-    expected = {("prepare_dataset", "data/processed/iris.json")} | _downstream(
-        p, [j.path for j in p.runs if j.dataset == "iris"], ["iris"])
-    with _Edited(registry, lambda path: _edit_yaml(path, lambda d: d["datasets"]["iris"].update(bounds=[0.0, 8.0]))):
+    expected = {("prepare_dataset", "data/processed/shuttle.json")} | _downstream(
+        p, [j.path for j in p.runs if j.dataset == "shuttle"], ["shuttle"])
+    assert len(expected) > 3
+
+    def rename_a_column(data):
+        data["datasets"]["shuttle"]["columns"][0] = "time_renamed"
+
+    with _Edited(registry, lambda path: _edit_yaml(path, rename_a_column)):
         dry = _dry(work, mirror=mirror)
         # the data job is a checkpoint: a dry run lists it; its readers are re-planned once it has run
-        assert ("prepare_dataset", "data/processed/iris.json") in dry and dry <= expected
+        assert ("prepare_dataset", "data/processed/shuttle.json") in dry and dry <= expected
         assert _real(work, mirror=mirror) == expected
     ran = _real(work, mirror=mirror)  # back to the original entry: the same jobs once more
-    assert ("prepare_dataset", "data/processed/iris.json") in ran
+    assert ("prepare_dataset", "data/processed/shuttle.json") in ran
 
 
 def test_a_parser_edit_reprepares_only_its_datasets(work, mirror_run, mirror):  # (d)
@@ -320,12 +326,16 @@ def test_a_killed_run_resumes_with_the_same_tables(work, mirror_run, mirror, tmp
     env = _env(other, mirror)
     env["DPCLUST_SKIP_SETUP"] = "1"
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    cmd = ["bash", str(other / "scripts" / "run.sh"), "--cores", "2", "--configfile",
-           str(other / "config" / "test.yaml"), *targets]
-    proc = subprocess.Popen(cmd, cwd=other, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    # targets first: --configfile takes every path after it
+    cmd = ["bash", str(other / "scripts" / "run.sh"), *targets, "--cores", "2", "--configfile",
+           str(other / "config" / "test.yaml")]
+    log = other.parent / "first-run.log"
+    with open(log, "w") as err:
+        proc = subprocess.Popen(cmd, cwd=other, env=env, stdout=subprocess.DEVNULL, stderr=err,
+                                start_new_session=True)
     deadline = time.time() + 600
     while time.time() < deadline and len(list((other / "results").rglob("runs/**/*.json"))) < 3:
+        assert proc.poll() is None, f"scripts/run.sh ended before it could be killed:\n{log.read_text()[-3000:]}"
         time.sleep(0.5)
     os.killpg(proc.pid, signal.SIGKILL)  # as a power cut or `kill -9` would
     proc.wait()

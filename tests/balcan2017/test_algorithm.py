@@ -78,7 +78,7 @@ def test_large_epsilon_recovers_the_clusters(wide):
 
 
 def test_kmedian_variant(wide):
-    explicit = {**SET, "refine_iterations": 0, "one_median": {},
+    explicit = {**SET, "one_median": {},
                 "budget_weights": {"candidate": 8, "local_swap": 1, "recovery": 2, "select": 0, "refine": 0}}
     res = balcan_kmedian(wide, 3, 1.0, 0.0, np.random.default_rng(0), explicit)
     assert res.epsilon_spent == pytest.approx(1.0) and res.delta_spent == 0.0
@@ -204,3 +204,99 @@ def test_sulq_zero_iterations_is_a_clear_error(wide):
     with pytest.raises(DPClustError, match="iterations"):
         sulq(wide, 3, 1.0, 1e-6, np.random.default_rng(0), {**SET, "iterations": 0, "count_fraction": 0.5,
                                                               "sum_mechanism": "gaussian"})
+
+
+# --- the authors' calibration (NOT DP) and the diagnostics of the MNIST non-reproduction ---------------
+def test_authors_calibration_reports_only_its_nominal_epsilon_and_says_why(wide):
+    settings = {**SET, "calibration": "authors", "refine_iterations": 3}
+    res = balcan(wide, 4, 1.0, 1e-6, np.random.default_rng(2), settings)
+    assert res.epsilon_spent == 1.0 and res.delta_spent == 0.0           # the nominal ε it was given ...
+    assert balcan.guarantee(balcan.settings.complete(settings)).kind == "not DP as published"   # ... no guarantee
+    assert res.info["nominal_epsilon_authors"] == pytest.approx(17 / 12)  # 2/3 + 1/12 + 1/6 + 1/2 of ε
+    assert res.info["stage_epsilon"]["refine"] == pytest.approx(0.5) and res.iterations == 3
+    assert res.info["privacy_note"].startswith("NOT DP") and "17ε/12" in res.info["privacy_note"]
+    assert all("NOT DP" in label for label, _, _ in res.ledger if "recovery" in label or "Lloyd" in label)
+    assert sum(1 for label, _, _ in res.ledger if "Lloyd step" in label) == 3
+    json.dumps(res.info)
+    with pytest.raises(DPClustError, match="authors"):
+        balcan(wide, 4, 1.0, 1e-6, np.random.default_rng(2), {**SET, "calibration": "authors", "trials": 2,
+                                                              "budget_weights": {"candidate": 8, "local_swap": 1,
+                                                                                 "recovery": 2, "select": 1, "refine": 6}})
+
+
+def test_authors_recovery_noise_is_l2_scaled_and_divided_by_the_exact_count():
+    """The authors' recovery adds per-coordinate Lap(Λ/ε) to the sum and divides by the EXACT count, so
+    the mean's noise has scale Λ/(ε·n) (spread √2·Λ/(ε·n)); the DP recovery's sum noise has the L1
+    sensitivity d·h at ε/2 — (d·h/(ε/2)) / (Λ/ε) = 2√d times more (with Λ = √d·h, the box radius)."""
+    from dpclust.accountant import Accountant
+    from dpclust.balcan2017.algorithm import _authors_recovery, _noisy_mean_recovery
+
+    n, d, h, eps, reps = 400, 16, 1.0, 1.0, 600
+    X = np.zeros((n, d))
+    labels = np.zeros(n, dtype=np.int64)
+    radius = np.sqrt(d) * h
+    auth = np.array([_authors_recovery(X, labels, 1, eps, h, radius, np.random.default_rng(s), Accountant(eps), "t")[0]
+                     for s in range(reps)]).ravel()
+    dp = np.array([_noisy_mean_recovery(X, labels, 1, eps, h, np.random.default_rng(s), Accountant(eps), 0.5)[0]
+                   for s in range(reps)]).ravel()
+    assert np.std(auth) == pytest.approx(np.sqrt(2) * radius / (eps * n), rel=0.1)
+    assert np.std(dp) / np.std(auth) == pytest.approx(2 * np.sqrt(d), rel=0.15)
+
+
+def test_recovery_diagnostics_are_recorded(wide):
+    for settings in ({}, {"calibration": "authors", "refine_iterations": 3}, {"refine_iterations": 0}):
+        res = balcan(wide, 4, 1.0, 1e-6, np.random.default_rng(3), {**SET, **settings})
+        assert 1 <= res.info["recovery_nonempty_clusters"] <= 4 and 1 <= res.info["nonempty_clusters"] <= 4
+        assert res.info["recovery_cost"] >= kmeans_cost(wide, res.centers) * 0.0          # a finite cost
+        if settings.get("refine_iterations") == 0:
+            assert res.info["recovery_cost"] == pytest.approx(kmeans_cost(wide, res.centers), rel=1e-9)
+    res = sulq(wide, 4, 1.0, 1e-6, np.random.default_rng(3), SET)
+    assert 1 <= res.info["nonempty_clusters"] <= 4
+
+
+def test_high_dimension_collapses_with_dp_noise_but_not_with_the_authors_calibration(rng):
+    """The mechanism behind the MNIST non-reproduction, on a small stand-in: d = 400 in [0, 1]^d,
+    n = 4,000 points around 4 well separated centres. With noise calibrated for ε-DP the recovered
+    centres are noise clipped to the box: the result is no better than ONE centre at the data mean;
+    the authors' L2-scaled noise with exact counts keeps the clusters (not DP)."""
+    d, n = 400, 4_000
+    C = (rng.uniform(size=(4, d)) < 0.5).astype(float)
+    X = np.clip(C[rng.integers(4, size=n)] + 0.05 * rng.normal(size=(n, d)), 0, 1)
+    dp = balcan(X, 4, 1.0, 1e-6, np.random.default_rng(0), SET)
+    auth = balcan(X, 4, 1.0, 1e-6, np.random.default_rng(0), {**SET, "calibration": "authors", "refine_iterations": 3})
+    one_centre = kmeans_cost(X, X.mean(axis=0, keepdims=True))
+    assert kmeans_cost(X, dp.centers) >= one_centre
+    assert auth.info["nonempty_clusters"] >= 3 and kmeans_cost(X, auth.centers) < 0.5 * one_centre
+
+
+@pytest.fixture(scope="module")
+def iris_path(tmp_path_factory, mirror):
+    from dpclust.data import fetch_source, load_registry, prepare_dataset
+
+    d = tmp_path_factory.mktemp("balcan_iris")
+    reg = load_registry()
+    for source in reg.sources_for("iris"):
+        fetch_source(source, raw_dir=d / "raw", mirror=str(mirror), registry=reg)
+    out = d / "iris.h5"
+    prepare_dataset("iris", raw_dir=d / "raw", out_path=out, registry=reg)
+    return str(out)
+
+
+def test_run_records_mark_the_authors_variant_not_dp(iris_path):
+    """Through the runner: the variant's record carries its 'not DP as published' guarantee with the
+    reason (its ε spent is only the nominal budget it was given); the DP variant's record says
+    (ε, δ)-DP and spends exactly ε."""
+    from dpclust.records import flatten
+    from dpclust.runner import run_spec
+    from dpclust.workflow import load_config, run_spec_for
+
+    cfg = load_config()
+    recs = {}
+    for name in ("balcan2017.balcan", "balcan2017.balcan_authors"):
+        spec = run_spec_for(cfg, "iris", name, 3, 1.0, seeds=(0, 2), transform="minmax_pm1", delta=1e-6)
+        recs[name] = flatten(run_spec(spec, iris_path))
+    auth, dp = recs["balcan2017.balcan_authors"], recs["balcan2017.balcan"]
+    assert auth["guarantee"]["kind"] == "not DP as published" and "L2 radius" in auth["guarantee"]["note"]
+    assert dp["guarantee"]["kind"] == "(ε, δ)-DP"
+    assert all(r["epsilon_spent"] == pytest.approx(1.0) for r in auth["runs"])   # nominal only: no guarantee
+    assert all(r["epsilon_spent"] == pytest.approx(1.0) for r in dp["runs"])

@@ -15,7 +15,8 @@ FIG2 = {"options": {"datasets": ["lo", "hi"]}, "claims": CLAIMS,
 def _table(costs: dict, dims: dict) -> pd.DataFrame:
     rows = []
     for (ds, alg, k), m in costs.items():
-        rows.append({"dataset": ds, "d": dims[ds], "algorithm": alg, "k": k, "epsilon": None if alg == "b" else 1.0,
+        rows.append({"dataset": ds, "d": dims[ds], "algorithm": alg, "guarantee": "", "k": k,
+                     "epsilon": None if alg == "b" else 1.0,
                      "status": "ok", "reason": "", "mean": m, "std": 0.0, "n": 5,
                      "eps_spent_max": None if alg == "b" else 1.0, "eps_spent_min": None if alg == "b" else 1.0})
     return pd.DataFrame(rows, columns=common.COLUMNS)
@@ -69,6 +70,8 @@ def test_spent_check_catches_underspend():
     t.loc[0, "eps_spent_min"] = 1.0 - 1e-6
     assert common.spent_check(t, ["o"], 1e-9).holds is False
     assert common.spent_check(t, ["o"], 1e-5).holds is True      # the tolerance is the claims' spent_rel_tol
+    t["guarantee"] = "not DP as published"                        # a not-DP variant reports no ε: left out
+    assert common.spent_check(t, ["o"], 1e-9).holds is None
 
 
 def test_fig2d_checks():
@@ -78,12 +81,16 @@ def test_fig2d_checks():
     for eps, o, s in ((0.1, 15.0, 40.0), (1.0, 11.0, 12.0)):
         for alg, m in (("o", o), ("s", s)):
             extra.append({"dataset": "x", "d": 3, "algorithm": alg, "k": 10, "epsilon": eps, "status": "ok",
-                          "reason": "", "mean": m, "std": 0.0, "n": 1, "eps_spent_max": eps, "eps_spent_min": eps})
+                          "reason": "", "mean": m, "std": 0.0, "n": 5, "eps_spent_max": eps, "eps_spent_min": eps})
     t = pd.concat([t, pd.DataFrame(extra, columns=common.COLUMNS)], ignore_index=True)
     res = fig2d.check_fig2d(t, {"claims": claims, "names": {}})
     assert [c.holds for c in res] == [True, True, True, True]
     res = fig2d.check_fig2d(t, {"claims": {**claims, "competitive_ratio": 1.2}, "names": {}})
     assert res[1].holds is False                                  # ours/k-means++ = 1.5 at ε = 0.1
+    assert res[1].why.startswith("genuine:") and "ε=0.1" in res[1].why
+    t1 = t.assign(n=t["n"].where(t["algorithm"] == "b", 1))      # one run per private cell: nothing decidable
+    res = fig2d.check_fig2d(t1, {"claims": claims, "names": {}})
+    assert [c.result for c in res[:3]] == ["not decidable"] * 3
 
 
 def test_supp3d_checks():
@@ -142,6 +149,7 @@ def _plan_table(target) -> pd.DataFrame:
     for j in target.runs:
         eps = j.epsilon
         rows.append({"dataset": j.dataset, "d": 3, "algorithm": j.algorithm, "k": j.k, "epsilon": eps,
+                     "guarantee": j.spec.get("guarantee", {}).get("kind", ""),
                      "status": "ok", "reason": "", "mean": 10.0 * j.k / (eps or 1.0), "std": 1.0, "n": 2,
                      "eps_spent_max": eps, "eps_spent_min": eps})
     return pd.DataFrame(rows, columns=common.COLUMNS).drop_duplicates(["dataset", "algorithm", "k", "epsilon"])
@@ -166,5 +174,93 @@ def test_each_step_needs_only_its_own_spec(item, tmp_path):
         spec = target.step_spec("checks")
         assert "figure" not in spec and "table" not in spec
         checks = step_function(spec, "checks")(table, spec)
-        assert checks and all(c.holds is not None for c in checks)
+        assert checks and all(c.result != "not evaluable" for c in checks)
         assert any("Balcan et al." in c.claim for c in checks)          # config/names.yaml
+
+
+# --- intervals, not-DP variants, evidence ------------------------------------------------------------
+def _with(t: pd.DataFrame, alg: str, **values) -> pd.DataFrame:
+    t = t.copy()
+    for key, v in values.items():
+        t.loc[t["algorithm"] == alg, key] = v
+    return t
+
+
+def test_fig2_claims_are_decided_on_intervals():
+    """A tiny difference with a large spread is 'not decidable'; the same difference with a small
+    spread is decided; the check reports its quantity, interval and threshold."""
+    c = _fig2_costs(1.01)                                         # SuLQ only 1 % above ours on "hi"
+    t = _table(c, {"lo": 3, "hi": 100})
+    noisy = _with(t, "s", std=1.0)
+    first = fig2.check_fig2(noisy, FIG2)[0]
+    assert first.result == "not decidable" and "undecided: High k=2" in first.detail
+    tight = fig2.check_fig2(_with(t, "s", std=1e-4), FIG2)[0]
+    assert tight.result == "holds"
+    sa = fig2.check_fig2(_with(t, "a", std=1.0), FIG2)[2]
+    assert sa.threshold == "every cell" and "[" in sa.detail or sa.result == "holds"
+
+
+def test_fig2_why_gives_the_evidence_of_a_collapse():
+    c = _fig2_costs(0.999)                                        # SuLQ slightly better on "hi"
+    c[("hi", "x", 2)], c[("hi", "x", 4)] = 6.5, 3.2               # the authors' calibration (not DP)
+    t = _table(c, {"lo": 3, "hi": 100})
+    t.loc[t["algorithm"] == "x", "guarantee"] = "not DP as published"
+    t.loc[t["algorithm"].isin(["o", "s"]), "guarantee"] = "(ε, δ)-DP"
+    for alg, rec, ne in (("o", 20.0, 1.0), ("s", np.nan, 1.0), ("x", 7.0, 2.0)):
+        t.loc[t["algorithm"] == alg, ["recovery_cost", "nonempty", "nonempty_min", "nonempty_max"]] = [rec, ne, ne, ne]
+    item = {**FIG2, "claims": {**CLAIMS, "authors": "x"}}
+    first = fig2.check_fig2(t, item)[0]
+    assert first.result == "does not hold" and first.why.startswith("genuine:")
+    assert "after recovery 20" in first.why and "1/2 non-empty clusters" in first.why
+    assert "x — not DP as published" in first.why and "2/2 non-empty clusters" in first.why
+
+
+def test_claims_never_compare_a_variant_that_is_not_dp():
+    t = _table(_fig2_costs(5.0), {"lo": 3, "hi": 100})
+    t.loc[t["algorithm"] == "o", "guarantee"] = "not DP as published"
+    res = fig2.check_fig2(t, FIG2)
+    assert all(c.result == "not evaluable" and "refused" in c.detail for c in res[:4])
+    t2 = _table({("x", "b", 10): 10.0, ("x", "o", 10): 11.0}, {"x": 3})
+    t2.loc[t2["algorithm"] == "o", ["epsilon", "guarantee"]] = [1.0, "not DP as published"]
+    res = fig2d.check_fig2d(t2, {"claims": {"ours": "o", "sulq": "s", "nonprivate": "b", "competitive_ratio": 2.0,
+                                            "spent_rel_tol": 1e-9}, "names": {}})
+    assert "refused" in res[0].detail and "refused" in res[1].detail
+
+
+def test_summary_carries_guarantees_and_diagnostics():
+    def rec(alg, kind, runs):
+        return {"dataset": "x", "algorithm": alg, "k": 2, "epsilon": 1.0, "d": 3, "status": "ok",
+                "guarantee": {"kind": kind, "note": "", "relation": ""}, "runs": runs}
+
+    records = [rec("o", "(ε, δ)-DP", [{"seed": s, "cost_kmeans": 2.0 + s, "epsilon_spent": 1.0,
+                                        "info": {"recovery_cost": 5.0 + s, "recovery_nonempty_clusters": 2,
+                                                 "nonempty_clusters": 1 + s}} for s in range(2)]),
+               rec("x", "not DP as published", [{"seed": 0, "cost_kmeans": 1.0, "epsilon_spent": None,
+                                                  "info": {"recovery_cost": 1.5, "nonempty_clusters": 2}}])]
+    t = common.summary(records).set_index("algorithm")
+    assert t.loc["o", "guarantee"] == "(ε, δ)-DP" and t.loc["x", "guarantee"] == "not DP as published"
+    assert t.loc["o", "recovery_cost"] == 5.5 and t.loc["o", "nonempty"] == 1.5 and t.loc["o", "nonempty_max"] == 2
+    assert np.isnan(t.loc["x", "eps_spent_max"])
+
+
+def test_not_dp_variant_is_labelled_in_the_legend_and_table(tmp_path, monkeypatch):
+    import dpclust.balcan2017.items.fig2 as mod
+
+    t = _table({("hi", "o", 2): 3.0, ("hi", "o", 4): 2.0, ("hi", "x", 2): 1.0, ("hi", "x", 4): 0.5}, {"hi": 100})
+    t.loc[t["algorithm"] == "x", "guarantee"] = "not DP as published"
+    seen = {}
+
+    def capture(fig, stem):
+        seen["labels"] = [txt.get_text() for leg in fig.legends for txt in leg.get_texts()]
+        seen["styles"] = [line.get_linestyle() for ax in fig.axes for line in ax.get_lines()]
+
+    monkeypatch.setattr(mod, "save_figure", capture)
+    item = {"title": "T", "options": {"datasets": ["hi"]}, "figure": {"plotted": ["o", "x"]},
+            "names": {"algorithms": {"o": "Ours", "x": "Ours, authors' calibration"}}}
+    mod.render_fig2(t, item, str(tmp_path / "f"))
+    assert "Ours, authors' calibration — not DP as published" in seen["labels"] and "Ours" in seen["labels"]
+    assert "--" in seen["styles"]
+    item = {"title": "T", "figure": {"columns": ["o", "x"], "diagnostics": ["x"], "labels": {"o": "ours", "x": "authors"}}}
+    mod.render_fig2_table(t, item, str(tmp_path / "t"))
+    md = (tmp_path / "t.md").read_text(encoding="utf-8")
+    assert "authors (not DP as published, no ε guarantee)" in md

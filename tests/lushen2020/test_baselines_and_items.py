@@ -85,7 +85,7 @@ def test_dp_variants_get_a_public_total_and_sphere_packing_starts(algorithms, na
         assert res.info["iterations_run"] == iterations
     assert len(totals) == 1 and totals.pop() == pytest.approx((1 + 8.2) * 0.2)
     with pytest.raises(Exception, match="public_iterations"):
-        _run(algorithms, name, X, 3, 20.0, seed=1)
+        _run(algorithms, name, X, 3, 20.0, seed=1, public_iterations=None)
 
 
 def test_gupt_gets_one_atom_step(algorithms):

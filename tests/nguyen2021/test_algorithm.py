@@ -141,9 +141,9 @@ def test_every_stage_is_calibrated_to_what_it_charges(monkeypatch):
     seen = {"cover": [], "laplace": [], "navg": []}
     real_cover, real_lap, real_navg = alg.private_grid_cover, mechanisms.laplace_mechanism, alg.noisy_avg_centers
 
-    def cover(P, alive, t, r, rounds, logit, rng, max_trials=200_000):
+    def cover(P, alive, t, r, rounds, logit, rng, max_trials=200_000, index=None):
         seen["cover"].append(logit)
-        return real_cover(P, alive, t, r, rounds, logit, rng, max_trials)
+        return real_cover(P, alive, t, r, rounds, logit, rng, max_trials, index)
 
     def lap(value, sensitivity, epsilon, rng, **kw):
         seen["laplace"].append((sensitivity, epsilon))

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from dpclust import audit, mechanisms
-from dpclust.nguyen2021.grid_cover import GridEM, lemma7_offsets, private_grid_cover
+from dpclust.nguyen2021.grid_cover import AliveTree, GridEM, lemma7_offsets, private_grid_cover
 
 
 @pytest.mark.parametrize("dprime,ratio", [(1, 2.5), (2, 2 * math.sqrt(2)), (3, 2.0)])
@@ -138,18 +138,19 @@ def test_grid_em_stays_exact_after_points_are_removed():
     P = np.array([[0.1, 0.1], [0.12, 0.14], [0.1, 0.16], [-0.4, 0.3], [-0.42, 0.35], [0.5, -0.5]])
     t, R, s = 0.2, 0.3, 1.0
     alive = np.ones(len(P), dtype=bool)
-    em = GridEM(P, alive, t, R, s, max_trials=10_000)
+    index = AliveTree(P, alive)   # points leave D' through the index (as in private_grid_cover)
+    em = GridEM(P, alive, t, R, s, max_trials=10_000, index=index)
     for _ in range(300):          # refine the partition on the full data
         em.draw(rng)
-    alive[:3] = False             # the densest group is covered and removed
+    index.remove(np.arange(3))    # the densest group is covered and removed
     grid, c, p = _exact_law(P[alive], t, R, s, em.B)
-    index = {tuple(b): i for i, b in enumerate(grid)}
+    where = {tuple(b): i for i, b in enumerate(grid)}
     n = 5000
     counts = np.zeros(len(grid))
     for _ in range(n):
         b, cov, _ = em.draw(rng)
-        assert cov == c[index[tuple(b)]]
-        counts[index[tuple(b)]] += 1
+        assert cov == c[where[tuple(b)]]
+        counts[where[tuple(b)]] += 1
     levels = np.unique(c)
     obs = np.array([counts[c == v].sum() for v in levels])
     exp = np.array([p[c == v].sum() for v in levels]) * n

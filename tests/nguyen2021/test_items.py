@@ -14,13 +14,18 @@ NAMES = {"algorithms": {fig1.OURS: "Nguyen et al. (Alg. 1)", fig1.BALCAN: "Balca
 ITEM = {"title": "Figure 1", "claims": {"plateau_ratio": 0.5, "budget_rel_tol": 1e-9}, "names": NAMES}
 
 
-def _table(ours, balcan, lloyd, ks=(2, 6, 10), dataset="nguyen_synth"):
+KINDS = {fig1.OURS: "(ε, δ)-DP", fig1.BALCAN: "(ε, δ)-DP", fig1.LLOYD: "non-private", fig1.AUTHORS: fig1.NOT_DP}
+
+
+def _table(ours, balcan, lloyd, ks=(2, 6, 10), dataset="nguyen_synth", sd=0.1, n=5, authors=None):
     rows = []
-    for alg, vals in ((fig1.OURS, ours), (fig1.BALCAN, balcan), (fig1.LLOYD, lloyd)):
+    runs = [(fig1.OURS, ours), (fig1.BALCAN, balcan), (fig1.LLOYD, lloyd)] + ([(fig1.AUTHORS, authors)] if authors else [])
+    for alg, vals in runs:
         for k, v in zip(ks, vals):
             rows.append({"group": "g", "dataset": dataset, "algorithm": alg, "k": k, "epsilon": 1.0,
-                         "metric": "cost_kmeans", "mean": v, "std": 0.1 * v, "n": 5, "status": "ok",
-                         "reason": "", "budget_error": 0.0, "delta_setting": 50_000 ** -1.5})
+                         "metric": "cost_kmeans", "mean": v, "std": sd * v, "n": n, "status": "ok",
+                         "reason": "", "budget_error": 0.0, "delta_setting": 50_000 ** -1.5,
+                         "guarantee": KINDS[alg]})
     return pd.DataFrame(rows)
 
 
@@ -44,9 +49,9 @@ def test_checks_fail_when_ours_loses_or_costs_do_not_plateau():
 
 
 def test_thresholds_come_from_claims():
-    """Ours drops 30 %, Lloyd 70 %: a plateau at ratio 0.5 (0.3 < 0.35), not at 0.4 (0.3 ≥ 0.28);
-    a budget deviation of 1e-6 fails at tolerance 1e-9 and holds at 1e-5."""
-    t = _table(ours=[10, 8, 7], balcan=[20, 19.5, 19.6], lloyd=[10, 6, 3])
+    """Ours drops 30 %, Lloyd 70 % (1 % sd: tight intervals): a plateau at ratio 0.5 (0.3 < 0.35),
+    not at 0.4 (0.3 ≥ 0.28); a budget deviation of 1e-6 fails at tolerance 1e-9 and holds at 1e-5."""
+    t = _table(ours=[10, 8, 7], balcan=[20, 19.5, 19.6], lloyd=[10, 6, 3], sd=0.01)
     assert _verdicts(t)[1] is True
     strict = dict(ITEM, claims={"plateau_ratio": 0.4, "budget_rel_tol": 1e-9})
     assert _verdicts(t, strict)[1] is False
@@ -75,7 +80,7 @@ def test_unavailable_dataset_is_not_evaluable_and_renders_a_panel(tmp_path):
                         for a in fig1.ORDER])
     t = pd.concat([t, bad], ignore_index=True)
     checks = fig1.check_fig1(t, ITEM)
-    assert checks[0].holds is None and "not evaluable on MNIST (train)" in checks[0].detail
+    assert checks[0].holds is None and not checks[0].undecided and "not evaluable on MNIST (train)" in checks[0].detail
     fig1.render_fig1(t, ITEM, str(tmp_path / "fig1"))
     assert (tmp_path / "fig1.png").stat().st_size > 0 and (tmp_path / "fig1.pdf").exists()
 
@@ -104,12 +109,49 @@ def test_fig1_step_specs_split_the_options_by_step(repo):
     target = _plan(repo).item("nguyen2021", "fig1")
     checks, render, aggregate = (target.step_spec(s) for s in ("checks", "render", "aggregate"))
     assert checks["claims"] == {"plateau_ratio": 0.5, "budget_rel_tol": 1e-9}
+    assert render["names"]["algorithms"].get(fig1.AUTHORS, fig1.AUTHORS)
     assert "claims" not in render and "claims" not in aggregate
     assert checks["module"] == "dpclust.nguyen2021.items.fig1"
-    assert render["names"]["algorithms"] == {fig1.OURS: "Nguyen et al. (Alg. 1)", fig1.BALCAN: "Balcan et al.",
-                                             fig1.LLOYD: "Lloyd (10 iterations)"}
-    for group in ("private", "lloyd"):
+    names = render["names"]["algorithms"]
+    assert {a: names[a] for a in (fig1.OURS, fig1.BALCAN, fig1.LLOYD)} == {
+        fig1.OURS: "Nguyen et al. (Alg. 1)", fig1.BALCAN: "Balcan et al.", fig1.LLOYD: "Lloyd (10 iterations)"}
+    for group in ("private", "private_mnist", "authors", "lloyd"):
         assert render["runs"][group]["k"] == [2, 6, 10, 14, 18]
-        assert render["runs"][group]["datasets"] == ["nguyen_synth", "mnist60k"]
+    datasets = {g: render["runs"][g]["datasets"] for g in ("private", "private_mnist", "authors", "lloyd")}
+    assert datasets == {"private": ["nguyen_synth"], "private_mnist": ["mnist60k"], "authors": ["nguyen_synth"],
+                        "lloyd": ["nguyen_synth", "mnist60k"]}
+    assert render["runs"]["authors"]["algorithms"] == [fig1.AUTHORS]
     quick = _plan(repo, "quick").item("nguyen2021", "fig1")
     assert quick.step_spec("render")["runs"]["private"]["k"] == [2, 10, 18]
+
+
+def test_overlapping_intervals_are_not_decidable():
+    """Ours 1 % below Balcan with 10 % sd over 3 runs: the Welch interval straddles 0."""
+    t = _table(ours=[9.9, 9.8, 9.7], balcan=[10, 9.9, 9.8], lloyd=[10, 6, 3], n=3)
+    first = fig1.check_fig1(t, ITEM)[0]
+    assert first.holds is None and first.undecided
+    t = _table(ours=[9.9, 9.8, 9.7], balcan=[10, 9.9, 9.8], lloyd=[10, 6, 3], n=3, sd=0.001)
+    assert fig1.check_fig1(t, ITEM)[0].holds is True
+
+
+def test_not_dp_variant_is_labelled_never_compared_and_its_why_is_evidence(monkeypatch):
+    """The authors' variant changes no verdict, is labelled "not DP as published" (legend and why), and
+    a claim whose role is not DP is refused."""
+    base = _table(ours=[10, 9.8, 25], balcan=[20, 19.5, 19.6], lloyd=[10, 6, 3])
+    with_authors = _table(ours=[10, 9.8, 25], balcan=[20, 19.5, 19.6], lloyd=[10, 6, 3], authors=[1, 1, 1])
+    assert _verdicts(with_authors) == _verdicts(base)
+    first = fig1.check_fig1(with_authors, ITEM)[0]
+    assert first.holds is False and first.why.startswith("genuine:") and fig1.NOT_DP in first.why
+    assert fig1._label(with_authors, ITEM, fig1.AUTHORS).endswith("— not DP as published")
+    figs = []
+    monkeypatch.setattr(fig1, "save_figure", lambda fig, stem: figs.append(fig))
+    fig1.render_fig1(with_authors, ITEM, "unused")
+    legend = [t.get_text() for t in figs[0].legends[0].get_texts()]
+    assert f"{fig1.AUTHORS} — not DP as published" in legend and "Balcan et al." in legend
+    dashed = [line for line in figs[0].axes[0].get_lines() if line.get_linestyle() == "--"]
+    assert len(dashed) == 1
+    relabelled = with_authors.copy()
+    relabelled.loc[relabelled["algorithm"] == fig1.OURS, "guarantee"] = fig1.NOT_DP
+    refused = fig1.check_fig1(relabelled, ITEM)
+    assert refused[0].holds is None and refused[0].detail.startswith("refused:")
+    assert refused[1].holds is None and refused[1].detail.startswith("refused:")

@@ -21,6 +21,11 @@ BEFORE = {
     },
     "nguyen2021.lloyd": {"init": "random_points", "max_iter": 10, "tol": -1.0, "record_trace": False},
 }
+#: Settings added since (their defaults keep the old behaviour: the paper's exponential mechanism).
+ADDED = {"em_sampler": "paper", "authors_estimate_draws": 64}
+BEFORE["nguyen2021.ours"] = {**BEFORE["nguyen2021.ours"], **ADDED}
+#: Variants added since: Algorithm 1 with the authors' sampler (NOT DP), everything else as ours.
+NEW_VARIANTS = {"nguyen2021.ours_authors": {**BEFORE["nguyen2021.ours"], "em_sampler": "authors"}}
 
 
 @pytest.fixture(scope="module")
@@ -30,14 +35,15 @@ def config(repo):
     return load_config(repo / "config")
 
 
-@pytest.mark.parametrize("algorithm", sorted(BEFORE))
+@pytest.mark.parametrize("algorithm", sorted({**BEFORE, **NEW_VARIANTS}))
 def test_resolved_settings_equal_the_settings_before_the_migration(config, algorithm):
     from dpclust.workflow import resolve_algorithm
 
+    expected = {**BEFORE, **NEW_VARIANTS}[algorithm]
     resolved = resolve_algorithm(config, algorithm)["settings"]
-    assert resolved == BEFORE[algorithm]
+    assert resolved == expected
     # exactly equal floats and types (the split fractions feed the noise scales)
-    for key, value in BEFORE[algorithm].items():
+    for key, value in expected.items():
         assert type(resolved[key]) is type(value), key
 
 
@@ -89,7 +95,8 @@ def test_unknown_setting_raises_naming_it():
 @pytest.mark.parametrize("name,value", [
     ("alpha", 0.0), ("alpha", "one"), ("jl_dim", "five"), ("jl_dim", 0), ("jl_matrix", "gaussian"),
     ("rounds_factor", -1.0), ("lloyd_rounds", -1), ("lloyd_rounds", 1.5), ("proxy_lloyd_max_iter", 0),
-    ("em_max_trials", 0), ("proxy_lloyd_tol", float("nan")),
+    ("em_max_trials", 0), ("proxy_lloyd_tol", float("nan")), ("em_sampler", "greedy"),
+    ("authors_estimate_draws", 1),
     ("budget_split", {"em": 0.5, "counts": 0.5, "recovery": 0.5, "lloyd": 0.0}),
     ("budget_split", {"em": 0.2, "counts": 0.2, "recovery": 0.6}),
     ("budget_split", {"em": -0.1, "counts": 0.3, "recovery": 0.4, "lloyd": 0.4}),
@@ -108,3 +115,21 @@ def test_bad_override_in_a_run_group_fails_at_planning(config):
         resolve_algorithm(config, "nguyen2021.ours", {"lloyd_rounds": -2}, where="fig1/runs/private")
     with pytest.raises(DPClustError, match="unknown setting"):
         resolve_algorithm(config, "nguyen2021.ours", {"rounds": 2}, where="fig1/runs/private")
+
+
+def test_declared_guarantees(config):
+    """Algorithm 1 is (ε, δ)-DP for add/remove neighbours with n public; with the authors' sampler it
+    is 'not DP as published' with its reason; the resolved variants carry those guarantees, and the
+    not-DP variant reports only the nominal budget it was given (its record's guarantee says not DP)."""
+    from dpclust.workflow import resolve_algorithm
+
+    g = nguyen.guarantee(SETTINGS.defaults())
+    assert g.kind == "(ε, δ)-DP" and "n public" in g.relation
+    bad = nguyen.guarantee({**SETTINGS.defaults(), "em_sampler": "authors"})
+    assert bad.kind == "not DP as published" and "normalised by the largest cover" in bad.note
+    assert resolve_algorithm(config, "nguyen2021.ours")["guarantee"]["kind"] == "(ε, δ)-DP"
+    assert resolve_algorithm(config, "nguyen2021.ours_authors")["guarantee"]["kind"] == "not DP as published"
+    res = _run(em_sampler="authors")
+    assert res.epsilon_spent == pytest.approx(1.0)   # the nominal ε it was given, with no guarantee
+    assert res.info["nominal_epsilon"] == pytest.approx(1.0) and res.info["privacy_note"].startswith("NOT DP")
+    assert _run().epsilon_spent == pytest.approx(1.0)

@@ -5,7 +5,10 @@
 rule aggregate:
     input:
         runs=lambda w: [job.path for job in item_of(w).runs],
-        data=lambda w: [data_input(d) for d in item_of(w).data_inputs],
+        # the processed records of every dataset its runs read, not only of those it reads itself:
+        # the job then waits for those data checkpoints, after which Snakemake re-plans the runs
+        # whose data changed (otherwise it could aggregate their old records first)
+        data=lambda w: [data_input(d) for d in sorted({j.dataset for j in item_of(w).runs} | set(item_of(w).data_inputs))],
     output:
         f"{RESULTS}/tables/{{paper}}/{{item}}.csv",
     log:

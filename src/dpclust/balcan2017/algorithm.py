@@ -36,6 +36,45 @@ k-means cost before each SuLQ step) are computed from the private data without n
 runner's evaluation costs; no released quantity of the algorithm depends on them. Everything else
 in `info` is a function of released (noised) quantities and public parameters.
 
+Run-record diagnostics added for the MNIST non-reproduction (non-private, exact functions of the
+data, never fed back): `info.recovery_cost` (the exact k-means cost right after the recovery, before
+any refinement), `info.recovery_nonempty_clusters` and `info.nonempty_clusters` (how many of the
+recovered / final centres are the nearest centre of at least one point). With correctly calibrated
+noise on MNIST (d = 784) the recovered centres are pure noise clipped to the box, all points fall
+to one of them, and the 8 refinement steps cannot split that cluster again: one non-empty cluster.
+
+The authors' calibration (`calibration: authors`, the named variant `balcan2017.balcan_authors`):
+NOT DIFFERENTIALLY PRIVATE, run only to show where the published curves come from. It follows the
+authors' MATLAB code (EXT, mouwenlong/dp-clustering-icml17 `clustering.m`, `recover.m`; facts, not
+code) in the three places where it departs from the paper's privacy proof:
+* recovery: the exact cluster mean plus per-coordinate Laplace noise of scale Λ/(ε_rec·|S_j|), i.e.
+  the sum noised with Lap(Λ/ε_rec) per coordinate — the L2 radius Λ used as if it were the L1
+  sensitivity of a cluster sum (which is min(d·h, √d·Λ): √d = 28 times larger on MNIST) — divided
+  by the EXACT count |S_j| (an empty cluster gets a uniform point of the public box, as the code);
+  Λ is our (centred) public radius (the code's `range` = 255·√784 is the same radius for
+  un-centred pixels, i.e. 2Λ: its noise is 2× ours, which only helps the DP side of the comparison
+  look worse by less);
+* refinement: the code's Lloyd steps use the same recovery (exact counts, L2-scaled Laplace) at
+  ε/(2·nLloyd) per step, with nLloyd = 3 (the paper says 8 SuLQ steps): `refine_iterations: 3` in
+  the variant's config;
+* budget: candidate 2ε/3, local swap ε/12, recovery ε/6, refinement ε/2 — 17ε/12 in total
+  (`AUTHORS_STAGE_FRACTIONS`; `budget_weights` and `delta_weights` are not read in this mode).
+The candidate set (Alg. 2) and the local swap (Alg. 3) stay ours (ε-DP at their shares). Its run
+records say `not DP as published`, report no ε spent (`epsilon_spent` is NaN; the authors' nominal
+charges are in the ledger and `info.nominal_epsilon_authors`), and it never enters a comparison of
+private methods. tests/balcan2017/test_audit.py::test_authors_calibration_fails_the_audit shows the
+empirical audit rejecting its claimed ε while the DP calibration passes.
+
+Privacy guarantee (declared, `balcan.guarantee(settings)`): (ε, δ)-DP with the default Gaussian
+refinement sums (or NoisyAVG recovery), ε-DP with `refine_sum_mechanism: laplace` and noisy-mean
+recovery, for add/remove-one neighbours with n treated as public (n sets p, ε', γ and the depth of
+Alg. 1, as in the paper); `not_dp(...)` under `calibration: authors`. The k-median variant is ε-DP
+(its private 1-median is pure ε; see `dpclust.blocks.one_median` for its solver caveat).
+
+Algorithm 3's per-round budget ε/(T + 1) and weights exp(−ε·ΔL/(8Λ²(T + 1))) are the paper's, verbatim
+(see `local_swap.py`): the factor-2 slack found by the audit is in the paper's analysis (Thm 6),
+not in our implementation, and we keep the paper's (conservative) scale.
+
 Every setting is declared below (`SETTINGS` for Alg. 4 + §7, `KMEDIAN_SETTINGS` for §6.2) with its
 default, allowed values and provenance; `dpclust.settings.declared` fills the defaults and refuses
 unknown names and bad values before the algorithm runs, and config/papers/balcan2017.yaml holds only
@@ -55,7 +94,8 @@ from ..blocks.domain import public_box
 from ..blocks.one_median import ONE_MEDIAN_SETTINGS
 from ..mechanisms import exponential_mechanism, laplace_mechanism
 from ..metrics import assign
-from ..settings import AnyOf, Boolean, Interval, MappingOf, Options, Setting, Settings, declared
+from ..settings import (APPROXIMATE, PURE, AnyOf, Boolean, Guarantee, Interval, MappingOf, Options, Setting,
+                        Settings, declared, not_dp)
 from .candidates import candidate_set, clip_rows, jl_project, projection_dimension
 from .local_swap import local_swap, swap_rounds
 from .partition import PARTITION_SETTINGS
@@ -117,17 +157,44 @@ SETTINGS = Settings(
     store_candidates=Setting(
         False, "REC keep the candidate set and the swap's centres in info, for illustrations only (large)",
         Boolean(), "diagnostics"),
+    calibration=Setting(
+        "paper_dp", "STATED Alg. 4 with the noise calibrated for ε-DP ('paper_dp': L1 sensitivity of the recovery "
+        "sums, noisy counts, stages summing to ε). 'authors': EXT the authors' MATLAB calibration (per-coordinate "
+        "Laplace scaled to the L2 radius, exact counts, 17ε/12) — NOT DP, only to show where the published "
+        "curves come from (module docstring)", Options("paper_dp", "authors"),
+        "noise calibration of the recovery and refinement"),
 )
+
+#: The authors' MATLAB budget (EXT `clustering.m`): stage → fraction of ε. The refinement's ε/2 is
+#: split over its steps. They add up to 17/12: the code is not a faithful accounting (not DP).
+AUTHORS_STAGE_FRACTIONS = {"candidate": 2.0 / 3.0, "local_swap": 1.0 / 12.0, "recovery": 1.0 / 6.0,
+                           "select": 0.0, "refine": 0.5}
+
+#: Neighbouring relation of every Alg. 4 guarantee: n sets p, ε', γ and the depth of Alg. 1.
+RELATION = "add/remove one record (n public: it sets p, ε', γ and Alg. 1's depth, as in the paper)"
+AUTHORS_NOT_DP = ("authors' calibration (EXT MATLAB code): the recovery and refinement add per-coordinate "
+                  "Laplace noise scaled to the L2 radius Λ (the L1 sensitivity of a cluster sum is up to "
+                  "√d·Λ), divide by EXACT cluster sizes, and the stages' budgets add to 17ε/12")
+
+
+def balcan_guarantee(settings) -> Guarantee:
+    """What `balcan` guarantees with these (complete) settings."""
+    if settings.get("calibration") == "authors":
+        return not_dp(AUTHORS_NOT_DP, relation=RELATION)
+    gaussian = int(settings["refine_iterations"]) > 0 and settings["refine_sum_mechanism"] == "gaussian"
+    if settings["recovery"] == "noisyavg" or gaussian:
+        parts = (["Gaussian sums of the SuLQ refinement"] if gaussian else []) + \
+            (["NoisyAVG recovery"] if settings["recovery"] == "noisyavg" else [])
+        return Guarantee(APPROXIMATE.kind, "δ from the " + " and the ".join(parts), RELATION)
+    return Guarantee(PURE.kind, "Laplace recovery and refinement", RELATION)
 
 #: §6.2 k-median variant: no SuLQ refinement (a k-means step), hence no 'refine' share of ε, and a
 #: private 1-median per cluster instead of the noisy mean (its settings are a nested mapping,
-#: resolved by the callee). The k-means recovery and refinement settings (recovery*, refine_*,
-#: gaussian_calibration, delta_weights) stay declared as in Alg. 4 but the k-median objective does
-#: not read them.
-KMEDIAN_SETTINGS = SETTINGS.extend(
-    refine_iterations=Setting(
-        0, "STATED §6.2 has no SuLQ refinement (k-means only); the k-median objective never refines",
-        Interval(int, 0), "unused by the k-median objective (always 0 refinement steps)"),
+#: resolved by the callee). The k-means recovery, refinement and calibration settings are not
+#: declared: the k-median objective never reads them.
+KMEDIAN_UNUSED = ("recovery", "recovery_count_fraction", "refine_iterations", "refine_count_fraction",
+                  "refine_sum_mechanism", "gaussian_calibration", "delta_weights", "calibration")
+KMEDIAN_SETTINGS = SETTINGS.without(*KMEDIAN_UNUSED).extend(
     budget_weights=Setting(
         {"candidate": 8, "local_swap": 1, "recovery": 2, "select": 0, "refine": 0},
         "EXT (MISSING in the paper) the authors' code proportions without the Lloyd part (8 : 1 : 2 of 11)",
@@ -188,6 +255,32 @@ def _noisy_mean_recovery(Xc, labels, k, epsilon, h, rng, acc, count_fraction, ra
     return clip_to(Z, h, radius)
 
 
+def _authors_recovery(Xc, labels, k, epsilon, h, radius, rng, acc, label):
+    """The authors' calibration (NOT DP): exact mean + per-coordinate Lap(Λ/(ε·|S_j|)), i.e. the sums
+    noised with the L2 radius Λ as if it were their L1 sensitivity, divided by the EXACT counts; an
+    empty cluster gets a uniform point of the public box. `acc` only records the nominal charge."""
+    sums, counts = cluster_sums(Xc, labels, k)
+    noisy = laplace_mechanism(sums, radius, epsilon, rng, acc,
+                              label=f"{label}: NOT DP (L2 radius as L1 sensitivity, exact counts; authors' nominal ε)")
+    Z = np.empty_like(noisy)
+    full = counts > 0
+    Z[full] = noisy[full] / counts[full, None]
+    if (~full).any():
+        Z[~full] = rng.uniform(-h, h, size=(int((~full).sum()), Xc.shape[1]))
+    return clip_to(Z, h, radius)
+
+
+def _authors_refine(Xc, Z, iterations, epsilon, h, radius, rng, acc):
+    """The authors' Lloyd steps (NOT DP): assign, then `_authors_recovery` at ε/iterations per step."""
+    trace = []
+    for it in range(iterations):
+        labels, d2 = assign(Xc, Z)
+        trace.append(float(d2.sum()))
+        Z = _authors_recovery(Xc, labels, Z.shape[0], epsilon / iterations, h, radius, rng, acc,
+                              f"authors' Lloyd step {it + 1}")
+    return Z, trace
+
+
 def _recover(Xc, labels, k, eps_rec, delta_rec, geo, bounds, rng, acc, settings, objective):
     centre, h = geo["centre"], geo["h"]
     if objective == "kmedian":
@@ -203,6 +296,8 @@ def _recover(Xc, labels, k, eps_rec, delta_rec, geo, bounds, rng, acc, settings,
                 Z[j] = private_one_median(P, eps_rec, delta_rec, list(bounds), rng, branch,
                                           dict(settings["one_median"])) - centre
         return clip_to(Z, h, geo["radius"])
+    if settings["calibration"] == "authors":
+        return _authors_recovery(Xc, labels, k, eps_rec, h, geo["radius"], rng, acc, "authors' recovery")
     rule = settings["recovery"]
     if rule == "noisy_mean":
         return _noisy_mean_recovery(Xc, labels, k, eps_rec, h, rng, acc, float(settings["recovery_count_fraction"]),
@@ -216,6 +311,12 @@ def _recover(Xc, labels, k, eps_rec, delta_rec, geo, bounds, rng, acc, settings,
     raise DPClustError(f"unknown recovery {rule!r} (use 'noisy_mean' or 'noisyavg')")
 
 
+def _nonempty(Xc, Z) -> tuple[int, float]:
+    """Non-private diagnostic: how many centres are the nearest centre of some point, and the cost."""
+    labels, d2 = assign(Xc, Z)
+    return int(np.unique(labels).size), float(d2.sum())
+
+
 def _run(X, k, epsilon, delta, rng, settings, objective: str) -> ClusteringResult:
     X = validate_inputs(X, k, epsilon, delta)
     bounds = public_box(settings, X)
@@ -223,17 +324,28 @@ def _run(X, k, epsilon, delta, rng, settings, objective: str) -> ClusteringResul
     geo = data_geometry(d, bounds, settings["data_radius"])
     centre, h, radius = geo["centre"], geo["h"], geo["radius"]
     trials = int(settings["trials"])
-    refine_it = int(settings["refine_iterations"]) if objective == "kmeans" else 0
-    power = 2 if objective == "kmeans" else 1
-    needs_delta = {"recovery": objective == "kmedian" or settings["recovery"] == "noisyavg",
-                   "refine": refine_it > 0 and settings["refine_sum_mechanism"] == "gaussian"}
-    if objective == "kmedian":
-        needs_delta["recovery"] = False  # private_one_median is pure ε-DP (objective perturbation)
-    eps = stage_budgets(epsilon, settings["budget_weights"],
-                        {"candidate": True, "local_swap": True, "recovery": True,
-                         "select": trials > 1, "refine": refine_it > 0})
-    dlt = _delta_budgets(delta, settings["delta_weights"], needs_delta)
-    acc = Accountant(epsilon, delta)
+    kmeans = objective == "kmeans"
+    authors = kmeans and settings["calibration"] == "authors"
+    refine_it = int(settings["refine_iterations"]) if kmeans else 0
+    power = 2 if kmeans else 1
+    if authors:
+        if trials != 1 or settings["recovery"] != "noisy_mean":
+            raise DPClustError("calibration 'authors' reproduces the authors' code: trials 1 and recovery 'noisy_mean'")
+        eps = {s: epsilon * f for s, f in AUTHORS_STAGE_FRACTIONS.items()}
+        if refine_it == 0:
+            eps["refine"] = 0.0
+        dlt = {"recovery": 0.0, "refine": 0.0}
+        # The accountant only holds the authors' NOMINAL charges (17ε/12 with refinement): no DP bound.
+        acc = Accountant(sum(eps.values()), 0.0)
+    else:
+        needs_delta = {"recovery": kmeans and settings["recovery"] == "noisyavg",  # private_one_median is pure ε
+                       "refine": refine_it > 0 and settings["refine_sum_mechanism"] == "gaussian"}
+        eps = stage_budgets(epsilon, settings["budget_weights"],
+                            {"candidate": True, "local_swap": True, "recovery": True,
+                             "select": trials > 1, "refine": refine_it > 0})
+        dlt = (_delta_budgets(delta, settings["delta_weights"], needs_delta) if kmeans
+               else {"recovery": 0.0, "refine": 0.0})
+        acc = Accountant(epsilon, delta)
     a_delta = float(settings["analysis_delta"])
     Xc = clip_rows(X - centre, radius)  # per-point map enforcing the public radius Λ (no-op for the box)
     p = projection_dimension(n, d, settings["projection_rule"], int(settings["no_projection_max_d"]))
@@ -264,21 +376,38 @@ def _run(X, k, epsilon, delta, rng, settings, objective: str) -> ClusteringResul
         sens = (2.0 * radius) ** power
         chosen = exponential_mechanism(-losses, sens, eps["select"], rng, acc, label="Alg.4 choice among trials")
     Z = results[chosen]
+    recovery_nonempty, recovery_cost = _nonempty(Xc, Z)  # non-private diagnostics (never fed back)
     trace = []
-    if refine_it > 0:
+    if refine_it > 0 and authors:
+        Z, trace = _authors_refine(Xc, Z, refine_it, eps["refine"], h, radius, rng, acc)
+    elif refine_it > 0:
         Z, trace = private_lloyd_steps(
             Xc, Z, refine_it, eps["refine"], dlt["refine"], h, rng, acc,
             count_fraction=float(settings["refine_count_fraction"]),
             sum_mechanism=settings["refine_sum_mechanism"], calibration=settings["gaussian_calibration"],
             label="refine (SuLQ)", radius_l2=radius, radius_l1=geo["l1"])
+    nonempty = _nonempty(Xc, Z)[0] if refine_it > 0 else recovery_nonempty
     # Reserved-but-unused budget (none with the defaults) is charged so the record is explicit.
     rest = acc.remaining_epsilon
-    if rest > 1e-12 * epsilon:
+    if rest > 1e-12 * acc.epsilon:
         acc.spend(rest, 0.0, label="unused remainder (charged, nothing released)")
-    return ClusteringResult.from_accountant(
-        Z + centre, acc, iterations=refine_it,
-        stage_epsilon=eps, stage_delta=dlt, trial_chosen=int(chosen) + 1, trials=stage_info,
-        refine_cost_trace=trace, objective=objective)
+    info = dict(iterations=refine_it, stage_epsilon=eps, stage_delta=dlt, trial_chosen=int(chosen) + 1,
+                trials=stage_info, refine_cost_trace=trace, objective=objective,
+                recovery_cost=recovery_cost, recovery_nonempty_clusters=recovery_nonempty,
+                nonempty_clusters=nonempty)
+    if authors:
+        # NOT DP: the run reports the nominal ε it was given (the pipeline's convention for every
+        # configured variant that takes a budget, see tests/test_conformance.py); no guarantee goes with
+        # it (the record's guarantee is "not DP as published") and the items never report it as an ε.
+        # The authors' own accounting (17ε/12) stays in `info` and the ledger.
+        nominal = acc.spent_epsilon
+        return ClusteringResult(
+            centers=np.asarray(Z + centre, dtype=float), epsilon_spent=float(epsilon), delta_spent=0.0,
+            iterations=refine_it, ledger=[[c.label, c.epsilon, c.delta] for c in acc.ledger],
+            info={k_: v for k_, v in info.items() if k_ != "iterations"} | {
+                "nominal_epsilon_authors": nominal, "privacy_note": "NOT DP: " + AUTHORS_NOT_DP})
+    info.pop("iterations")
+    return ClusteringResult.from_accountant(Z + centre, acc, iterations=refine_it, **info)
 
 
 def _loss(Xc, Z, power):
@@ -286,13 +415,15 @@ def _loss(Xc, Z, power):
     return float(d2.sum() if power == 2 else np.sqrt(d2).sum())
 
 
-@declared(SETTINGS)
+@declared(SETTINGS, guarantee=balcan_guarantee)
 def balcan(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
-    """Private k-means of Balcan et al. 2017 (Alg. 4 + the §7 SuLQ refinement)."""
+    """Private k-means of Balcan et al. 2017 (Alg. 4 + the §7 SuLQ refinement); `calibration: authors`
+    is the authors' code's calibration, NOT DP (module docstring)."""
     return _run(X, k, epsilon, delta, rng, settings, "kmeans")
 
 
-@declared(KMEDIAN_SETTINGS)
+@declared(KMEDIAN_SETTINGS, guarantee=Guarantee(
+    PURE.kind, "Laplace/exponential stages and a pure-ε private 1-median per cluster", RELATION), objective="kmedian")
 def balcan_kmedian(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Private k-median of Balcan et al. 2017 §6.2 (local swap on the k-median loss, private 1-median recovery)."""
     return _run(X, k, epsilon, delta, rng, settings, "kmedian")

@@ -45,7 +45,7 @@ from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
 from ..blocks.domain import public_box
 from ..mechanisms import laplace_mechanism
 from ..metrics import squared_distances
-from ..settings import Interval, Setting, Settings, declared
+from ..settings import PURE, Guarantee, Interval, Setting, Settings, declared
 
 #: The centralised k-variates++ has no settings (its probe is fixed by ε/k and the public box).
 SETTINGS = Settings()
@@ -66,7 +66,13 @@ def _d2_update(Xc, D, c):
     return d_new if D is None else np.minimum(D, d_new)
 
 
-@declared(SETTINGS)
+#: Declared guarantee of both versions (module docstring): ε-DP for add/remove (and replace) one record,
+#: without Nock et al.'s data assumption.
+KVARIATES_GUARANTEE = Guarantee(PURE.kind, "every probe is Laplace calibrated to the public box's L1 diameter; "
+                                "D² sampling un-noised (mixture argument, module docstring)")
+
+
+@declared(SETTINGS, guarantee=KVARIATES_GUARANTEE)
 def kvariates(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """k-variates++ with a Laplace probe (Nock et al. 2016); see the module docstring on privacy."""
     X = validate_inputs(X, k, epsilon, delta)
@@ -97,7 +103,8 @@ def simhash_buckets(Xc: np.ndarray, nodes: int, rng: np.random.Generator) -> np.
     return code % nodes
 
 
-@declared(SIMHASH_SETTINGS)
+@declared(SIMHASH_SETTINGS, guarantee=Guarantee(
+    PURE.kind, "noisy node potentials (parallel over nodes) + box-calibrated Laplace probes (module docstring)"))
 def kvariates_simhash(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Distributed k-variates++ over `nodes` SimHash buckets (the HST paper's "kvars")."""
     X = validate_inputs(X, k, epsilon, delta)

@@ -44,7 +44,7 @@ import math
 import numpy as np
 
 from ..mechanisms import laplace_scale
-from ..settings import Interval, Options, Setting, Settings, declared
+from ..settings import PURE, Guarantee, Interval, Options, Setting, Settings, declared
 
 #: Settings of Algorithm 1 (and of Algorithm 2's cube), the one home of their defaults: Algorithm 4
 #: (`algorithm.SETTINGS`) and the Figure 1 illustration (`partition_illustration`) both use these.
@@ -194,7 +194,9 @@ def private_partition(Y: np.ndarray, epsilon: float, delta: float, lower, side: 
     }
 
 
-@declared(PARTITION_SETTINGS)
+@declared(PARTITION_SETTINGS, guarantee=Guarantee(
+    PURE.kind, "Laplace-threshold activations, parallel within a level, sequential over ≤ ⌊ln n⌋ + 1 levels (Thm 2)",
+    "add/remove one record (n public: it sets ε', γ and the depth)"))
 def partition_illustration(X, k, epsilon, delta, rng, settings):
     """One run of Algorithm 1 on low-dimensional data (no projection), for Figure 1.
 

@@ -18,6 +18,11 @@ Named choices (declared in `SETTINGS` below with their provenance):
   aggregator). n (hence m) is treated as public, as in NRS. NRS's "center of attention"
   aggregator with smooth sensitivity is NOT implemented
   (it needs an (ε, δ) smooth-sensitivity calibration the paper under reproduction does not give).
+
+Privacy guarantee (declared): ε-DP for add/remove-one neighbours with n public (n sets the number
+of blocks m; the point-to-block map is data-independent randomness): one point changes one block's
+output, each of its k·d coordinates by at most hi − lo after clipping, so the mean moves by at most
+k·d·(hi − lo)/m in L1 — the Laplace sensitivity used.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from ..api import ClusteringResult, estimator_for, validate_inputs
 from ..blocks.domain import public_box
 from ..mechanisms import laplace_mechanism
 from ..metrics import squared_distances
-from ..settings import Interval, Options, Setting, Settings, declared
+from ..settings import PURE, Guarantee, Interval, Options, Setting, Settings, declared
 
 SETTINGS = Settings(
     block_size_exponent=Setting(
@@ -77,7 +82,9 @@ def _block_kmeans(P: np.ndarray, k: int, iterations: int, rng: np.random.Generat
     return C
 
 
-@declared(SETTINGS)
+@declared(SETTINGS, guarantee=Guarantee(
+    PURE.kind, "Laplace noisy mean of the clipped block outputs (GUPT aggregator)",
+    "add/remove one record (n public: it sets the number of blocks m)"))
 def sample_aggregate(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Sample-and-aggregate k-means (NRS 2007 framework, noisy-mean aggregation); ε-DP.
     `order` and `aggregator` have one value each (checked by the declaration)."""

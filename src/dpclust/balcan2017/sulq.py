@@ -20,8 +20,16 @@ Interpretations (named settings, declared in `SETTINGS` below with their provena
   between counts and sums; δ split evenly over iterations.
 * Initial centres are drawn from `default_rng(settings["init_seed"])` so runs with equal init_seed
   share them (data-independent, no privacy cost).
-* `info.trace_cost` (the exact cost before each step) is a non-private run-record diagnostic, like the
-  runner's evaluation costs; it is never fed back into the algorithm.
+* `info.trace_cost` (the exact cost before each step) and `info.nonempty_clusters` (how many final
+  centres are the nearest centre of some point) are non-private run-record diagnostics, like the
+  runner's evaluation costs; they are never fed back into the algorithm.
+
+Privacy guarantee (declared): per iteration, the Laplace counts (L1 sensitivity 1) and the cluster
+sums (Gaussian: L2 sensitivity Λ, analytic calibration; or Laplace: L1 sensitivity min(d·h, √d·Λ))
+are released for the Voronoi partition of the previous, already released centres (parallel over
+clusters); sequential composition over the iterations gives (ε, δ)-DP with Gaussian sums and ε-DP
+with Laplace sums, for add/remove-one neighbours (n is never used). Initial centres are
+data-independent.
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ from ..baselines import cluster_sums
 from ..blocks.domain import public_box
 from ..mechanisms import gaussian_mechanism, laplace_mechanism
 from ..metrics import assign
-from ..settings import Interval, Options, Setting, Settings, declared, nullable
+from ..settings import APPROXIMATE, PURE, Guarantee, Interval, Options, Setting, Settings, declared, nullable
 
 #: Λ and the Gaussian calibration are shared with Algorithm 4 (`algorithm.SETTINGS` reuses them).
 DATA_RADIUS = Setting(
@@ -138,7 +146,14 @@ def private_lloyd_steps(Xc: np.ndarray, C0c: np.ndarray, iterations: int, epsilo
     return C, trace
 
 
-@declared(SETTINGS)
+def sulq_guarantee(settings) -> Guarantee:
+    """(ε, δ)-DP with Gaussian sums, ε-DP with Laplace sums; add/remove one record."""
+    if settings["sum_mechanism"] == "gaussian":
+        return Guarantee(APPROXIMATE.kind, "Laplace counts, Gaussian sums (analytic calibration)")
+    return Guarantee(PURE.kind, "Laplace counts and sums")
+
+
+@declared(SETTINGS, guarantee=sulq_guarantee)
 def sulq(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """SuLQ k-means (Balcan et al. §7 configuration); (ε, δ)-DP with the Gaussian sum mechanism."""
     X = validate_inputs(X, k, epsilon, delta)
@@ -156,8 +171,9 @@ def sulq(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
         count_fraction=float(settings["count_fraction"]), sum_mechanism=settings["sum_mechanism"],
         calibration=settings["gaussian_calibration"],
         radius_l2=geo["radius"], radius_l1=geo["l1"])
+    labels, _ = assign(Xc, C)  # non-private diagnostic: clusters that are not empty at the end
     return ClusteringResult.from_accountant(C + centre, acc, iterations=int(settings["iterations"]),
-                                            trace_cost=trace)
+                                            trace_cost=trace, nonempty_clusters=int(np.unique(labels).size))
 
 
 SuLQ = estimator_for(sulq, sulq.settings.defaults(), "SuLQ")

@@ -20,14 +20,48 @@ Privacy (Thm 16, Lemma 17): all m·k' exponential-mechanism calls together are
 counts cost ε_L; NoisyAVG (ε_G, δ_G) by parallel composition over the clusters; the Lloyd rounds
 add their own (ε, δ) by basic composition. The shares are the named settings `budget_split`
 (fractions of ε) and `delta_split` (fractions of δ); the accountant records each stage and the run
-record's (ε, δ) spent equals the budget.
+record's (ε, δ) spent equals the budget. Declared guarantee (`guarantee`): (ε, δ)-DP for the
+relation `RELATION` below with `em_sampler: paper`; `not_dp(...)` with `em_sampler: authors`.
 
-Public quantities (the paper's choice, kept): n is treated as public although Definition 4's
-neighbours add or remove a record; it sets d' = ⌊ln(n)/2⌋, the radii r_1 = 1/n, the number of scales m
-and the experiments' δ = n^-1.5. `info` holds, besides public/private quantities, exact non-private
-diagnostics that the paper does not release and that are not part of the (ε, δ)-DP output:
-`scale_trace` (per scale: points covered, largest cover, sampler trials and leaves), `points_covered`
-and `projected_to_sphere`.
+Choices that bear on the guarantee, stated once:
+* **n is public** (the paper's choice, kept): Definition 4's neighbours add or remove a record, but
+  n sets d' = ⌊ln(n)/2⌋, the radii r_1 = 1/n, the number of scales m and the experiments'
+  δ = n^-1.5. The guarantee therefore holds for add/remove neighbours that are run with the same
+  public n (`RELATION`), not for an n read off each neighbour.
+* **α = 1** (EXT, the authors' code doubles every radius): the text is silent for its experiments
+  and its analysis wants α < 0.618 (Thm 15's multiplicative factor (1 + α)(8 + 12α/(1 − α − α²))
+  is finite only for 1 − α − α² > 0). α does not enter the privacy analysis; it changes only the
+  grids and the utility.
+* **The δ split is ours** (MISSING→REC, equal thirds for the exponential mechanism, NoisyAVG and
+  the private Lloyd round, summing to δ): the authors' code uses δ_E = (2n)^-1.5 and n^-1.5/2 for
+  each NoisyAVG call, ≈ 1.35·n^-1.5 > δ in total, an overspend we do not copy.
+
+The exponential mechanism as stated, and why Figure 1 does not reproduce: at ε = 1, δ = n^-1.5 the
+per-call ε_E is ≈ 0.004, so a grid point covering c points has weight e^{0.002·c} against the uniform
+mass |G_i| ≈ 10^10–10^26 of the whole grid; unless one grid point covers ≈ 10^4 points the draw is
+a uniform grid point that covers nothing. Runs end with few non-empty clusters (`info`:
+`nonempty_clusters`, `empty_picks`). The authors' released code draws differently (see
+`authors_sampler`): `em_sampler: authors` reproduces that sampler, which is greedier and NOT
+differentially private; it exists only as the labelled diagnostic variant of Figure 1.
+
+Other differences of the authors' code (EXT, facts from `ours.h`; not reproduced, the paper is
+followed):
+* **Scale ladder**: grid side ε·1000/(n·√d') and radius 1000/n, both doubled while the side is
+  ≤ 1 (≈ 7 scales for n = 50k), instead of r_1 = 1/n and m = ⌈log_{1+α}(2n)⌉ = 17 scales; a scale
+  also ends early once D' is empty (a data-dependent number of candidates); k/ε picks per scale.
+* **Fallback centre**: their code forms clusters only for candidates that received points (fewer
+  than k centres when a Voronoi cell is empty) and NoisyAVG falls back to a uniform point of
+  [0, max_side]^d when m̂ ≤ 0; Algorithm 3 says a uniform point of the domain B_{Δ/2} when m̂ < 0.
+  We output k centres, each empty or small cluster's from the fallback, a uniform point of the
+  public box (`blocks.noisy_average`, m̂ ≤ 0).
+* **JL normalisation** by the largest projected norm (data-dependent, not private): we use the
+  public bound Δ(1 + α)/2; their Laplace proxy counts are rounded towards 0 to integers.
+
+`info` holds, besides public/private quantities, exact non-private diagnostics that the paper does
+not release and that are not part of the (ε, δ)-DP output: `scale_trace` (per scale: points
+covered, largest cover, picks that covered nothing, sampler trials, and the partition's leaves or
+the authors' sampler's branch probabilities), `points_covered`, `empty_picks`, `nonempty_clusters`
+(Voronoi cells of the released centres that hold data points) and `projected_to_sphere`.
 
 Interpretations (every one is a declared setting in `SETTINGS` below, with its provenance; the
 config config/papers/nguyen2021.yaml holds only named variants' overrides):
@@ -60,8 +94,13 @@ from ..baselines import lloyd
 from ..blocks.domain import public_box
 from ..blocks.noisy_average import noisy_avg_centers
 from ..metrics import nearest
-from ..settings import AnyOf, Constraint, Interval, Options, Setting, Settings, declared
-from .grid_cover import private_grid_cover
+from ..settings import AnyOf, Constraint, Guarantee, Interval, Options, Setting, Settings, declared, not_dp
+from .authors_sampler import authors_grid_cover
+from .grid_cover import AliveTree, private_grid_cover
+
+#: The neighbouring relation of Thm 16 as we run it (the paper's treatment of n, kept).
+RELATION = ("add/remove one record, n public (d' = ⌊ln(n)/2⌋, the radii r_1 = 1/n, the number of scales m "
+            "and δ = n^-1.5 are computed from the same public n on both neighbours)")
 
 _SPLIT_KEYS = ("em", "counts", "recovery", "lloyd")
 _DELTA_KEYS = ("em", "recovery", "lloyd")
@@ -128,7 +167,33 @@ SETTINGS = Settings(
         200_000, "REC safety cap on rejection-sampler trials per exponential-mechanism call (a run that "
         "hits it fails with a clear error; never a silent fallback)", Interval(int, 1),
         "trials per call of Algorithm 2's exact sampler before the run fails"),
+    em_sampler=Setting(
+        "paper", "STATED Alg. 2 / Lemma 8: g drawn with probability ∝ exp(ε_E·|cover[g]|/2) over the whole "
+        "grid G_i ('paper', exact). 'authors' = EXT the released code's sampler (ours.h, "
+        "get_candidate_centers): covered branch with probability 1 − |G|/(|G|·Σw̃ − K) from weights "
+        "normalised by the largest cover, which is almost always taken: NOT differentially private, a "
+        "diagnostic variant only (dpclust/nguyen2021/authors_sampler.py)",
+        Options("paper", "authors"), "Algorithm 2's sampler: the paper's exponential mechanism or the authors' code's"),
+    authors_estimate_draws=Setting(
+        64, "REC proposals per pick that estimate the sums T and K of the authors' branch probability "
+        "(em_sampler: authors only; the authors enumerate the covered grid points, infeasible at the "
+        "paper's first radius 1/n)", Interval(int, 2),
+        "estimation proposals per pick of the authors' sampler (unused by the paper's sampler)"),
 )
+
+
+def guarantee(settings: Mapping[str, Any]) -> Guarantee:
+    """Thm 16: (ε, δ)-DP for add/remove neighbours with n public (the paper's own treatment: n sets
+    d', the radii, m and δ = n^-1.5); with the authors' sampler the exponential-mechanism calls are
+    not Lemma 8's mechanism and Lemma 17 no longer applies."""
+    if settings.get("em_sampler", "paper") == "authors":
+        return not_dp("Algorithm 2 uses the authors' code's sampler: its covered-branch probability "
+                      "1 − |G|/(|G|·Σw̃ − K) comes from weights normalised by the largest cover, so the "
+                      "uniform mass of the grid almost never wins and one record changes the candidate "
+                      "set's law by far more than e^ε (Lemma 8/17 do not apply)", relation=RELATION)
+    return Guarantee("(ε, δ)-DP", "Thm 16 with Lemma 17 for the m·k' exponential-mechanism calls; "
+                     "NoisyAVG by parallel composition; the private Lloyd round by basic composition",
+                     relation=RELATION)
 
 
 def _fractions(split: Mapping[str, Any], keys) -> dict[str, float]:
@@ -169,7 +234,37 @@ def embed(X: np.ndarray, bounds, alpha: float, dprime: int, rng: np.random.Gener
                "diameter": diameter}
 
 
-@declared(SETTINGS)
+def candidate_set(Y: np.ndarray, n: int, alpha: float, k_prime: int, eps_E: float, rng: np.random.Generator,
+                  settings: Mapping[str, Any]):
+    """Step 2: the m = ⌈log_{1+α}(2n)⌉ calls of Algorithm 2 on T'(X) = Y (radii r_1 = 1/n, r_{i+1} =
+    (1 + α)r_i, grid sides α·r_i/√d', k' picks each, covered points leaving D' across the scales)
+    with per-call ε_E, drawn by `settings["em_sampler"]`. The caller charges (ε_em, δ_em) for all
+    calls (Lemma 17). Returns (candidates C (m·k', d'), the final `alive` mask of D', per-scale
+    trace: exact non-private diagnostics)."""
+    m = int(math.ceil(math.log(2.0 * n) / math.log1p(alpha)))
+    logit = mechanisms.exponential_logit_scale(1.0, eps_E)     # exp(ε_E·|cover|/2)
+    authors = settings["em_sampler"] == "authors"
+    alive = np.ones(Y.shape[0], dtype=bool)
+    index = AliveTree(Y, alive)  # exact covers of the remaining points, shared across the scales
+    cands, scale_info = [], []
+    r = 1.0 / n
+    max_trials = int(settings["em_max_trials"])
+    for _ in range(m):
+        t = alpha * r / math.sqrt(Y.shape[1])
+        if authors:
+            C_i, counts, trials, extra = authors_grid_cover(Y, alive, t, r, k_prime, logit, rng, index, max_trials,
+                                                            int(settings["authors_estimate_draws"]))
+        else:
+            C_i, counts, trials, leaves = private_grid_cover(Y, alive, t, r, k_prime, logit, rng, max_trials, index)
+            extra = {"leaves": int(leaves)}
+        cands.append(C_i)
+        scale_info.append({"r": r, "covered": int(counts.sum()), "max_cover": int(counts.max()),
+                           "empty_picks": int((counts == 0).sum()), "trials": int(trials), **extra})
+        r *= 1.0 + alpha
+    return np.concatenate(cands), alive, scale_info
+
+
+@declared(SETTINGS, guarantee=guarantee)
 def nguyen(X, k, epsilon, delta, rng: np.random.Generator, settings: Mapping[str, Any]) -> ClusteringResult:
     """Algorithm 1 (+ private Lloyd rounds): (ε, δ)-DP k-means centres in the original space.
     `settings` are the declared `SETTINGS` (defaults filled and checked by `@declared`) plus the
@@ -214,21 +309,9 @@ def nguyen(X, k, epsilon, delta, rng: np.random.Generator, settings: Mapping[str
 
     # Step 2: m calls of Algorithm 2; Lemma 17 prices all of them together ----------------------
     eps_E = 2.0 * eps_em / (math.e * math.log(1.0 / delta_em))  # per call (Lemma 17 / Thm 16)
-    logit = mechanisms.exponential_logit_scale(1.0, eps_E)     # exp(ε_E·|cover|/2)
     acc.spend(eps_em, delta_em, label=f"Alg.2 exponential mechanism, {m}x{k_prime} calls at "
                                       f"eps_E={eps_E:.6g} (Lemma 17)")
-    alive = np.ones(n, dtype=bool)
-    cands, scale_info = [], []
-    r = 1.0 / n
-    max_trials = int(settings["em_max_trials"])
-    for i in range(m):
-        t = alpha * r / math.sqrt(Y.shape[1])
-        C_i, counts, trials, leaves = private_grid_cover(Y, alive, t, r, k_prime, logit, rng, max_trials)
-        cands.append(C_i)
-        scale_info.append({"r": r, "covered": int(counts.sum()), "max_cover": int(counts.max()),
-                           "trials": int(trials), "leaves": int(leaves)})
-        r *= 1.0 + alpha
-    cand = np.concatenate(cands)
+    cand, alive, scale_info = candidate_set(Y, n, alpha, k_prime, eps_E, rng, settings)
 
     # Step 3: noisy counts -> proxy dataset D'' --------------------------------------------------
     lab = nearest(Y, cand)
@@ -260,11 +343,22 @@ def nguyen(X, k, epsilon, delta, rng: np.random.Generator, settings: Mapping[str
         centers = noisy_avg_centers(X, labels, k, eps_ll / lloyd_rounds, delta_ll / lloyd_rounds,
                                     diameter, (lo, hi), rng, acc, label=f"private Lloyd round {j + 1} (NoisyAVG)")
 
-    return ClusteringResult.from_accountant(
-        centers, acc, iterations=lloyd_rounds,
-        jl_dim=emb["jl_dim"], projected_to_sphere=emb["projected_to_sphere"], scales=m,
-        rounds_per_scale=k_prime, eps_E_per_call=eps_E, candidates=int(cand.shape[0]),
-        positive_counts=int(pos.size), points_covered=int((~alive).sum()), scale_trace=scale_info)
+    info = dict(jl_dim=emb["jl_dim"], projected_to_sphere=emb["projected_to_sphere"], scales=m,
+                rounds_per_scale=k_prime, eps_E_per_call=eps_E, candidates=int(cand.shape[0]),
+                positive_counts=int(pos.size), points_covered=int((~alive).sum()),
+                empty_picks=int(sum(s["empty_picks"] for s in scale_info)),
+                nonempty_clusters=int(np.unique(nearest(X, centers)).size), scale_trace=scale_info)
+    if settings["em_sampler"] == "authors":
+        # NOT DP: the accountant's charges are nominal (the sampler is not Lemma 8's mechanism). The run
+        # reports the nominal (ε, δ) it was given (the pipeline's convention for every configured variant
+        # that takes a budget, tests/test_conformance.py) with no guarantee: the record's guarantee is
+        # "not DP as published" and the items never report it as an ε.
+        return ClusteringResult(
+            centers=np.asarray(centers, dtype=float), epsilon_spent=acc.spent_epsilon, delta_spent=acc.spent_delta,
+            iterations=lloyd_rounds, ledger=[[c.label, c.epsilon, c.delta] for c in acc.ledger],
+            info=info | {"nominal_epsilon": acc.spent_epsilon, "nominal_delta": acc.spent_delta,
+                         "privacy_note": "NOT DP: " + guarantee(settings).note})
+    return ClusteringResult.from_accountant(centers, acc, iterations=lloyd_rounds, **info)
 
 
 Nguyen = estimator_for(nguyen, nguyen.settings.defaults(), "Nguyen")

@@ -60,6 +60,7 @@ import itertools
 import math
 
 import numpy as np
+from scipy.spatial import cKDTree
 
 from ..api import DPClustError
 
@@ -87,6 +88,127 @@ def lemma7_offsets(dprime: int, ratio: float) -> np.ndarray:
     return W.reshape(-1, dprime)
 
 
+class AliveTree:
+    """A k-d tree over the remaining points of D' (`alive`), rebuilt when points leave (`remove`,
+    the only way points may leave once a `GridEM` shares the index: its leaves re-filter their
+    members only when the index's version changed): exact
+    strict covers {p alive : ‖g − p‖ < R} of grid points in O(log n + cover) instead of a scan of
+    a leaf's members. Queries use radius R·(1 + 1e-9) (a superset) and then the exact strict test
+    in float64, so a cover is the same set whichever way it is counted."""
+
+    def __init__(self, P_all: np.ndarray, alive: np.ndarray):
+        self.P, self.alive = P_all, alive
+        self.version = 0
+        self._build()
+
+    def _build(self) -> None:
+        self.version += 1
+        self.idx = np.flatnonzero(self.alive)
+        self.tree = cKDTree(self.P[self.idx]) if self.idx.size else None
+
+    def near(self, G: np.ndarray, radius: float, linf: bool = False) -> list[np.ndarray]:
+        """Alive points within `radius` (L2, or L∞) of each row of G, as global index arrays
+        (the tree's own ≤ test: callers filter exactly)."""
+        G = np.atleast_2d(G)
+        if self.tree is None:
+            return [np.empty(0, dtype=np.int64) for _ in range(G.shape[0])]
+        lists = self.tree.query_ball_point(G, radius, p=np.inf if linf else 2.0)
+        return [self.idx[np.asarray(ix, dtype=np.int64)] for ix in lists]
+
+    def count(self, g: np.ndarray, R: float) -> int:
+        """|{p alive : ‖g − p‖ < R}|: the tree's counts at R·(1 − 1e-12) and R·(1 + 1e-9) agree
+        unless a point lies in that thin shell, where the exact strict test decides."""
+        if self.tree is None:
+            return 0
+        inner, outer = self.tree.query_ball_point(np.stack([g, g]), [R * (1.0 - 1e-12), R * (1.0 + 1e-9)],
+                                                  return_length=True)
+        if inner == outer:
+            return int(inner)
+        return int(self.cover(g, R).size)
+
+    def cover(self, g: np.ndarray, R: float) -> np.ndarray:
+        """Global indices of the alive points strictly within R of g."""
+        cand = self.near(g, R * (1.0 + 1e-9))[0]
+        diff = self.P[cand] - g
+        return cand[np.einsum("ij,ij->i", diff, diff) < R * R]
+
+    def remove(self, gone: np.ndarray) -> None:
+        if gone.size:
+            self.alive[gone] = False
+            self._build()
+
+
+class _SumTree:
+    """Leaf weights exp(log m_i − ref) in a Fenwick tree: O(log L) updates, totals and draws ∝
+    weight (used by `GridEM` in its `covered_only` mode, whose number of leaves grows with every
+    estimation proposal). `ref` is the largest log mass at the last rebuild (rebuilt when a new one
+    exceeds it by 600, so no weight overflows, and when the total falls below 10^-6 of its peak, so
+    the prefix sums keep their relative precision after large weights are replaced); a weight
+    below e^{-745} of the largest is 0 in float64."""
+
+    def __init__(self, cap: int):
+        self.logm = np.full(cap, -np.inf)
+        self.ref = 0.0
+        self.n = cap
+        self.tree = np.zeros(cap + 1)
+        self.w = np.zeros(cap)
+        self.peak = 0.0
+
+    def _rebuild(self, cap: int) -> None:
+        finite = self.logm[np.isfinite(self.logm)]
+        self.ref = float(finite.max()) if finite.size else 0.0
+        if cap > self.n:
+            self.logm = np.concatenate([self.logm, np.full(cap - self.n, -np.inf)])
+            self.n = cap
+        with np.errstate(under="ignore"):
+            self.w = np.exp(self.logm - self.ref)
+        prefix = np.concatenate([[0.0], np.cumsum(self.w)])
+        idx = np.arange(1, self.n + 1)
+        tree = np.zeros(self.n + 1)
+        tree[1:] = prefix[idx] - prefix[idx - (idx & -idx)]   # node i sums w over (i − lowbit(i), i]
+        self.tree = tree
+        self.peak = float(self.w.sum())
+
+    def set(self, i: int, logm: float) -> None:
+        if i >= self.n:
+            self._rebuild(max(2 * self.n, i + 1))
+        self.logm[i] = logm
+        if logm > self.ref + 600.0:
+            self._rebuild(self.n)
+            return
+        with np.errstate(under="ignore"):
+            new = math.exp(logm - self.ref) if logm > -math.inf else 0.0
+        delta = new - self.w[i]
+        self.w[i] = new
+        j = i + 1
+        while j <= self.n:
+            self.tree[j] += delta
+            j += j & -j
+        tot = self.total()
+        self.peak = max(self.peak, tot)
+        if tot < 1e-6 * self.peak:  # the sums lost their precision to removed large weights
+            self._rebuild(self.n)
+
+    def total(self) -> float:
+        """Σ weights, from the tree in O(log L)."""
+        tot, j = 0.0, self.n
+        while j > 0:
+            tot += self.tree[j]
+            j -= j & -j
+        return tot
+
+    def find(self, u: float) -> int:
+        """The leaf i with prefix(i) ≤ u < prefix(i + 1) (u in [0, total))."""
+        pos, step = 0, 1 << (self.n.bit_length())
+        while step:
+            nxt = pos + step
+            if nxt <= self.n and self.tree[nxt] <= u:
+                pos = nxt
+                u -= self.tree[nxt]
+            step >>= 1
+        return min(pos, self.n - 1)
+
+
 class GridEM:
     """Exact exponential-mechanism sampler over one grid G_i by adaptive rejection sampling on a
     k-d partition of the grid's index cube (see the module docstring).
@@ -100,9 +222,11 @@ class GridEM:
     """
 
     def __init__(self, P_all: np.ndarray, alive: np.ndarray, t: float, R: float, logit_scale: float,
-                 max_trials: int):
+                 max_trials: int, covered_only: bool = False, index: AliveTree | None = None):
+        self.covered_only = bool(covered_only)
         self.P = P_all
         self.alive = alive
+        self.index = index if index is not None else AliveTree(P_all, alive)
         self.t = float(t)
         self.R = float(R)
         self.R2 = self.R * self.R
@@ -117,56 +241,72 @@ class GridEM:
         self.hi = np.empty((cap, d), dtype=np.int64)
         self.U = np.zeros(cap, dtype=np.int64)
         self.logsize = np.zeros(cap)
+        self.stamp = np.zeros(cap, dtype=np.int64)   # index.version when the leaf's members were set
+        self._sum = _SumTree(cap) if self.covered_only else None
         self.members: list[np.ndarray] = []
+        self.gap2: list[np.ndarray] = []   # squared distance of each member to its leaf's box
         self.L = 0
-        self._add(np.full(d, -self.B), np.full(d, self.B), np.flatnonzero(alive))
+        lo, hi = np.full(d, -self.B), np.full(d, self.B)
+        live = np.flatnonzero(alive)
+        self._add(lo, hi, live, self._box_gap2(lo, hi, live))
 
     @property
     def log_grid_size(self) -> float:
         return self.dprime * math.log(2 * self.B + 1)
 
-    def _add(self, lo, hi, members, index=None):
+    def _box_gap2(self, lo, hi, idx) -> np.ndarray:
+        """Squared distance of the points `idx` to the box t·[lo, hi]."""
+        Pc = self.P[idx]
+        gap = lo * self.t - Pc                # per-coordinate distance to the box (0 inside)
+        np.maximum(gap, Pc - hi * self.t, out=gap)
+        np.maximum(gap, 0.0, out=gap)
+        return np.einsum("ij,ij->i", gap, gap)
+
+    def _add(self, lo, hi, members, gap2, index=None):
         if index is None:
             if self.L == self.lo.shape[0]:
-                for name in ("lo", "hi", "U", "logsize"):
+                for name in ("lo", "hi", "U", "logsize", "stamp"):
                     arr = getattr(self, name)
                     setattr(self, name, np.concatenate([arr, np.empty_like(arr)]))
             index = self.L
             self.L += 1
             self.members.append(members)
+            self.gap2.append(gap2)
         else:
             self.members[index] = members
+            self.gap2[index] = gap2
         self.lo[index] = lo
         self.hi[index] = hi
         self.U[index] = members.size
+        self.stamp[index] = self.index.version
         self.logsize[index] = float(np.log(hi - lo + 1).sum())
+        if self.covered_only:
+            self._sum.set(index, self.logsize[index] + float(log_expm1(self.s * members.size)))
 
-    def _split_members(self, lo, hi, ax, mid, candidates):
+    def _split_members(self, lo, hi, ax, mid, candidates, gap2):
         """Members of the two halves of box [lo, hi] cut after index `mid` on axis `ax`: candidates
-        p with dist(p, half) < R. The test is loosened by a relative 1e-9 on R² so that rounding
-        can only add members (a superset keeps U an upper bound)."""
-        Pc = self.P[candidates]
-        lo_t, hi_t = lo * self.t, hi * self.t
-        gap = np.clip(Pc, lo_t, hi_t)
-        gap -= Pc
-        gap *= gap
-        other = np.einsum("ij->i", gap)
-        other -= gap[:, ax]
+        p with dist(p, half) < R, from the parent's squared distances `gap2` by replacing the
+        split axis's term. The test is loosened by a relative 1e-9 on R² so that rounding can only
+        add members (a superset keeps U an upper bound)."""
+        x = self.P[candidates, ax]
+        g = np.maximum(np.maximum(lo[ax] * self.t - x, x - hi[ax] * self.t), 0.0)
+        other = gap2 - g * g
         np.maximum(other, 0.0, out=other)
-        x = Pc[:, ax]
-        ga = np.clip(x, lo_t[ax], mid * self.t) - x
-        gb = np.clip(x, (mid + 1) * self.t, hi_t[ax]) - x
+        ga = np.maximum(np.maximum(lo[ax] * self.t - x, x - mid * self.t), 0.0)
+        gb = np.maximum(np.maximum((mid + 1) * self.t - x, x - hi[ax] * self.t), 0.0)
         ga *= ga
         gb *= gb
         ga += other
         gb += other
-        return candidates[ga < self.R2_loose], candidates[gb < self.R2_loose]
+        keep_a, keep_b = ga < self.R2_loose, gb < self.R2_loose
+        return candidates[keep_a], ga[keep_a], candidates[keep_b], gb[keep_b]
 
     def _refine(self, i):
         mem = self.members[i]
-        live = mem[self.alive[mem]]
+        keep = self.alive[mem]
+        live = mem[keep]
         if live.size < mem.size:  # points removed by earlier picks: tighten the bound
-            self._add(self.lo[i], self.hi[i], live, index=i)
+            self._add(self.lo[i], self.hi[i], live, self.gap2[i][keep], index=i)
             return
         lo, hi = self.lo[i].copy(), self.hi[i].copy()
         width = hi - lo
@@ -177,44 +317,128 @@ class GridEM:
         hi_a, lo_b = hi.copy(), lo.copy()
         hi_a[ax] = mid
         lo_b[ax] = mid + 1
-        mem_a, mem_b = self._split_members(lo, hi, ax, mid, live)
-        self._add(lo, hi_a, mem_a, index=i)
-        self._add(lo_b, hi, mem_b)
+        mem_a, g_a, mem_b, g_b = self._split_members(lo, hi, ax, mid, live, self.gap2[i])
+        self._add(lo, hi_a, mem_a, g_a, index=i)
+        self._add(lo_b, hi, mem_b, g_b)
+
+    def log_masses(self) -> np.ndarray:
+        """log of every leaf's envelope mass: |Q|·e^{s·U_Q} (the exponential mechanism's law), or
+        |Q|·(e^{s·U_Q} − 1) with `covered_only` (the law ∝ e^{s·c} − 1 on the covered grid points;
+        a leaf without alive members then has mass 0)."""
+        L = self.L
+        if not self.covered_only:
+            return self.logsize[:L] + self.s * self.U[:L]
+        return self.logsize[:L] + log_expm1(self.s * self.U[:L])
+
+    def cover_in_leaf(self, i: int, b: np.ndarray) -> int:
+        """Exact cover count of grid point t·b (b in leaf i) over the alive points (0 without
+        members: cover[g] ⊆ members(Q))."""
+        mem = self.members[i]
+        if not mem.size:
+            return 0
+        if self.stamp[i] != self.index.version:  # points left D' since the leaf was built
+            mem = mem[self.alive[mem]]
+        diff = self.P[mem] - b * self.t
+        return int(np.count_nonzero(np.einsum("ij,ij->i", diff, diff) < self.R2))
+
+    def log_accept(self, c: int, U: int) -> float:
+        """log of the acceptance probability of a grid point with cover c proposed from a leaf with
+        bound U: e^{s(c − U)}, or (e^{s·c} − 1)/(e^{s·U} − 1) with `covered_only`."""
+        if not self.covered_only:
+            return self.s * (c - U)
+        if c == 0:
+            return -math.inf
+        return float(log_expm1(self.s * c) - log_expm1(self.s * U))
+
+    def trial(self, rng: np.random.Generator):
+        """One proposal (`covered_only` mode): (leaf, grid index b, exact cover c, log acceptance
+        probability, log of the envelope's total mass). The proposal law of b is (leaf mass)/(total
+        mass)·1/|leaf|; the leaf is drawn from the cached masses in O(log L)."""
+        if not self.covered_only:
+            raise DPClustError("GridEM.trial is the covered_only proposal (the paper's law uses draw)")
+        tot = self._sum.total()
+        if not tot > 0:
+            raise DPClustError("GridEM: no covered grid point (every leaf has mass 0)")
+        i = self._sum.find(rng.random() * tot)
+        while self._sum.w[i] <= 0:  # rounding at a boundary of the prefix sums: redraw
+            i = self._sum.find(rng.random() * tot)
+        b = rng.integers(self.lo[i], self.hi[i] + 1)
+        c = self.cover_in_leaf(i, b)
+        return i, b, c, self.log_accept(c, int(self.U[i])), self._sum.ref + math.log(tot)
+
+    def _accepts(self, i: int, b: np.ndarray, log_u: float) -> bool:
+        """Whether e^{s(c_b − U)} > u, i.e. c_b > U + log(u)/s, deciding from the leaf's members
+        in chunks: stop as soon as the hits seen exceed that need, or the members left cannot
+        reach it (the decision equals the one from the full count)."""
+        U = int(self.U[i])
+        need = U + log_u / self.s
+        if need < 0:
+            return True
+        mem = self.members[i]
+        if self.stamp[i] != self.index.version:
+            mem = mem[self.alive[mem]]
+        g = b * self.t
+        hits, left, start, step = 0, mem.size, 0, 1024
+        while start < mem.size:
+            chunk = mem[start:start + step]
+            diff = self.P[chunk] - g
+            h = int(np.count_nonzero(np.einsum("ij,ij->i", diff, diff) < self.R2))
+            hits += h
+            left -= chunk.size
+            if hits > need:
+                return True
+            if hits + left <= need:
+                return False
+            start += step
+            step *= 2
+        return hits > need
 
     def draw(self, rng: np.random.Generator):
         """One exact draw: (grid index vector b, cover count c_b over the alive points, trials)."""
-        for trial in range(1, self.max_trials + 1):
-            L = self.L
-            logm = self.logsize[:L] + self.s * self.U[:L]
-            i = int(np.argmax(logm + rng.gumbel(size=L)))
-            b = rng.integers(self.lo[i], self.hi[i] + 1)
-            u = rng.random()
-            mem = self.members[i]
-            if mem.size:
-                mem = mem[self.alive[mem]]
-                diff = self.P[mem] - b * self.t
-                c = int(np.count_nonzero(np.einsum("ij,ij->i", diff, diff) < self.R2))
-            else:
-                c = 0
-            if math.log(u) < self.s * (c - int(self.U[i])):
-                return b, c, trial
-            self._refine(i)
+        if self.covered_only:
+            for trial in range(1, self.max_trials + 1):
+                i, b, c, log_a, _ = self.trial(rng)
+                if math.log(rng.random()) < log_a:
+                    return b, c, trial
+                self._refine(i)
+        else:
+            for trial in range(1, self.max_trials + 1):
+                i = int(np.argmax(self.log_masses() + rng.gumbel(size=self.L)))
+                b = rng.integers(self.lo[i], self.hi[i] + 1)
+                if self._accepts(i, b, math.log(rng.random())):
+                    return b, self.cover_in_leaf(i, b), trial
+                self._refine(i)
         raise DPClustError(
             f"Algorithm 2: no grid point accepted after {self.max_trials} trials at R = {self.R:.3g}; "
             "raise the setting `em_max_trials`")
 
 
+def log_expm1(x):
+    """log(e^x − 1) for x ≥ 0, stable for large x; −inf at 0 (vectorised)."""
+    x = np.asarray(x, dtype=float)
+    flat = np.atleast_1d(x)
+    out = np.empty_like(flat)
+    big = flat > 30.0
+    out[big] = flat[big] + np.log1p(-np.exp(-flat[big]))
+    with np.errstate(divide="ignore"):
+        out[~big] = np.log(np.expm1(flat[~big]))
+    return out.reshape(x.shape) if x.ndim else float(out[0])
+
+
 def private_grid_cover(P_all: np.ndarray, alive: np.ndarray, t: float, r: float, rounds: int,
-                       logit_scale: float, rng: np.random.Generator, max_trials: int = 200_000):
+                       logit_scale: float, rng: np.random.Generator, max_trials: int = 200_000,
+                       index: AliveTree | None = None):
     """Algorithm 2 for one scale: `rounds` = k' exponential-mechanism picks over G_i.
 
     `alive` (bool, n) marks the points of D' not yet covered; it is updated in place (D' is
-    "passed by reference"). Returns (centres (rounds, d') in D'-space, per-pick cover counts,
-    trials used, leaves of the final partition). The privacy cost is accounted by the caller for
+    "passed by reference"); `index` is the k-d tree over it (`AliveTree`, shared across the scales
+    of a run; built here when not given). Returns (centres (rounds, d') in D'-space, per-pick cover
+    counts, trials used, leaves of the final partition). The privacy cost is accounted by the caller for
     all calls together (Lemma 17).
     """
     R = r + t * math.sqrt(P_all.shape[1])
-    em = GridEM(P_all, alive, t, R, logit_scale, max_trials)
+    index = index if index is not None else AliveTree(P_all, alive)
+    em = GridEM(P_all, alive, t, R, logit_scale, max_trials, index=index)
     centres = np.empty((rounds, P_all.shape[1]))
     counts = np.empty(rounds, dtype=np.int64)
     trials = 0
@@ -225,7 +449,5 @@ def private_grid_cover(P_all: np.ndarray, alive: np.ndarray, t: float, r: float,
         centres[j] = g
         counts[j] = c
         if c:
-            live = np.flatnonzero(alive)
-            diff = P_all[live] - g
-            alive[live[np.einsum("ij,ij->i", diff, diff) < em.R2]] = False
+            index.remove(index.cover(g, R))
     return centres, counts, trials, em.L

@@ -47,6 +47,7 @@ histogram has L1 sensitivity 2 and the same noise gives 2ε-DP; the paper's ε i
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -212,8 +213,9 @@ class _GridLayout:
 
 def _nearest(points32, C32, labels, dummy_w):
     """labels[i] = argmin_j ‖points[i] − C[j]‖² (first index on ties)."""
-    if _lloyd_kernel is not None:
-        _lloyd_kernel(points32, dummy_w, C32, None, None, labels, None, 1, False)
+    kernel = _lloyd_kernel()
+    if kernel is not None:
+        kernel(points32, dummy_w, C32, None, None, labels, None, 1, False)
         return
     _nearest_numpy(points32, C32, labels)
 
@@ -227,10 +229,15 @@ def _nearest_numpy(points32, C32, labels, chunk: int = 65_536):
         labels[s0:s0 + chunk] = D.argmin(axis=1)
 
 
-try:  # scikit-learn's Cython Lloyd step (labels only: GEMM + argmin per chunk, no Python loop)
-    from sklearn.cluster._k_means_lloyd import lloyd_iter_chunked_dense as _lloyd_kernel
-except ImportError:  # pragma: no cover - the pinned scikit-learn has it
-    _lloyd_kernel = None
+@functools.lru_cache(maxsize=1)
+def _lloyd_kernel():
+    """scikit-learn's Cython Lloyd step (labels only: GEMM + argmin per chunk, no Python loop),
+    imported on first use so that importing this module (every run job does) stays light."""
+    try:
+        from sklearn.cluster._k_means_lloyd import lloyd_iter_chunked_dense
+    except ImportError:  # pragma: no cover - the pinned scikit-learn has it
+        return None
+    return lloyd_iter_chunked_dense
 
 
 def grid_lloyd(syn: Synopsis, inits: np.ndarray, max_iter: int, tol: float, bounds):

@@ -1,11 +1,20 @@
 """Figure 1 of Nguyen, Chaturvedi & Xu (AAAI 2021): k-means objective (mean ± sd over the seeds) vs
 k, one panel per dataset (synthetic 50k × 100 and MNIST 60k), for Algorithm 1, Balcan et al. (run
-with NoisyAVG recovery, the group's params) and non-private Lloyd.
+with NoisyAVG recovery, the group's params) and non-private Lloyd; beside them, dashed, Algorithm 1
+with the authors' code's sampler (`nguyen2021.ours_authors`, NOT DP as published: labelled so from
+its run records' guarantee, never compared as private, no ε shown).
 
-Checks: the paper's claims (§Experiments, "Results"): (1) ours has a lower objective than Balcan et
-al. on both datasets at every k; (2) Lloyd's cost falls with k while both private costs plateau
-(`claims.plateau_ratio`); plus (3) every private run spent exactly its (ε, δ) setting
-(`claims.budget_rel_tol`).
+Checks: the paper's claims (§Experiments, "Results"), decided on 95 % intervals (`dpclust.claims`):
+(1) ours has a lower objective than Balcan et al. on both datasets at every k (per cell a Welch
+interval of ours − Balcan < 0, `every` over the cells); (2) Lloyd's cost falls with k while both
+private costs plateau: per dataset, Lloyd's cost at the largest k is below its cost at the smallest
+(Welch interval < 0) and each private method's relative drop 1 − cost(k_max)/cost(k_min) is below
+`claims.plateau_ratio` × Lloyd's (delta-method intervals of both ratios: holds if it does for every
+Lloyd ratio in its interval, fails if it fails for every one); plus (3) every DP run spent exactly
+its (ε, δ) setting (`claims.budget_rel_tol`). A claim naming a method whose records are not DP is
+refused ("claims compare DP methods only"). The evidence of a "does not hold" (the `why`) gives
+the mean number of non-empty clusters of each private method (run diagnostics) and the authors'
+variant's cost and clusters at the same cell.
 
 Spec read: `names` (legends, titles, claim texts), `title` (render), `claims` (checks).
 """
@@ -15,21 +24,50 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...aggregate import Check, fmt, tidy
+from ...aggregate import Check, fmt, runs_frame, tidy
+from ...claims import Interval, diff_ci, every, ratio_ci, side_of
 from ...itemkit import dataset_name, name
 from ...plotting import mark_unavailable, mean_sd_line, panel_grid, save_figure, style_for
 
 OURS, BALCAN, LLOYD = "nguyen2021.ours", "balcan2017.balcan", "nguyen2021.lloyd"
-ORDER = [OURS, BALCAN, LLOYD]
+AUTHORS = "nguyen2021.ours_authors"   # NOT DP as published: shown beside, never compared
+ORDER = [OURS, BALCAN, LLOYD, AUTHORS]
+NOT_DP = "not DP as published"
+DP_KINDS = ("ε-DP", "(ε, δ)-DP")
+#: run diagnostics (`info`) summarised per cell as extra metrics of the table
+DIAGNOSTICS = ("nonempty_clusters", "empty_picks")
 
 
 def aggregate_fig1(records: list[dict], item: dict, ctx=None) -> pd.DataFrame:
-    """The default tidy table plus, per (dataset, algorithm, k), the largest deviation of the
-    spent (ε, δ) from the run's (ε, δ) setting (column `budget_error`, for the privacy check)."""
+    """The default tidy table plus, per (dataset, algorithm, k): the largest deviation of the spent
+    (ε, δ) from the run's (ε, δ) setting (column `budget_error`, DP runs only: a variant that is not
+    DP reports no ε), the algorithm's declared guarantee (column `guarantee`, from the records) and
+    the mean/sd/n of the diagnostics `DIAGNOSTICS` as metrics."""
     table = tidy(records, item, ctx)
+    kinds = {}
+    for rec in records:
+        kind = (rec.get("guarantee") or {}).get("kind")
+        kinds.setdefault(rec["algorithm"], kind or ("non-private" if rec.get("epsilon") is None else ""))
+    runs = runs_frame(records, info_keys=DIAGNOSTICS)
+    if not runs.empty:
+        ok = runs[runs["status"] == "ok"]
+        extra = []
+        for metric in DIAGNOSTICS:
+            vals = ok[["group", "dataset", "algorithm", "k", "epsilon", metric]].copy()
+            vals[metric] = pd.to_numeric(vals[metric], errors="coerce")
+            vals = vals.dropna(subset=[metric])
+            if vals.empty:
+                continue
+            vals["epsilon"] = pd.to_numeric(vals["epsilon"], errors="coerce")
+            st = vals.groupby(["group", "dataset", "algorithm", "k", "epsilon"], dropna=False)[metric].agg(
+                ["mean", "std", "min", "max", "count"]).reset_index().rename(columns={"count": "n"})
+            st["metric"], st["status"], st["reason"] = metric, "ok", ""
+            extra.append(st)
+        if extra:
+            table = pd.concat([table, *extra], ignore_index=True)
     rows = []
     for rec in records:
-        if rec.get("status", "ok") != "ok" or rec.get("epsilon") is None:
+        if rec.get("status", "ok") != "ok" or rec.get("epsilon") is None or kinds.get(rec["algorithm"]) == NOT_DP:
             continue
         eps, delta = float(rec["epsilon"]), float(rec.get("delta") or 0.0)
         for run in rec["runs"]:
@@ -44,11 +82,25 @@ def aggregate_fig1(records: list[dict], item: dict, ctx=None) -> pd.DataFrame:
     else:
         table["budget_error"] = np.nan
         table["delta_setting"] = np.nan
+    table["guarantee"] = table["algorithm"].map(kinds).fillna("")
     return table
 
 
 def _cost(table: pd.DataFrame) -> pd.DataFrame:
     return table[table["metric"] == "cost_kmeans"]
+
+
+def _kind(table: pd.DataFrame, alg: str) -> str:
+    if "guarantee" not in table:
+        return ""
+    kinds = table.loc[table["algorithm"] == alg, "guarantee"].dropna().astype(str)
+    return kinds.iloc[0] if len(kinds) else ""
+
+
+def _label(table: pd.DataFrame, item: dict, alg: str) -> str:
+    """Display name; a variant whose records say it is not DP is labelled so."""
+    label = name(item, alg)
+    return f"{label} — {NOT_DP}" if _kind(table, alg) == NOT_DP else label
 
 
 def render_fig1(table: pd.DataFrame, item: dict, stem: str) -> None:
@@ -66,83 +118,158 @@ def render_fig1(table: pd.DataFrame, item: dict, stem: str) -> None:
             r = ok[ok["algorithm"] == alg].sort_values("k")
             if r.empty:
                 continue
-            mean_sd_line(ax, r["k"], r["mean"], r["std"], label=name(item, alg), **style_for(alg, i))
+            style = dict(style_for(alg, i))
+            if _kind(table, alg) == NOT_DP:
+                style["linestyle"] = "--"
+            mean_sd_line(ax, r["k"], r["mean"], r["std"], label=_label(table, item, alg), **style)
         missing = [name(item, a) for a in ORDER if (cell["algorithm"] == a).any() and ok[ok["algorithm"] == a].empty]
         ax.set_title(dataset_name(item, dataset) + (f" ({', '.join(missing)}: unavailable)" if missing else ""))
         ax.set_xlabel("k")
         ax.set_ylabel("k-means objective")
         ax.set_xticks(sorted(ok["k"].unique()))
-        ax.legend(loc="best")
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    if handles:  # one legend below the panels, never over the data
+        fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8, frameon=False)
     if not datasets:
         mark_unavailable(axes[0], item["title"], "no runs")
     fig.suptitle(item["title"])
     save_figure(fig, stem)
 
 
-def _pivot(rows: pd.DataFrame) -> pd.DataFrame:
-    ok = rows[rows["status"] == "ok"]
-    return ok.pivot_table(index=["dataset", "k"], columns="algorithm", values="mean")
+def _cells(rows: pd.DataFrame, dataset: str, alg: str) -> dict:
+    """{k: (mean, sd, n)} of the successful cells of `alg` on `dataset`."""
+    part = rows[(rows["dataset"] == dataset) & (rows["algorithm"] == alg) & (rows["status"] == "ok")]
+    return {int(r.k): (float(r.mean), float(0.0 if pd.isna(r.std) else r.std), int(r.n)) for r in part.itertuples()}
 
 
-def _ours_beats_balcan(item: dict, piv: pd.DataFrame, unavailable: list[str]) -> Check:
-    """Claim (1): ours has the lower mean objective on every dataset at every k."""
+def _refused(table: pd.DataFrame, item: dict, algs, claim: str) -> Check | None:
+    """A 'not evaluable' check if a role's records are not DP: claims compare DP methods only."""
+    bad = [a for a in algs if _kind(table, a) in (NOT_DP, "non-private")]
+    if not bad:
+        return None
+    return Check(claim, None, "refused: " + ", ".join(f"{name(item, a)} is {_kind(table, a)}" for a in bad)
+                 + " — claims compare DP methods only")
+
+
+def _diag(table: pd.DataFrame, dataset: str, alg: str, k: int, metric: str):
+    r = table[(table["metric"] == metric) & (table["dataset"] == dataset) & (table["algorithm"] == alg)
+              & (table["k"] == k) & (table["status"] == "ok")]
+    return float(r["mean"].iloc[0]) if len(r) else None
+
+
+def _evidence(table: pd.DataFrame, item: dict, dataset: str, k: int) -> str:
+    """At one cell: each private method's cost and non-empty clusters, and the authors' variant's."""
+    rows = _cost(table)
+    parts = []
+    for alg in (OURS, BALCAN, AUTHORS):
+        c = _cells(rows, dataset, alg).get(k)
+        if c is None:
+            continue
+        text = f"{_label(table, item, alg)} {fmt(c[0])}"
+        ne = _diag(table, dataset, alg, k, "nonempty_clusters")
+        if ne is not None:
+            text += f" ({ne:.3g}/{k} non-empty clusters"
+            ep = _diag(table, dataset, alg, k, "empty_picks")
+            text += f", {ep:.3g} candidate picks covering nothing)" if ep is not None else ")"
+        parts.append(text)
+    return f"{dataset_name(item, dataset)} k={k}: " + ", ".join(parts)
+
+
+def _ours_beats_balcan(table: pd.DataFrame, item: dict, datasets: list[str], unavailable: list[str]) -> Check:
+    """Claim (1): ours has the lower mean objective on every dataset at every k (Welch intervals)."""
     ours, balcan = name(item, OURS), name(item, BALCAN)
     claim = f"{ours} has a lower mean k-means objective than {balcan} on every dataset at every k"
-    if not ({OURS, BALCAN} <= set(piv.columns) and piv[[OURS, BALCAN]].dropna().shape[0]):
+    refused = _refused(table, item, [OURS, BALCAN], claim)
+    if refused:
+        return refused
+    rows = _cost(table)
+    per, failing = [], []
+    for dataset in datasets:
+        o, b = _cells(rows, dataset, OURS), _cells(rows, dataset, BALCAN)
+        for k in sorted(set(o) & set(b)):
+            ci = diff_ci(o[k], b[k])
+            d = side_of(ci, 0.0, "<")
+            per.append((f"{dataset_name(item, dataset)} k={k}: Δ = {ci}", d))
+            if d is False:
+                failing.append((dataset, k))
+    if not per:
         return Check(claim, None, f"needs runs of both algorithms ({balcan}'s algorithm or data missing)")
-    both = piv[[OURS, BALCAN]].dropna()
-    lose = both[both[OURS] >= both[BALCAN]]
-    detail = (f"{len(both) - len(lose)}/{len(both)} (dataset, k) cells hold"
-              + ("; fails at " + ", ".join(f"{dataset_name(item, d)} k={k} ({fmt(r[OURS])} vs {fmt(r[BALCAN])})"
-                                          for (d, k), r in lose.iterrows()) if len(lose) else ""))
+    detail = "Δ = mean(ours) − mean(Balcan), 95 % Welch interval"
     if unavailable:
         detail += "; not evaluable on " + ", ".join(dataset_name(item, d) for d in unavailable) + " (data unavailable)"
-    return Check(claim, bool(lose.empty) if not unavailable else (False if len(lose) else None), detail)
+    chk = every(claim, per, detail=detail)
+    if chk.holds is True and unavailable:
+        chk = Check(chk.claim, None, chk.detail)   # not evaluable: a dataset of the claim is missing
+    if chk.holds is False:
+        chk.why = ("genuine: Algorithm 2's exponential mechanism as stated (per-call ε_E ≈ 0.004 against the "
+                   "uniform mass of the whole grid) mostly picks grid points that cover nothing, so the candidate "
+                   "set is poor; " + "; ".join(_evidence(table, item, d, k) for d, k in failing[:4]))
+    return chk
 
 
-def _private_costs_plateau(item: dict, piv: pd.DataFrame, datasets: list[str]) -> Check:
-    """Claim (2): Lloyd's cost falls with k while both private costs plateau, i.e. their relative
-    drop from the smallest to the largest k is below `claims.plateau_ratio` × Lloyd's."""
+def _rel_drop(ci: Interval) -> tuple[float, float, float]:
+    """(estimate, low, high) of 1 − ratio from the ratio's interval."""
+    return 1.0 - ci.estimate, 1.0 - ci.high, 1.0 - ci.low
+
+
+def _private_costs_plateau(table: pd.DataFrame, item: dict, datasets: list[str]) -> Check:
+    """Claim (2): Lloyd's cost falls with k while both private costs plateau (see module docstring)."""
     frac = float(item["claims"]["plateau_ratio"])
     claim = (f"{name(item, LLOYD)}: the cost falls with k, while both private costs plateau (their relative drop "
              f"from the smallest to the largest k is < {frac:g} × Lloyd's)")
-    verdicts, details = [], []
+    refused = _refused(table, item, [OURS, BALCAN], claim)
+    if refused:
+        return refused
+    rows = _cost(table)
+    per, details = [], []
     for dataset in datasets:
-        if dataset not in piv.index.get_level_values(0):
+        ll = _cells(rows, dataset, LLOYD)
+        if len(ll) < 2:
             continue
-        sub = piv.loc[dataset].sort_index()
-        if LLOYD not in sub or sub[LLOYD].dropna().shape[0] < 2:
-            continue
-        ll = sub[LLOYD].dropna()
-        falls = bool((np.diff(ll.to_numpy()) < 0).all())
-        ll_drop = float(1.0 - ll.iloc[-1] / ll.iloc[0])
-        parts = [f"{dataset_name(item, dataset)}: {name(item, LLOYD)} "
-                 f"{'falls' if falls else 'does not fall monotonically'} (drop {ll_drop:.1%})"]
-        ok = falls
+        k0, k1 = min(ll), max(ll)
+        falls = side_of(diff_ci(ll[k1], ll[k0]), 0.0, "<")
+        r_ll = ratio_ci(ll[k1], ll[k0])
+        d_ll = _rel_drop(r_ll)
+        ds = dataset_name(item, dataset)
+        per.append((f"{ds}: {name(item, LLOYD)} cost(k={k1}) < cost(k={k0})", falls))
+        verb = {True: "falls", False: "does not fall", None: "may fall (interval straddles 0)"}[falls]
+        parts = [f"{ds}: {name(item, LLOYD)} {verb}, drop {d_ll[0]:.1%} [{d_ll[1]:.1%}, {d_ll[2]:.1%}]"]
         for alg in (OURS, BALCAN):
-            if alg not in sub or sub[alg].dropna().shape[0] < 2:
-                parts.append(f"{name(item, alg)} n/a")
-                ok = None if ok is not False else False
+            c = _cells(rows, dataset, alg)
+            if k0 not in c or k1 not in c:
+                per.append((f"{ds}: {name(item, alg)} n/a", None))
                 continue
-            s = sub[alg].dropna()
-            drop = 1.0 - s.iloc[-1] / s.iloc[0]
-            plateau = bool(drop < frac * ll_drop)
-            parts.append(f"{name(item, alg)} drop {drop:.1%} ({'plateau' if plateau else 'no plateau'})")
-            if ok is not None:
-                ok = ok and plateau
-        verdicts.append(ok)
-        details.append("; ".join(parts))
-    holds = None
-    if verdicts:
-        holds = False if any(v is False for v in verdicts) else (True if all(v is True for v in verdicts) else None)
-    return Check(claim, holds, " | ".join(details) if details else "not evaluable (need ≥ 2 values of k)")
+            d_a = _rel_drop(ratio_ci(c[k1], c[k0]))
+            # plateau: d_a < frac·d_ll, decided over Lloyd's interval too
+            if d_a[2] < frac * d_ll[1]:
+                dec = True
+            elif d_a[1] >= frac * d_ll[2]:
+                dec = False
+            else:
+                dec = None
+            rel = d_a[0] / d_ll[0] if d_ll[0] else float("nan")
+            per.append((f"{ds}: {name(item, alg)} drop/Lloyd's = {rel:.3g}", dec))
+            parts.append(f"{name(item, alg)} drop {d_a[0]:.1%} [{d_a[1]:.1%}, {d_a[2]:.1%}]")
+        details.append(", ".join(parts))
+    chk = every(claim, per, detail=("relative drops 1 − cost(k_max)/cost(k_min), 95 % delta-method intervals; "
+                                    + " | ".join(details)) if details else "not evaluable (need ≥ 2 values of k)")
+    if chk.holds is False:
+        chk.why = "genuine: " + " | ".join(details)
+    return chk
 
 
-def _spent_exactly(item: dict, rows: pd.DataFrame) -> list[Check]:
-    """Claim (3): every private run spent exactly its (ε, δ) (`budget_error` from the aggregate)."""
+def _spent_exactly(table: pd.DataFrame, item: dict, rows: pd.DataFrame) -> list[Check]:
+    """Claim (3): every DP run spent exactly its (ε, δ) (`budget_error` from the aggregate); a variant
+    that is not DP reports no ε and is left out."""
     if "budget_error" not in rows:
         return []
-    priv = rows[(rows["status"] == "ok") & rows["algorithm"].isin([OURS, BALCAN]) & rows["budget_error"].notna()]
+    dp = [a for a in (OURS, BALCAN) if _kind(table, a) in DP_KINDS + ("",)]
+    priv = rows[(rows["status"] == "ok") & rows["algorithm"].isin(dp) & rows["budget_error"].notna()]
     if not len(priv):
         return []
     tol = float(item["claims"]["budget_rel_tol"])
@@ -156,9 +283,8 @@ def _spent_exactly(item: dict, rows: pd.DataFrame) -> list[Check]:
 
 def check_fig1(table: pd.DataFrame, item: dict) -> list[Check]:
     rows = _cost(table)
-    piv = _pivot(rows)
-    datasets = list(dict.fromkeys(rows["dataset"]))
     ok_sets = set(rows.loc[rows["status"] == "ok", "dataset"])
+    datasets = [d for d in dict.fromkeys(rows["dataset"]) if d in ok_sets]
     unavailable = sorted(set(rows.loc[rows["status"] != "ok", "dataset"]) - ok_sets)
-    return [_ours_beats_balcan(item, piv, unavailable), _private_costs_plateau(item, piv, datasets),
-            *_spent_exactly(item, rows)]
+    return [_ours_beats_balcan(table, item, datasets, unavailable), _private_costs_plateau(table, item, datasets),
+            *_spent_exactly(table, item, rows)]
