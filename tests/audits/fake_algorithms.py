@@ -56,9 +56,15 @@ def exact_sum(X, k, epsilon, delta, rng, settings):
     return ClusteringResult.from_accountant(np.repeat(centre[None], k, 0), acc)
 
 
+@declared(Settings())
+def undeclared_sum(X, k, epsilon, delta, rng, settings):
+    """Honest noise, but no guarantee declared: audited as "unknown (undeclared)", never as DP."""
+    return honest_sum(X, k, epsilon, delta, rng, settings)
+
+
 def register() -> str:
     module = types.ModuleType(MODULE)
-    for fn in (honest_sum, approx_sum, buggy_sum, blurred_sum, exact_sum):
+    for fn in (honest_sum, approx_sum, buggy_sum, blurred_sum, exact_sum, undeclared_sum):
         setattr(module, fn.__name__, fn)
     sys.modules[MODULE] = module
     return MODULE

@@ -41,7 +41,7 @@ def cfg_dir(tmp_path):
         "audit.honest": {"function": f"{FAKES}:honest_sum"},
         "audit.approx": {"function": f"{FAKES}:approx_sum"},
         "audit.exact": {"function": f"{FAKES}:exact_sum"},
-        "audit.kvariates": {"function": "dpclust.balcan2017.kvariates:kvariates"},   # no declared guarantee
+        "audit.kvariates": {"function": f"{FAKES}:undeclared_sum"},   # no declared guarantee
     }
     paper["items"]["audit"]["audit"] = {
         "algorithms": {"select": "private"}, "designs": ["corner_outlier", "line_sums"], "samples": 50,
