@@ -67,6 +67,7 @@ include: "workflow/rules/cluster.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/runs.smk"
 include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/audit.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/report.smk"
 

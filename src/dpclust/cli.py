@@ -1,4 +1,4 @@
-"""Command line: `python -m dpclust {run, item, list, data}`.
+"""Command line: `python -m dpclust {run, item, audit, list, data}`.
 
 Imports stay lean on the `run` path (no pandas/matplotlib/sklearn unless an algorithm needs them),
 since Snakemake starts one process per job.
@@ -101,6 +101,16 @@ def build_parser() -> argparse.ArgumentParser:
     item.add_argument("--config-dir", default=None)
     item.add_argument("--mirror", default=None, help="local mirror of the raw datasets")
 
+    aud = sub.add_parser("audit", help="run one privacy audit (an algorithm on one neighbouring design) and "
+                                       "write its record",
+                         description="Run a planned privacy audit (dpclust.audits.runner): the algorithm many "
+                                     "times on two neighbouring datasets, the empirical lower bound on ε with "
+                                     "its confidence, and the same with every noise scale halved (power). The "
+                                     "workflow passes the complete --spec (dpclust.audits.plan.audit_jobs).")
+    aud.add_argument("--spec", required=True, help="complete audit spec as JSON, or @FILE")
+    aud.add_argument("--code-hash", default=None, help="hash of the code the workflow planned the audit with")
+    aud.add_argument("--out", required=True, help="output JSON file (written atomically)")
+
     lst = sub.add_parser("list", help="list papers/items, algorithms, datasets, or an algorithm's settings")
     lst.add_argument("what", choices=["items", "algorithms", "datasets", "settings"])
     lst.add_argument("name", nargs="?", help="with `settings`: the algorithm (e.g. su2016.dplloyd)")
@@ -166,6 +176,17 @@ def cmd_run(args) -> int:
     return 0
 
 
+def cmd_audit(args) -> int:
+    from .audits.runner import run_audit
+    from .fileio import write_json_atomic
+
+    record = run_audit(_load_spec(args.spec))
+    if args.code_hash:
+        record["code_hash"] = args.code_hash
+    write_json_atomic(record, args.out)
+    return 0
+
+
 def cmd_item(args) -> int:
     from .pipeline import run_item_locally
 
@@ -223,6 +244,8 @@ def main(argv=None) -> int:
             return cmd_run(args)
         if args.command == "item":
             return cmd_item(args)
+        if args.command == "audit":
+            return cmd_audit(args)
         if args.command == "list":
             return cmd_list(args)
         return args.func(args)

@@ -616,3 +616,15 @@ class _Planner:
                                 seed_count=min(block, reps - start), spec_json=canonical_json(spec),
                                 results_dir=results_dir, overrides_json=canonical_json(params.get(alg, {}))))
         return jobs
+
+
+# Privacy audit jobs (dpclust.audits.plan): items with an `audit:` section also plan audit jobs.
+_plan_runs = plan
+
+
+def plan(config: dict) -> Plan:  # noqa: F811 (the run planner above, with the audit jobs)
+    """Expand every enabled paper's items into run jobs (see module docstring) and audit jobs
+    (items with an `audit:` section, `dpclust.audits.plan`)."""
+    from .audits.plan import with_audits
+
+    return with_audits(config, _plan_runs(config))

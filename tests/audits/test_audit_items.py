@@ -1,0 +1,106 @@
+"""The audit items: aggregate (verdicts, Bonferroni maximum over designs), table, figure, checks."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpclust.audits import items as I
+from dpclust.audits.designs import ADD_REMOVE, REPLACE_ONE
+from dpclust.audits.runner import evaluate, run_audit
+
+from .fake_algorithms import register
+
+FAKES = register()
+ITEM = {"title": "Privacy audit", "names": {"algorithms": {"test.honest_sum": "Honest sum"}}}
+
+
+def _record(function, design="corner_outlier", n=1, k=1, samples=600, guarantee=None, relation=ADD_REMOVE):
+    spec = {"algorithm": f"test.{function}", "function": f"{FAKES}:{function}", "private": True, "settings": {},
+            "design": design, "n": n, "k": k, "relation": relation, "epsilon": 1.0, "delta": 0.0,
+            "samples": samples, "confidence": 0.95, "seed": 11}
+    if guarantee is not None:
+        spec["guarantee"] = guarantee
+    return run_audit(spec)
+
+
+@pytest.fixture(scope="module")
+def records():
+    pure = {"kind": "ε-DP", "note": "", "relation": ADD_REMOVE}
+    not_dp = {"kind": "not DP as published", "note": "exact sum", "relation": REPLACE_ONE}
+    return [
+        _record("honest_sum", guarantee=pure),
+        _record("honest_sum", design="lone_point", guarantee=pure),
+        _record("buggy_sum", guarantee=pure),
+        _record("blurred_sum", samples=200),                                     # guarantee undeclared
+        _record("exact_sum", design="line_sums", n=20, samples=200, guarantee=not_dp, relation=REPLACE_ONE),
+    ]
+
+
+@pytest.fixture(scope="module")
+def table(records):
+    return I.aggregate_audit(records, ITEM)
+
+
+def test_aggregate_rows_verdicts_and_labels(table):
+    assert list(table.columns) == I.COLUMNS
+    summary = table[table["summary"]].set_index("algorithm")
+    assert summary.loc["test.buggy_sum", "verdict"] == I.VIOLATION
+    assert summary.loc["test.honest_sum", "verdict"] == I.POWER
+    assert summary.loc["test.blurred_sum", "verdict"] == I.NO_POWER
+    assert summary.loc["test.blurred_sum", "guarantee"] == I.UNDECLARED       # never reported as DP
+    assert summary.loc["test.exact_sum", "verdict"] == I.NOT_DP_SHOWN
+    assert summary.loc["test.exact_sum", "relation"] == REPLACE_ONE
+    assert summary.loc["test.honest_sum", "name"] == "Honest sum (test)"
+    assert len(table) == 5 + 1                                                 # one max row for two designs
+
+
+def test_bonferroni_maximum_over_designs(records, table):
+    honest = table[table["algorithm"] == "test.honest_sum"]
+    designs, top = honest[~honest["summary"]], honest[honest["summary"]].iloc[0]
+    assert top["design"] == "max" and "2 designs" in top["design_title"] and top["confidence"] == 0.95
+    recs = [r for r in records if r["algorithm"] == "test.honest_sum"]
+    adjusted = [evaluate(r["plain"]["samples_D"], r["plain"]["samples_Dp"], 0.0, 0.975, r["seed"]).epsilon_lower_bound
+                for r in recs]
+    assert top["lower_bound"] == pytest.approx(max(adjusted))
+    assert top["lower_bound"] <= designs["lower_bound"].max() + 1e-12    # each design's bound at a higher confidence
+
+
+def test_render_table_and_figure(table, tmp_path):
+    stem = tmp_path / "audit"
+    I.render_audit_table(table, ITEM, str(stem))
+    for ext in (".md", ".png", ".pdf", ".html"):
+        assert (tmp_path / f"audit{ext}").stat().st_size > 0
+    html = (tmp_path / "audit.html").read_text()
+    assert "sortable" in html and I.VIOLATION in html and "Honest sum" in html
+    md = (tmp_path / "audit.md").read_text()
+    assert "unknown (undeclared)" in md and "halved-noise bound" in md
+    I.render_audit_figure(table, ITEM, str(tmp_path / "fig"))
+    assert (tmp_path / "fig.png").stat().st_size > 0
+    I.render_audit_figure(table.iloc[0:0], ITEM, str(tmp_path / "empty"))
+    assert (tmp_path / "empty.png").exists()
+
+
+def test_checks_fail_on_a_violation_with_its_evidence(table):
+    checks = {c.claim: c for c in I.check_audit(table, ITEM)}
+    bug = next(c for k, c in checks.items() if "buggy_sum" in k)
+    assert bug.holds is False and "ε ≥" in bug.detail and "privacy bug" in bug.why
+    honest = next(c for k, c in checks.items() if "Honest sum" in k)
+    assert honest.holds is True
+    undeclared = next(c for k, c in checks.items() if "blurred_sum" in k)
+    assert "guarantee undeclared" in undeclared.claim and "no power" in undeclared.detail
+    assert undeclared.holds is None and undeclared.result == "not decidable"      # no power is never a pass
+    shown = next(c for k, c in checks.items() if "exact_sum" in k)
+    assert shown.claim.startswith("The non-DP variants' violations are shown") and shown.holds is True
+
+
+def test_checks_without_non_dp_variants_say_so(table):
+    checks = I.check_audit(table[table["guarantee"] != I.NOT_DP], ITEM)
+    last = [c for c in checks if c.claim == "The non-DP variants' violations are shown"]
+    assert len(last) == 1 and last[0].holds is None
+
+
+def test_aggregate_of_no_records_is_an_empty_table():
+    empty = I.aggregate_audit([], ITEM)
+    assert isinstance(empty, pd.DataFrame) and empty.empty and list(empty.columns) == I.COLUMNS
+    assert I.check_audit(empty, ITEM)[0].holds is None

@@ -1,0 +1,149 @@
+"""Planning of the audit jobs (dpclust.workflow's audit section): one job per (algorithm, design)
+with a complete spec, the neighbouring relation and δ from the declared guarantee, shared by
+`audits_from`, and the real config's presets."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dpclust.api import DPClustError
+from dpclust.audits.designs import ADD_REMOVE, DESIGNS, REPLACE_ONE
+from dpclust.audits.runner import SPEC_KEYS
+from dpclust.audits.plan import AuditItemTarget
+from dpclust.workflow import load_config, plan
+
+from .fake_algorithms import register
+
+REPO = Path(__file__).resolve().parents[2]
+FAKES = register()
+
+
+@pytest.fixture
+def cfg_dir(tmp_path):
+    """The real config files with only the baselines paper and a small audit paper of toy algorithms."""
+    d = tmp_path / "config"
+    (d / "papers").mkdir(parents=True)
+    for name in ("config.yaml", "datasets.yaml", "names.yaml"):
+        shutil.copy(REPO / "config" / name, d / name)
+    names = yaml.safe_load((d / "names.yaml").read_text())
+    names["algorithms"]["audit.honest"] = "Honest sum"
+    (d / "names.yaml").write_text(yaml.safe_dump(names, allow_unicode=True))
+    shutil.copy(REPO / "config" / "papers" / "baselines.yaml", d / "papers" / "baselines.yaml")
+    top = yaml.safe_load((d / "config.yaml").read_text())
+    top["papers"] = ["baselines", "audit"]
+    (d / "config.yaml").write_text(yaml.safe_dump(top))
+    paper = yaml.safe_load((REPO / "config" / "papers" / "audit.yaml").read_text())
+    paper["algorithms"] = {
+        "audit.honest": {"function": f"{FAKES}:honest_sum"},
+        "audit.approx": {"function": f"{FAKES}:approx_sum"},
+        "audit.exact": {"function": f"{FAKES}:exact_sum"},
+        "audit.kvariates": {"function": f"{FAKES}:undeclared_sum"},   # no declared guarantee
+    }
+    paper["items"]["audit"]["audit"] = {
+        "algorithms": {"select": "private"}, "designs": ["corner_outlier", "line_sums"], "samples": 50,
+        "epsilon": 1.0, "delta": 1.0e-5,
+        "design_params": {"corner_outlier": {"n": 3, "k": 1}},
+        "params": {"audit.kvariates": {"relation": "replace_one", "samples": 20, "designs": ["lone_point"],
+                                       "note": "smaller"},
+                   "audit.exact": {"relation": "add_remove", "design_params": {"line_sums": {"n": 5}}}},
+    }
+    paper["items"]["audit"].pop("presets", None)
+    (d / "papers" / "audit.yaml").write_text(yaml.safe_dump(paper, allow_unicode=True))
+    return d
+
+
+def _edit_audit(cfg_dir, fn):
+    path = cfg_dir / "papers" / "audit.yaml"
+    data = yaml.safe_load(path.read_text())
+    fn(data["items"]["audit"]["audit"])
+    path.write_text(yaml.safe_dump(data, allow_unicode=True))
+
+
+def test_planner_expands_one_job_per_algorithm_and_design(cfg_dir):
+    p = plan(load_config(cfg_dir))
+    target = p.item("audit", "audit")
+    assert isinstance(target, AuditItemTarget)
+    jobs = {(j.algorithm, j.design): j for j in target.audits}
+    assert set(jobs) == {("audit.honest", "corner_outlier"), ("audit.honest", "line_sums"),
+                         ("audit.approx", "corner_outlier"), ("audit.approx", "line_sums"),
+                         ("audit.exact", "corner_outlier"), ("audit.exact", "line_sums"),
+                         ("audit.kvariates", "lone_point")}
+    for job in target.audits:
+        spec = job.spec
+        assert set(SPEC_KEYS) <= set(spec) and job.path == f"results/audits/{job.algorithm}/{job.design}.json"
+        assert p.audit(job.path) is job
+    honest = jobs["audit.honest", "corner_outlier"].spec
+    assert (honest["n"], honest["k"], honest["samples"], honest["delta"]) == (3, 1, 50, 0.0)
+    assert honest["relation"] == ADD_REMOVE and honest["relation_source"] == "declared guarantee"
+    assert honest["guarantee"]["kind"] == "ε-DP"
+    assert jobs["audit.approx", "line_sums"].spec["delta"] == 1.0e-5             # (ε, δ)-DP: the audit's δ
+    exact = jobs["audit.exact", "line_sums"].spec
+    assert exact["relation"] == REPLACE_ONE                                       # the guarantee wins over params
+    assert (exact["n"], exact["k"]) == (5, DESIGNS["line_sums"].k)
+    kv = jobs["audit.kvariates", "lone_point"].spec
+    assert "guarantee" not in kv and kv["relation"] == REPLACE_ONE and kv["samples"] == 20 and kv["note"] == "smaller"
+    assert kv["relation_source"] == "audit config (guarantee undeclared)"
+    assert len({j.spec["seed"] for j in target.audits}) == len(target.audits)
+    figure = p.item("audit", "audit_figure")
+    assert figure.audits == target.audits and len(p.audits) == len(target.audits)
+    assert target.step_names()["algorithms"] == {"audit.honest": "Honest sum"}     # names of the audited algorithms
+    assert p.item("baselines", "table").runs and not hasattr(p.item("baselines", "table"), "audits")
+
+
+def test_planner_is_deterministic_and_specs_are_canonical(cfg_dir):
+    a = [j.spec_json for j in plan(load_config(cfg_dir)).audits]
+    b = [j.spec_json for j in plan(load_config(cfg_dir)).audits]
+    assert a == b and all(json.loads(s) for s in a)
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda a: a.update(designs=["nope"]), "audit"),
+    (lambda a: a.update(algorithms=["baselines.lloyd"], params={}), "takes no privacy budget"),
+    (lambda a: a.update(algorithms=["audit.missing"]), "unknown algorithm"),
+    (lambda a: a["params"].update({"baselines.lloyd": {}}), "not audited by this item"),
+    (lambda a: a.update(design_params={"line_sums": {"n": 1, "k": 2}}), "1 <= k <= n"),
+    (lambda a: a.update(samples=2), "audit"),
+])
+def test_invalid_audit_config_is_one_clear_error(cfg_dir, mutate, message):
+    _edit_audit(cfg_dir, mutate)
+    with pytest.raises(DPClustError, match=message):
+        plan(load_config(cfg_dir))
+
+
+def test_include_adds_explicit_algorithms_to_a_selection(cfg_dir):
+    _edit_audit(cfg_dir, lambda a: a.update(algorithms={"select": "private", "guarantee": ["ε-DP"],
+                                                         "include": ["audit.exact"]}, params={}))
+    algs = {j.algorithm for j in plan(load_config(cfg_dir)).audits}
+    assert algs == {"audit.honest", "audit.exact"}
+
+
+def test_real_config_audits_every_private_algorithm():
+    for preset in ("full", "quick", "test"):
+        config = load_config(REPO / "config", overrides={"preset": preset})
+        p = plan(config)
+        private = {a for a, e in config["algorithms"].items() if e.get("private", True)}
+        audited = {j.algorithm for j in p.item("audit", "audit").audits}
+        if preset == "test":
+            assert audited and audited <= private
+            continue
+        assert audited == private
+        for job in p.audits:
+            spec = job.spec
+            if job.algorithm.startswith("lushen2020."):
+                assert spec["epsilon"] == 10.0                          # the cap: ε_step = 0.1
+            else:
+                assert spec["epsilon"] == 1.0
+        if preset == "full":
+            assert {j.design for j in p.audits} == set(DESIGNS)
+        # the guarantee each algorithm declares reaches its audits (Lu & Shen's Algorithm 1 and the
+        # §7.1 baselines as configured: not DP as published), with the relation it is stated for
+        kinds = {j.algorithm: (j.spec.get("guarantee") or {}).get("kind") for j in p.audits}
+        assert {a for a, k in kinds.items() if k == "not DP as published"} >= {
+            "lushen2020.posterior", "lushen2020.prior", "lushen2020.blum", "lushen2020.dwork", "lushen2020.su"}
+        for job in p.audits:
+            if job.spec.get("guarantee"):
+                assert job.spec["relation_source"] == "declared guarantee"

@@ -1,0 +1,37 @@
+"""The audit rules in the Snakemake workflow (workflow/rules/audit.smk): a dry run of the test
+preset plans one `audit_run` job per planned audit and aggregates the audit items with
+`audit_aggregate` (never the run aggregate), and the audit jobs' params carry the spec and code hash."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dpclust.workflow import load_config, plan
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.slow, pytest.mark.workflow]
+
+
+def test_dry_run_plans_the_audit_jobs(tmp_path):
+    p = plan(load_config(REPO / "config", overrides={"preset": "test"}))
+    audits = p.audits
+    assert audits, "the test preset audits at least one algorithm"
+    targets = ["results/tables/audit/audit.csv", "results/figures/audit/audit_figure.png",
+               "results/checks/audit/audit.html"]
+    out = subprocess.run([sys.executable, "-m", "snakemake", *targets, "-s", str(REPO / "Snakefile"), "-d", str(tmp_path),
+                          "-n", "-p", "--cores", "1", "--configfile", str(REPO / "config" / "test.yaml")],
+                         capture_output=True, text=True, env={"PYTHONPATH": str(REPO / "src"), "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")},
+                         cwd=tmp_path, timeout=600)
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text[-3000:]
+    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", text, re.M))
+    assert int(counts["audit_run"]) == len(audits)
+    assert int(counts["audit_aggregate"]) == 2 and "aggregate" not in counts
+    for job in audits:
+        assert job.path in text
+        assert "--code-hash" in text and f'"design":"{job.design}"' in text

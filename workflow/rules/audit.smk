@@ -1,0 +1,56 @@
+# Privacy audit as a result: one job per (algorithm, neighbouring design), planned by
+# dpclust.audits.plan.audit_jobs from an item's `audit:` section (config/papers/audit.yaml).
+# params.args holds the job's complete spec (resolved algorithm and settings, design, n, k,
+# neighbouring relation, samples, seed, ε, δ) and a hash of the algorithm's module, every dpclust
+# module it imports and the audit runner (dpclust.audits.runner): an edit re-runs exactly the audits
+# whose spec or code changed. The audit items' tables are aggregated from these records (rule
+# audit_aggregate, which takes precedence over `aggregate` for those items only); render and
+# checks are the ordinary rules. The functions are in dpclust.audits.rules.
+from dpclust.audits.rules import audit_rule_functions
+
+AUDIT = audit_rule_functions(PLAN, RESULTS, CFG["algorithms"])
+
+
+rule audit_run:
+    output:
+        f"{RESULTS}/audits/{{algorithm}}/{{design}}.json",
+    log:
+        "logs/audits/{algorithm}/{design}.log",
+    wildcard_constraints:
+        algorithm=r"[A-Za-z0-9_]+\.[A-Za-z0-9_]+",
+        design=r"[a-z_]+",
+    threads: 1
+    params:
+        args=AUDIT.args,
+    resources:
+        mem_mb=2000,
+        runtime=120,
+    conda:
+        "../envs/dpclust.yaml"
+    shell:
+        "export OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads};"
+        " python3 -m dpclust audit {params.args} --out {output} > {log} 2>&1"
+
+
+# Exactly the audit items' tables ("<paper>/<item>" keys), from their audit records.
+rule audit_aggregate:
+    input:
+        runs=AUDIT.records,
+        data=[],
+    output:
+        f"{RESULTS}/tables/{{audit_key}}.csv",
+    log:
+        "logs/aggregate/{audit_key}.log",
+    wildcard_constraints:
+        audit_key=AUDIT.keys,
+    localrule: True
+    params:
+        spec=AUDIT.spec,
+        code=AUDIT.code,
+    conda:
+        "../envs/dpclust.yaml"
+    script:
+        "../scripts/aggregate.py"
+
+
+ruleorder: audit_aggregate > aggregate
