@@ -430,3 +430,17 @@ def test_cluster_stats_with_one_shared_set_uses_the_runs_not_an_infinite_interva
     assert st["ci_n"] == 2 and st["ci_sd"] == pytest.approx(pd.Series([2.0, 6.0]).std())
     iv = common.diff_of((3.0, 1.0, 3), (1.0, 1.0, 3))
     assert abs(iv.low) < float("inf") and abs(iv.high) < float("inf")
+
+
+def test_fig4_keeps_unavailable_rows_beside_available_ones():
+    """Offline, the sweep's records on S1 are unavailable while others are not: the table keeps a
+    row per unavailable cell, with its decay (this raised KeyError 'decay')."""
+    from dpclust.su2016.items import fig4
+
+    unavailable = {"group": "decay_0.9", "dataset": "s1", "algorithm": "su2016.gene", "k": 15, "epsilon": None,
+                   "status": "data_unavailable", "reason": "offline", "runs": [],
+                   "settings": {"mutation_decay": 0.9}}
+    table = fig4.aggregate_fig4(gene_records(30, 0.010) + [unavailable], FIG4_ITEM)
+    row = table[table["status"] == "data_unavailable"]
+    assert len(row) == 1 and row["decay"].iloc[0] == 0.9
+    assert (table["status"] == "ok").any()

@@ -39,14 +39,15 @@ def aggregate_fig4(records, item, ctx=None) -> pd.DataFrame:
     run_id = 0
     for rec in records:
         method = method_label(labels, rec.get("group", ""), rec["algorithm"])
+        decay = (rec.get("settings") or {}).get("mutation_decay")
+        decay = np.nan if decay is None else float(decay)
         if rec.get("status") != "ok":
             rows.append({"group": rec.get("group", ""), "dataset": rec["dataset"], "k": rec["k"], "method": method,
-                         "iteration": np.nan, "nicv_mean": np.nan, "nicv_sd": np.nan, "n_runs": 0,
+                         "decay": decay, "iteration": np.nan, "nicv_mean": np.nan, "nicv_sd": np.nan, "n_runs": 0,
                          "status": rec.get("status"), "reason": rec.get("reason", "")})
             continue
         traces = [run["info"].get("trace_nicv") or [] for run in rec["runs"]]
-        decay = (rec.get("settings") or {}).get("mutation_decay")
-        decays[(rec.get("group", ""), rec["dataset"], method)] = np.nan if decay is None else float(decay)
+        decays[(rec.get("group", ""), rec["dataset"], method)] = decay
         for tr in traces:
             run_id += 1
             for i, v in enumerate(tr, start=1):
