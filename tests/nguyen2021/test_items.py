@@ -155,3 +155,12 @@ def test_not_dp_variant_is_labelled_never_compared_and_its_why_is_evidence(monke
     refused = fig1.check_fig1(relabelled, ITEM)
     assert refused[0].holds is None and refused[0].detail.startswith("refused:")
     assert refused[1].holds is None and refused[1].detail.startswith("refused:")
+
+
+def test_aggregate_with_every_record_unavailable_keeps_the_rows():
+    """Offline, no run reports the diagnostics: the table is the unavailable rows (this raised
+    KeyError 'nonempty_clusters')."""
+    records = [{"group": "g", "dataset": "mnist60k", "algorithm": a, "k": 2, "epsilon": 1.0, "delta": 1e-6,
+                "status": "data_unavailable", "reason": "offline", "runs": []} for a in fig1.ORDER]
+    table = fig1.aggregate_fig1(records, ITEM)
+    assert not table.empty and set(table["status"]) == {"data_unavailable"}

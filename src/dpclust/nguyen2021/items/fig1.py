@@ -53,6 +53,8 @@ def aggregate_fig1(records: list[dict], item: dict, ctx=None) -> pd.DataFrame:
         ok = runs[runs["status"] == "ok"]
         extra = []
         for metric in DIAGNOSTICS:
+            if metric not in ok:  # no run reported it (e.g. every record unavailable offline)
+                continue
             vals = ok[["group", "dataset", "algorithm", "k", "epsilon", metric]].copy()
             vals[metric] = pd.to_numeric(vals[metric], errors="coerce")
             vals = vals.dropna(subset=[metric])
