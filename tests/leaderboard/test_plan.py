@@ -61,7 +61,7 @@ def test_a_new_algorithm_entry_lands_on_the_board_without_touching_its_config(tm
     before = groups_by_algorithm(board_jobs(_plan("quick")))
     jobs = board_jobs(plan(load_config(config_dir, overrides={"preset": "quick"})))
     after = groups_by_algorithm(jobs)
-    assert after["zz.dplloyd3"] == {"kmeans"} and "zz.kmedian" not in after   # group kmedian_declared is off
+    assert after["zz.dplloyd3"] == {"kmeans"} and after["zz.kmedian"] == {"kmedian"}   # by declared objective
     assert "zz.lloyd" not in after                                  # non-private: not a contestant
     assert {a: g for a, g in after.items() if not a.startswith("zz.")} == dict(before)
     new = [j for j in jobs if j.algorithm == "zz.dplloyd3"]

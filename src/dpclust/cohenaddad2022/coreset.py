@@ -115,7 +115,7 @@ def _coreset_guarantee(settings) -> Guarantee:
                      "calibration); weighted k-median on the coreset is post-processing", relation)
 
 
-@declared(CORESET_SETTINGS, guarantee=_coreset_guarantee)
+@declared(CORESET_SETTINGS, guarantee=_coreset_guarantee, objective="kmedian")
 def lsh_coreset_kmedian(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """The LSH-splits private coreset, k-median variant (§6 "Coreset"; steps 1–4 of the module docstring)."""
     X = validate_inputs(X, k, epsilon, delta)

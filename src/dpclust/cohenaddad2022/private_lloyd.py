@@ -214,7 +214,7 @@ def _tree(X, epsilon, rng, acc, settings, bounds, d=None):
     return hst.build_private_tree(idx, grid, epsilon, rng, acc, float(settings["weight_threshold_factor"]))
 
 
-@declared(HST_SETTINGS, guarantee=_hst_guarantee)
+@declared(HST_SETTINGS, guarantee=_hst_guarantee, objective="kmedian")
 def hst_kmedian(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """HST k-median (Alg. 1–3) + private Lloyd-median post-processing (§6; module docstring)."""
     X = validate_inputs(X, k, epsilon, delta)
@@ -259,7 +259,7 @@ PRIVATE_LLOYD_SETTINGS = ONE_MEDIAN_SETTINGS.extend(
 )
 
 
-@declared(PRIVATE_LLOYD_SETTINGS, guarantee=_private_lloyd_guarantee)
+@declared(PRIVATE_LLOYD_SETTINGS, guarantee=_private_lloyd_guarantee, objective="kmedian")
 def private_lloyd(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Private Lloyd-median (§6 baseline) from random centres in the box (shared `init_seed`), ε/T per step."""
     X = validate_inputs(X, k, epsilon, delta)

@@ -152,7 +152,7 @@ def _seed(P, w, k, rng, trials):
     return _d1_seeding(P, w, k, rng, trials)
 
 
-@declared(REFERENCE_SETTINGS, guarantee=NON_PRIVATE)
+@declared(REFERENCE_SETTINGS, guarantee=NON_PRIVATE, objective="kmedian")
 def kmedian_reference(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Converged non-private k-median: ``restarts`` k-median++ seedings, each run to convergence on a
     uniform sample of ``screen_rows`` rows; the ``refine`` best run to convergence on all rows; the
