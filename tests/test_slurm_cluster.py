@@ -128,9 +128,12 @@ def _records(work: Path) -> dict[str, dict]:
 
 def _without_wall(table: pd.DataFrame) -> pd.DataFrame:
     """A table without timing: wall-time columns, and the rows of tidy tables whose metric is one."""
+    def timing(name) -> bool:
+        return name in WALL_FIELDS or str(name).startswith("wall_")  # e.g. su2016 Fig. 2's wall_log_mean
+
     if "metric" in table.columns:
-        table = table[~table["metric"].isin(WALL_FIELDS)]
-    return table.drop(columns=[c for c in table.columns if c in WALL_FIELDS]).reset_index(drop=True)
+        table = table[~table["metric"].map(timing)]
+    return table.drop(columns=[c for c in table.columns if timing(c)]).reset_index(drop=True)
 
 
 def _slurm_jobs(run_id: str) -> list[dict]:
