@@ -366,7 +366,7 @@ def test_report_builds_and_states_the_preset(work, mirror_run, mirror):
     _snakemake(work, "--report", "report.html", mirror=mirror)
     html = (work / "report.html").read_text(encoding="utf-8", errors="replace")
     assert "baselines" in html and len(html) > 100_000
-    assert re.search(r"Preset:\W{0,20}test", html), "the report states the preset it shows"
+    assert re.search(r"Preset: (<strong>|\*\*)?test\b", html), "the report states the preset it shows"
 
 
 def test_default_config_plans_every_item_and_lints_clean(tmp_path):
@@ -377,7 +377,7 @@ def test_default_config_plans_every_item_and_lints_clean(tmp_path):
     p = plan(load_config(work / "config"))
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", out.stdout + out.stderr, re.M))
     assert int(counts.get("render", 0)) == len(p.items)
-    assert int(counts.get("run", 0)) == len(p.runs) <= 5200
+    assert int(counts.get("run", 0)) == len(p.runs) <= 6500  # the job budget (docs/ARCHITECTURE.md)
     lint = subprocess.run([*SNAKEMAKE, "-s", str(work / "Snakefile"), "-d", str(work), "--lint"], cwd=work,
                           env=_env(work), capture_output=True, text=True)
     assert lint.returncode == 0, lint.stdout + lint.stderr

@@ -188,7 +188,7 @@ def cmd_audit(args) -> int:
 
 
 def cmd_item(args) -> int:
-    from .pipeline import run_item_locally
+    from .local_run import run_item_locally
 
     run_item_locally(args.paper, args.item, args.workdir, config_dir=args.config_dir,
                      overrides={"preset": args.preset}, mirror=args.mirror)

@@ -129,7 +129,7 @@ def test_full_protocol_job_budget():
 
 @pytest.mark.slow
 def test_test_preset_renders_fig1_and_supp3d(tmp_path, mirror):
-    from dpclust.pipeline import run_item_locally
+    from dpclust.local_run import run_item_locally
 
     for name in ("fig1", "supp3d"):
         target = run_item_locally("balcan2017", name, tmp_path, mirror=str(mirror), log=lambda *a: None,

@@ -200,7 +200,7 @@ MIRROR = os.environ.get("DPCLUST_DATA_MIRROR", "/work/shared/datasets")
 @pytest.mark.slow
 @pytest.mark.skipif(not Path(MIRROR, "sipu").exists(), reason="no local dataset mirror")
 def test_fig4_end_to_end_test_preset_is_deterministic(tmp_path):
-    from dpclust.pipeline import run_item_locally
+    from dpclust.local_run import run_item_locally
     from dpclust.records import load_records
 
     repo = Path(__file__).resolve().parents[2] / "config"
