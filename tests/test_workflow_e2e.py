@@ -188,6 +188,17 @@ def test_setting_the_mirror_fetches_and_reruns_exactly_the_new_data(work, mirror
     assert ran - fetched == expected
 
 
+def test_items_read_the_processed_data_they_name(work, mirror_run):
+    """An item that reads processed files (Su et al.'s Table 1) gets each dataset's own file, not a
+    neighbour's (the aggregate job's data inputs also hold every dataset its runs read)."""
+    import pandas as pd
+
+    table = pd.read_csv(work / "results" / "tables" / "su2016" / "table1.csv")
+    ok = table[table["status"] == "ok"]
+    assert len(ok) > 0 and (ok["N"] == ok["paper_N"]).any()
+    assert ok.set_index("name").loc["s1", "N"] == 5000
+
+
 def test_nothing_reruns_without_an_edit(work, mirror_run, mirror):
     assert _dry(work, mirror=mirror) == set()  # (e)
     for path in list((work / "src").rglob("*.py")) + list((work / "config").rglob("*.yaml")) + [work / "Snakefile"]:

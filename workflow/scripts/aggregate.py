@@ -1,12 +1,15 @@
 """Snakemake script: aggregate one item's run records into its tidy table (spec from params)."""
 import json
+from pathlib import Path
 
 from dpclust.pipeline import aggregate_item, run_logged
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 spec = json.loads(sm.params.spec)
-# the declared data inputs are the processed files' records; the data are the .h5 beside each
-datasets = {name: str(record)[: -len(".json")] + ".h5" for name, record in zip(spec.get("datasets") or [], sm.input.data)}
+# the declared data inputs are the processed files' records (data/processed/<dataset>.json) of every
+# dataset the item's runs read; the step reads only the datasets its spec names, the .h5 beside each
+records = {Path(record).stem: str(record) for record in sm.input.data}
+datasets = {name: records[name][: -len(".json")] + ".h5" for name in spec.get("datasets") or []}
 
 
 def step():
