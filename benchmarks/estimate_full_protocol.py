@@ -3,9 +3,10 @@
     .venv/bin/python benchmarks/estimate_full_protocol.py --mirror ../shared/datasets [--all-datasets]
         [--preset full] [--budget-s 2.0] [--top 15] [--data-dir DIR]
 
-For every group of run jobs that share (paper, item, algorithm, dataset, k) the script times a
-sample of real runs (the jobs' own specs, one process, one thread) and extrapolates to every seed of
-every job of the group, adding the measured per-job process overhead. It prints the estimated
+For every group of blocks of runs that share (paper, item, algorithm, dataset, k) the script times a
+sample of real runs (the blocks' own specs, one process, one thread) and extrapolates to every seed
+of every block of the group, adding the measured process overhead once per run job (a batch of
+blocks, shared by the groups it runs). It prints the estimated
 CPU-hours and the wall time on 2 and 8 cores, and the groups that cost most.
 
 Datasets that cannot be had offline are skipped, unless `--all-datasets` is given: they are then
@@ -102,6 +103,12 @@ def main(argv=None) -> int:
     groups: dict[tuple, list] = defaultdict(list)
     for job in the_plan.runs:
         groups[(job.paper, job.item, job.algorithm, job.dataset, job.k)].append(job)
+    # one process per run job (a batch of blocks, dpclust.workflow.RunBatch): its start-up is shared
+    # by the groups whose blocks it runs
+    groups_of_batch: dict[str, set] = defaultdict(set)
+    for key, jobs in groups.items():
+        for job in jobs:
+            groups_of_batch[job.path].add(key)
     overhead = None
     warm: set[str] = set()
     rows = []
@@ -125,12 +132,12 @@ def main(argv=None) -> int:
             timed += sum(r["wall_time_s"] for r in rec["runs"])
             n_timed += 1
         per_seed = timed / n_timed
-        cpu = per_seed * seeds + overhead * len(jobs)
+        cpu = per_seed * seeds + overhead * sum(1 / len(groups_of_batch[p]) for p in {j.path for j in jobs})
         rows.append({"group": key, "jobs": len(jobs), "seeds": seeds, "per_seed_s": per_seed, "cpu_s": cpu,
                      "skipped": False})
     total = sum(r["cpu_s"] for r in rows)
     skipped = sorted({r["group"][3] for r in rows if r["skipped"]})
-    print(f"preset {args.preset}: {len(the_plan.runs)} run jobs in {len(groups)} groups "
+    print(f"preset {args.preset}: {len(the_plan.batches)} run jobs ({len(the_plan.runs)} blocks) in {len(groups)} groups "
           f"(sampled in {time.perf_counter() - t_start:.0f} s; per-job process overhead {overhead or 0:.2f} s)")
     if skipped:
         print(f"skipped (data unavailable here; use --all-datasets for stand-ins): {', '.join(skipped)}")

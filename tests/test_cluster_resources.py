@@ -15,12 +15,18 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def runs():
-    return plan(load_config(REPO / "config", overrides={"preset": "test"})).runs
+def the_plan():
+    return plan(load_config(REPO / "config", overrides={"preset": "test"}))
+
+
+@pytest.fixture(scope="module")
+def runs(the_plan):
+    return the_plan.runs
 
 
 @pytest.mark.parametrize("size", [1, 7, 30])
-def test_bundles_hold_at_most_size_jobs_of_one_dataset(runs, size):
+def test_bundles_hold_at_most_size_jobs_of_one_dataset(the_plan, size):
+    runs = the_plan.batches  # the run jobs
     bundles = cluster_resources.bundle_ids(runs, size)
     assert set(bundles) == {j.path for j in runs}
     members = defaultdict(list)
@@ -32,6 +38,19 @@ def test_bundles_hold_at_most_size_jobs_of_one_dataset(runs, size):
     assert len(members) == sum(math.ceil(n / size) for n in per_dataset.values())
     # fixed by the plan: the same jobs in any order give the same bundles
     assert cluster_resources.bundle_ids(list(reversed(runs)), size) == bundles
+
+
+def test_a_run_job_asks_for_its_blocks_in_series(the_plan):
+    """A batch runs its blocks one after another in one process: one start-up, the sum of their
+    run times, the largest of their memories."""
+    table = cluster_resources.load_costs()
+    batch = max(the_plan.batches, key=lambda b: len(b.cells))
+    assert len(batch.cells) > 1
+    parts = [cluster_resources.estimate(job, table) for job in batch.cells]
+    est = cluster_resources.estimate_batch(batch, table)
+    assert est.seconds == pytest.approx(table.base_s + sum(p.seconds - table.base_s for p in parts))
+    assert est.peak_mb == max(p.peak_mb for p in parts)
+    assert cluster_resources.runtime_min(batch) == est.runtime_min()
 
 
 def test_bundle_size_must_be_positive(runs):

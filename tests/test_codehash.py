@@ -25,7 +25,7 @@ def test_comments_and_docstrings_do_not_change_the_hash(tmp_path, monkeypatch):
 
     def hash_of(text):
         mod.write_text(text)
-        for f in (ch._tree, ch.code_text, ch._imports, ch.closure, ch.code_hash):
+        for f in (ch._facts, ch.module_path, ch.closure, ch.code_hash):
             f.cache_clear()
         return ch.code_hash("dpclust.m")
 

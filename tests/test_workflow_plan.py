@@ -48,7 +48,36 @@ def test_plan_expands_seed_blocks(cfg_dir):
     assert len(table.runs) == n_cells * blocks
     assert all(j.epsilon is None for j in table.runs)  # non-private: one epsilon token
     assert p.item("baselines", "figure").runs == table.runs  # runs_from shares jobs
-    assert len(p.runs_by_path) == len(table.runs)
+    assert len(p.runs) == len(table.runs)
+    # one run job (batch) per (dataset, algorithm), holding every (k, block) of it
+    assert len(p.runs_by_path) == len(group["datasets"]) * len(group["algorithms"]) == len(table.run_files)
+    assert sum(len(b.cells) for b in p.batches) == len(table.runs)
+
+
+def test_batch_spec_rebuilds_every_block_spec_exactly(cfg_dir):
+    from dpclust.runner import batch_cells
+
+    p = plan(load_config(cfg_dir))
+    for batch in p.batches:
+        assert batch_cells(batch.spec) == [job.spec for job in batch.cells]
+        assert batch.datasets == [batch.dataset]
+
+
+def test_a_family_group_is_one_batch_per_algorithm():
+    """Su et al.'s Fig. 2 runs the 81 datasets of a family: 9 run jobs per algorithm, 9 datasets each."""
+    from dpclust.runner import batch_cells
+    from dpclust.workflow import FAMILY_BATCH
+
+    p = plan(load_config(REPO / "config"))
+    fig2 = p.item("su2016", "fig2")
+    lloyd = [b for b in p.batches if (b.paper, b.item, b.algorithm) == ("su2016", "fig2", "su2016.dplloyd")]
+    assert sorted(b.data for b in lloyd) == sorted(f"su_synth.{i}" for i in range(1, 10))
+    datasets = [d for b in lloyd for d in b.datasets]
+    assert sorted(datasets) == sorted({j.dataset for j in fig2.runs if j.algorithm == "su2016.dplloyd"})
+    for batch in lloyd:
+        assert len(batch.datasets) == FAMILY_BATCH and all(d.startswith("su_synth_") for d in batch.datasets)
+        assert batch_cells(batch.spec) == [job.spec for job in batch.cells]
+    assert set(fig2.run_files) >= {b.path for b in lloyd}
 
 
 def test_preset_merges_over_item(cfg_dir):

@@ -65,14 +65,18 @@ def build_parser() -> argparse.ArgumentParser:
                                      "instead (planned by dpclust.workflow; no config is read then).",
                          epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("--spec", help="complete run spec as JSON, or @FILE (the workflow's way; replaces "
-                                    "--dataset/--algorithm/--k/--epsilon/... and reads no config)")
+                                    "--dataset/--algorithm/--k/--epsilon/... and reads no config); a run "
+                                    "batch {\"spec\": ..., \"cells\": [[k, eps, seed, count], ...]} writes "
+                                    "every block's record to one file")
     run.add_argument("--data-sha256", default=None,
-                     help="with --spec: sha256 of X the workflow planned with (checked on load)")
+                     help="with --spec: sha256 of X the workflow planned with (checked on load); for a "
+                          "batch, a JSON object {dataset: sha256}")
     run.add_argument("--code-hash", default=None,
                      help="hash of the code the workflow planned the run with (recorded, for provenance)")
     run.add_argument("--dataset", help="dataset name from config/datasets.yaml")
     run.add_argument("--data", help="processed HDF5 file (default: DATA_DIR/processed/DATASET.h5)")
-    run.add_argument("--data-dir", default="data", help="data directory (default: data)")
+    run.add_argument("--data-dir", default="data",
+                     help="data directory (default: data); a batch reads DATA_DIR/processed/<dataset>.h5")
     run.add_argument("--algorithm", help="algorithm name, e.g. su2016.dplloyd (see `list algorithms`)")
     run.add_argument("--k", type=int, help="number of centres")
     run.add_argument("--epsilon", help="total privacy budget (> 0), or 'none' for non-private baselines")
@@ -153,23 +157,49 @@ def _load_spec(text: str) -> dict:
     return spec
 
 
+def _planned_ids(text: str | None) -> dict[str, str]:
+    """--data-sha256: one content id, or a JSON object {dataset: id} (a batch); ids that are not a
+    sha256 (an unavailable marker's) are not checked."""
+    if not text:
+        return {}
+    ids = json.loads(text) if text.lstrip().startswith("{") else {"": text}
+    return {name: v for name, v in ids.items() if isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v)}
+
+
 def cmd_run(args) -> int:
-    from .runner import run_spec, write_json_atomic
+    from .runner import run_batch, run_spec, write_json_atomic
 
     spec = _load_spec(args.spec) if args.spec else _spec_from_args(args)
-    data_path = args.data or str(Path(args.data_dir) / "processed" / f"{spec.get('dataset')}.h5")
-    if not Path(data_path).exists():
-        raise DPClustError(f"processed data file {data_path} does not exist; run "
-                           f"`python -m dpclust data prepare {spec.get('dataset')} ...` or the Snakemake workflow")
-    planned = args.data_sha256 if args.data_sha256 and re.fullmatch(r"[0-9a-f]{64}", args.data_sha256) else None
-    record = run_spec(spec, data_path, data_sha256=planned)
+    planned = _planned_ids(args.data_sha256)
+    if "cells" in spec:  # a run batch (the workflow's run job: dpclust.workflow.RunBatch)
+        datasets = list(dict.fromkeys(cell[0] for cell in spec["cells"]))
+        paths = {name: str(Path(args.data_dir) / "processed" / f"{name}.h5") for name in datasets}
+        if args.data and len(datasets) == 1:
+            paths = {datasets[0]: args.data}
+    else:
+        datasets = [spec.get("dataset")]
+        paths = {datasets[0]: args.data or str(Path(args.data_dir) / "processed" / f"{datasets[0]}.h5")}
+        planned = {datasets[0]: planned[""]} if "" in planned else planned
+    for name, path in paths.items():
+        if not Path(path).exists():
+            raise DPClustError(f"processed data file {path} does not exist; run "
+                               f"`python -m dpclust data prepare {name} ...` or the Snakemake workflow")
+    if "cells" in spec:
+        out = run_batch(spec, paths, planned)
+        records = out["records"]
+    else:
+        out = run_spec(spec, paths[datasets[0]], data_sha256=planned.get(datasets[0]))
+        records = [out]
     if args.code_hash:
-        record["code_hash"] = args.code_hash
-    write_json_atomic(record, args.out)
-    status = record.get("status", "ok")
-    if status != "ok" and not (status == "data_unavailable" and args.allow_unavailable):
+        for record in records:
+            record["code_hash"] = args.code_hash
+    write_json_atomic(out, args.out)
+    failed = [r for r in records if r.get("status", "ok") != "ok"]
+    if failed and not (args.allow_unavailable and all(r["status"] == "data_unavailable" for r in failed)):
+        record = failed[0]
+        status = record["status"]
         reason = " ".join(str(record.get("reason") or "").split())
-        print(f"error: run not done ({status}) for dataset {spec.get('dataset')!r}: {reason}; wrote the record to "
+        print(f"error: run not done ({status}) for dataset {record.get('dataset')!r}: {reason}; wrote the record to "
               f"{args.out}" + ("; pass --allow-unavailable to exit 0" if status == "data_unavailable" else ""),
               file=sys.stderr)
         return 3
@@ -207,8 +237,9 @@ def cmd_list(args) -> int:
     elif args.what == "items":
         p = plan(config)
         for t in p.items:
-            print(f"{t.key:32s} {t.kind:7s} {len(t.runs):5d} jobs  {t.cfg.get('reproduces', '')}")
-        print(f"total run jobs: {len(p.runs)}")
+            print(f"{t.key:32s} {t.kind:7s} {len(t.run_files):5d} jobs {len(t.runs):5d} blocks  "
+                  f"{t.cfg.get('reproduces', '')}")
+        print(f"total run jobs: {len(p.batches)} ({len(p.runs)} blocks of seeds)")
     else:
         for name in sorted(config["registry"].datasets):
             print(name)

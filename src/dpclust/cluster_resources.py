@@ -2,7 +2,8 @@
 
 `profiles/slurm/costs.tsv` (written by `benchmarks/cluster_costs.py`) holds, per (paper, algorithm,
 dataset, k), the measured seconds per seed and the peak memory of real `python -m dpclust run`
-processes. For a planned job J (`dpclust.workflow.RunJob`: s seeds, k clusters, n x d data):
+processes. For a planned block J of a run job (`dpclust.workflow.RunJob`: s seeds, k clusters,
+n x d data):
 
     seconds(J) = base_s + s * sec_per_seed(row) * max(1, k / k_row) * max(1, nd(J) / nd(row))
     peak_mb(J) = max(peak_mb(row), base_mb + DATA_COPIES * data_mb(J))   (second term: other data only)
@@ -22,7 +23,9 @@ of two Snakemake processes beside the run), a safety factor, and grows with each
     runtime = ceil((BUNDLE_OVERHEAD_S + TIME_SAFETY * seconds) / 60) * attempt       [minutes]
     mem_mb  = ceil((MEM_SAFETY * peak_mb + SNAKEMAKE_MB) / 100) * 100 * attempt
 
-A bundle of jobs that run one after another asks for the sum of their runtimes and the largest of
+A run job (a `RunBatch`: blocks run one after another in one process) costs one base_s, the sum of
+its blocks' seconds above it, and the largest of their peaks (`estimate_batch`). A bundle of jobs
+that run one after another asks for the sum of their runtimes and the largest of
 their memories (Snakemake's group resources with one core per bundle: profiles/slurm/config.yaml).
 """
 
@@ -160,23 +163,40 @@ def estimate(job, table: CostTable | None = None) -> Estimate:
     return Estimate(DEFAULT_SECONDS, DEFAULT_PEAK_MB, "default (algorithm never measured)")
 
 
-@lru_cache(maxsize=None)
+def estimate_batch(batch, table: CostTable | None = None) -> Estimate:
+    """Expected seconds and peak MB of one `run` job (a `dpclust.workflow.RunBatch`, whose blocks run
+    one after another in one process): one start-up, the blocks' run times added, their largest peak."""
+    table = table or load_costs()
+    parts = [estimate(job, table) for job in batch.cells]
+    seconds = table.base_s + sum(p.seconds - table.base_s for p in parts)
+    worst = max(parts, key=lambda p: p.peak_mb)
+    return Estimate(seconds, worst.peak_mb, worst.basis)
+
+
+_ESTIMATES: dict[tuple, Estimate] = {}
+
+
 def _estimate_cached(job) -> Estimate:
-    return estimate(job)
+    """The estimate of a RunBatch (or of one block, a RunJob), computed once per planned job."""
+    batch = hasattr(job, "cells")
+    key = (job.path,) if batch else (job.path, job.cell)
+    if key not in _ESTIMATES:
+        _ESTIMATES[key] = estimate_batch(job) if batch else estimate(job)
+    return _ESTIMATES[key]
 
 
 def runtime_min(job, attempt: int = 1) -> int:
-    """SLURM `runtime` (minutes) of one run job; a bundle asks for the sum over its jobs."""
+    """SLURM `runtime` (minutes) of one run job (a RunBatch); a bundle asks for the sum over its jobs."""
     return _estimate_cached(job).runtime_min(attempt)
 
 
 def mem_mb(job, attempt: int = 1) -> int:
-    """SLURM memory (MB) of one run job; a bundle asks for the largest over its jobs."""
+    """SLURM memory (MB) of one run job (a RunBatch); a bundle asks for the largest over its jobs."""
     return _estimate_cached(job).mem_mb(attempt)
 
 
 def bundle_ids(jobs, size: int) -> dict[str, str]:
-    """The bundle (Snakemake group id) of each run job, by its output path: `runs_<dataset>_<i>`.
+    """The bundle (Snakemake group id) of each run job (batch), by its output path: `runs_<dataset>_<i>`.
 
     Jobs of one dataset, in order of their paths, are cut into bundles of at most `size`. Bundles are
     fixed here, from the plan, rather than left to Snakemake's `--group-components` alone: Snakemake

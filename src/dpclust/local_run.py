@@ -16,7 +16,7 @@ def run_item_locally(paper: str, item: str, workdir: str | Path, config_dir=None
                      mirror: str | None = None, log=print):
     """Run every step of one item in-process under `workdir` (no Snakemake)."""
     from .data import fetch_source, prepare_dataset
-    from .runner import run_spec, write_json_atomic
+    from .runner import run_batch, write_json_atomic
     from .workflow import load_config, plan
 
     workdir = Path(workdir)
@@ -36,12 +36,14 @@ def run_item_locally(paper: str, item: str, workdir: str | Path, config_dir=None
                     fetch_source(source, raw_dir=raw_dir, mirror=mirror, registry=registry)
             prepare_dataset(name, raw_dir=raw_dir, out_path=out, registry=registry)
         dataset_paths[name] = str(out)
-    for job in target.runs:
-        if Path(job.path).exists():
+    paths = target.run_files
+    for path in paths:
+        if Path(path).exists():
             continue
-        log(f"run {job.path}")
-        write_json_atomic(run_spec(job.spec, dataset_paths[job.dataset]), job.path)
-    aggregate_item(target.step_spec("aggregate"), [j.path for j in target.runs],
+        batch = the_plan.run(path)
+        log(f"run {path}")
+        write_json_atomic(run_batch(batch.spec, {d: dataset_paths[d] for d in batch.datasets}), path)
+    aggregate_item(target.step_spec("aggregate"), paths,
                    {d: dataset_paths[d] for d in target.data_inputs}, target.table)
     render_item(target.step_spec("render"), target.table, target.figure_stem)
     if target.has_checks:

@@ -1,7 +1,7 @@
 """Run records: what a run released, kept apart from what we measured about it.
 
-A run record (one JSON file per run job, written by `dpclust.runner`) describes a block of runs of
-one (dataset, algorithm, k, ε) cell: the spec it ran (settings, budget, seeds, dataset content id)
+A run record (written by `dpclust.runner`; a run job's file holds the records of its batch,
+`{"schema": 2, "records": [...]}`) describes a block of runs of one (dataset, algorithm, k, ε) cell: the spec it ran (settings, budget, seeds, dataset content id)
 and the algorithm's guarantee (`guarantee`: ε-DP, (ε, δ)-DP, non-private or "not DP as
 published", with the neighbouring relation). Each run has two sections:
 
@@ -12,7 +12,7 @@ published", with the neighbouring relation). Each run has two sections:
   (traces, exact counts, per-stage values). These are exact functions of the data: never publish
   them as the output of a private algorithm.
 
-`load_records` reads record files; `flatten` gives each run as one flat dict (diagnostics,
+`load_records` reads record files (a batch's or a single record's); `flatten` gives each run as one flat dict (diagnostics,
 released, seed, init_seed, wall time), which is how the items read them.
 """
 
@@ -62,5 +62,6 @@ def load_records(paths: Iterable[str | Path]) -> list[dict]:
     out = []
     for p in paths:
         with open(p, encoding="utf-8") as fh:
-            out.append(flatten(json.load(fh)))
+            data = json.load(fh)
+        out.extend(flatten(record) for record in (data["records"] if "records" in data else [data]))
     return out

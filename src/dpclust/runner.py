@@ -1,4 +1,5 @@
-"""Run one block of seeds of one (dataset, algorithm, k, ε) cell from its spec; build its record.
+"""Run one block of seeds of one (dataset, algorithm, k, ε) cell from its spec and build its record
+(`run_spec`); run a batch of such blocks on data loaded once (`run_batch`, the workflow's `run` job).
 
 A run spec (planned by `dpclust.workflow`, passed by the workflow as a param, or built by the CLI)
 holds everything a run depends on: the algorithm's function, privacy and complete settings, the
@@ -9,7 +10,7 @@ Seeds: run `s` uses the mechanism generator `default_rng(derive_seed(base, "run"
 algorithm, k, ε, s))` and the shared-initialisation seed `derive_seed(base, "init", dataset, k,
 s mod init_sets)` (passed as `settings["init_seed"]`; with `init_sets`, the seeds of the whole pool,
 j = 0 .. init_sets-1, are passed as `settings["init_pool_seeds"]`). Nothing depends on the job
-layout, so the same run gives the same bytes whatever the block size.
+layout, so the same run gives the same bytes whatever the block size or batch.
 """
 
 from __future__ import annotations
@@ -102,11 +103,55 @@ def check_spec(spec: dict) -> dict:
     return spec
 
 
-def run_spec(spec: dict, data_path: str, data_sha256: str | None = None) -> dict:
-    """Run the spec's seeds on the processed file `data_path` and return the run record (see
-    docs/ARCHITECTURE.md). `data_sha256`, when given, is the content the workflow planned with."""
+def batch_cells(batch: dict) -> list[dict]:
+    """The block specs of a run batch (`dpclust.workflow.RunBatch.spec_json`): the shared spec with
+    each cell's dataset (and its registry entry), k, ε and seeds."""
+    if not isinstance(batch, dict) or not {"spec", "entries", "cells"} <= set(batch):
+        raise DPClustError("a run batch is {'spec': {...}, 'entries': {dataset: entry}, "
+                           "'cells': [[dataset, k, epsilon, seed_start, seed_count], ...]}")
+    return [dict(batch["spec"], dataset=dataset, dataset_entry=batch["entries"][dataset], k=k, epsilon=eps,
+                 seeds=[start, count]) for dataset, k, eps, start, count in batch["cells"]]
+
+
+def run_batch(batch: dict, data_paths: dict, data_sha256: dict | None = None) -> dict:
+    """Run every block of a run batch, one after another, each dataset loaded once; the batch's file
+    holds their records in order: `{"schema": 2, "records": [...]}` (`dpclust.records.load_records`).
+    `data_paths` and `data_sha256` map each dataset to its processed file and planned content id."""
+    specs = [check_spec(dict(spec)) for spec in batch_cells(batch)]
+    loaded: dict = {}
+    records = []
+    for spec in specs:
+        name = spec["dataset"]
+        records.append(run_spec(spec, data_paths[name], (data_sha256 or {}).get(name),
+                                _loaded=loaded.setdefault(name, {})))
+    return {"schema": RECORD_SCHEMA, "records": records}
+
+
+def _load(data_path: str, data_sha256: str | None, transform: str, entry: dict, loaded: dict):
+    """(processed data, transformed X, bounds), or (the DatasetUnavailable raised, None, None); kept
+    in `loaded` for the other blocks of the batch on this dataset."""
     from .data.store import DatasetUnavailable, load_processed
     from .data.transforms import apply_transform
+
+    if "data" not in loaded:
+        try:
+            loaded["data"] = load_processed(data_path, expect_sha256=data_sha256 or None)
+        except DatasetUnavailable as exc:
+            loaded["data"] = exc
+    data = loaded["data"]
+    if isinstance(data, DatasetUnavailable):
+        return data, None, None
+    if "X" not in loaded:  # the blocks of one batch share the transform and the registry entry
+        X, bounds = apply_transform(transform, data.X, entry)
+        X.flags.writeable = False  # shared by the batch's runs: an algorithm must not change its input
+        loaded["X"] = X, bounds
+    return (data, *loaded["X"])
+
+
+def run_spec(spec: dict, data_path: str, data_sha256: str | None = None, *, _loaded: dict | None = None) -> dict:
+    """Run the spec's seeds on the processed file `data_path` and return the run record (see
+    docs/ARCHITECTURE.md). `data_sha256`, when given, is the content the workflow planned with."""
+    from .data.store import DatasetUnavailable
 
     spec = check_spec(dict(spec))
     start, count = spec["seeds"]
@@ -126,13 +171,12 @@ def run_spec(spec: dict, data_path: str, data_sha256: str | None = None) -> dict
         record["sweep"] = spec["sweep"]
     if "guarantee" in spec:
         record["guarantee"] = spec["guarantee"]
-    try:
-        data = load_processed(data_path, expect_sha256=data_sha256 or None)
-    except DatasetUnavailable as exc:
-        record.update(status="data_unavailable", reason=str(exc), delta=None, settings=settings, runs=[])
+    data, X, bounds = _load(data_path, data_sha256, spec["transform"], spec["dataset_entry"],
+                            {} if _loaded is None else _loaded)
+    if isinstance(data, DatasetUnavailable):
+        record.update(status="data_unavailable", reason=str(data), delta=None, settings=settings, runs=[])
         return _jsonable(record)
     function = import_object(spec["function"])
-    X, bounds = apply_transform(spec["transform"], data.X, spec["dataset_entry"])
     delta = resolve_delta(spec["delta"], X.shape[0])
     X = validate_inputs(X, k, epsilon, delta)
     settings = dict(settings, bounds=[float(bounds[0]), float(bounds[1])])

@@ -6,8 +6,11 @@ paper file in `config/papers/`, the display names (`config/names.yaml`) and the 
 `presets[<preset>]` over it, and validates everything against `workflow/schemas/`.
 
 `plan(config)` expands the run groups into one `RunJob` per (paper, item, group, dataset,
-algorithm, k, ε, seed block). Every job carries its complete, resolved specification: the run's
-`spec` holds the algorithm's full settings (declared defaults, the named variant's overrides and
+algorithm, k, ε, seed block), and groups them into one `RunBatch` per (paper, item, group, dataset,
+algorithm): a batch is one Snakemake job, writing one file, that runs its blocks one after another
+in one process (one job per cell made the DAG and the process start-ups cost more than many runs);
+a group that runs a dataset family has one batch per FAMILY_BATCH datasets of it.
+Every block carries its complete, resolved specification: the run's `spec` holds the algorithm's full settings (declared defaults, the named variant's overrides and
 the group's params), the dataset's registry entry, the transform, seeds and budget; an item's
 `step_spec(step)` holds exactly what its aggregate, render or check step reads. The Snakefile
 passes these to jobs as params, so Snakemake re-runs a job exactly when something it depends on
@@ -236,7 +239,9 @@ def run_spec_for(config: dict, dataset: str, algorithm: str, k: int, epsilon: fl
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RunJob:
-    """One Snakemake job: a block of seeds of one (dataset, algorithm, k, ε) cell, with its spec."""
+    """A block of seeds of one (dataset, algorithm, k, ε) cell, with its spec. It is run by the
+    `RunBatch` of its (paper, item, group, data, algorithm), whose file (`path`) holds its record;
+    `data` is the dataset, or the batch `F.i` of the family a group runs (`datasets: {family: F}`)."""
 
     paper: str
     item: str
@@ -248,22 +253,98 @@ class RunJob:
     block: int
     seed_start: int
     seed_count: int
-    spec_json: str
+    #: the spec without CELL_KEYS, shared by every block of the group's algorithm; the registry entry
+    shared: dict = field(compare=False, hash=False, repr=False, default_factory=dict)
+    entry: dict = field(compare=False, hash=False, repr=False, default_factory=dict)
     results_dir: str = "results"
     overrides_json: str = "{}"  # the group's params for this algorithm (already inside the spec's settings)
+    data: str = ""  # the batch's data: the dataset (when empty) or a batch of the group's family (F.i)
 
     @property
     def path(self) -> str:
-        return run_path(self.results_dir, self.paper, self.item, self.group, self.dataset, self.algorithm,
-                        self.k, fmt_epsilon(self.epsilon), self.block)
+        """The file of the batch (Snakemake job) that runs this block."""
+        return run_path(self.results_dir, self.paper, self.item, self.group, self.data or self.dataset,
+                        self.algorithm)
+
+    @property
+    def cell(self) -> tuple:
+        """Identity of the block inside its batch."""
+        return (self.dataset, self.k, fmt_epsilon(self.epsilon), self.block)
+
+    @property
+    def spec(self) -> dict:
+        """The block's complete spec (what `dpclust.runner.run_spec` takes)."""
+        return json.loads(self.spec_json)
+
+    @property
+    def spec_json(self) -> str:
+        return canonical_json(dict(self.shared, dataset=self.dataset, dataset_entry=self.entry, k=self.k,
+                                   epsilon=self.epsilon, seeds=[self.seed_start, self.seed_count]))
+
+
+#: Datasets of a family (`datasets: {family: F}`) per run job: the family's datasets, in registry
+#: order, are cut into batches `F.1`, `F.2`, ... of at most this many (Su et al.'s 81 synthetic sets:
+#: 9 run jobs per algorithm, each of a few minutes, instead of 81 jobs of seconds).
+FAMILY_BATCH = 9
+#: The keys of a block's spec that differ between the blocks of one batch.
+CELL_KEYS = ("dataset", "dataset_entry", "k", "epsilon", "seeds")
+
+
+@dataclass(frozen=True)
+class RunBatch:
+    """One Snakemake `run` job: every planned block of one (paper, item, group, data, algorithm),
+    run one after another in one process (`dpclust.runner.run_batch`) into one file of records;
+    `data` is a dataset, or a batch `F.i` of up to FAMILY_BATCH datasets of a family (Su et al.'s 81
+    synthetic sets: 9 batches per algorithm).
+
+    `spec_json` holds what every block shares (the block spec without CELL_KEYS) once, the registry
+    entry of each dataset, and the cells as `[dataset, k, epsilon, seed_start, seed_count]`;
+    `dpclust.runner.batch_cells` rebuilds each block's exact spec from it."""
+
+    cells: tuple[RunJob, ...]
+
+    @property
+    def first(self) -> RunJob:
+        return self.cells[0]
+
+    paper = property(lambda self: self.first.paper)
+    item = property(lambda self: self.first.item)
+    group = property(lambda self: self.first.group)
+    algorithm = property(lambda self: self.first.algorithm)
+    path = property(lambda self: self.first.path)
+
+    @property
+    def data(self) -> str:
+        """The dataset, or the family batch `F.i`, of the batch (its file's directory)."""
+        return self.first.data or self.first.dataset
+
+    @property
+    def dataset(self) -> str:
+        return self.data
+
+    @cached_property
+    def datasets(self) -> list[str]:
+        """The datasets the batch reads."""
+        return list(dict.fromkeys(job.dataset for job in self.cells))
+
+    @cached_property
+    def spec_json(self) -> str:
+        shared = self.first.shared
+        if any(job.shared is not shared and job.shared != shared for job in self.cells):
+            raise DPClustError(f"{self.path}: the blocks of one batch differ beyond {', '.join(CELL_KEYS)}")
+        entries = {job.dataset: job.entry for job in self.cells}
+        cells = [[job.dataset, job.k, job.epsilon, job.seed_start, job.seed_count] for job in self.cells]
+        return canonical_json({"spec": shared, "entries": entries, "cells": cells})
 
     @property
     def spec(self) -> dict:
         return json.loads(self.spec_json)
 
 
-def run_path(results_dir, paper, item, group, dataset, algorithm, k, eps_token, block) -> str:
-    return f"{results_dir}/runs/{paper}/{item}/{group}/{dataset}/{algorithm}/k{k}_e{eps_token}_b{block}.json"
+def run_path(results_dir, paper, item, group, data, algorithm) -> str:
+    """The file of one run batch: the records of every block of (paper, item, group, data, algorithm),
+    `data` a dataset or a dataset family."""
+    return f"{results_dir}/runs/{paper}/{item}/{group}/{data}/{algorithm}.json"
 
 
 @dataclass
@@ -289,6 +370,11 @@ class ItemTarget:
     def datasets(self) -> list[str]:
         names = {j.dataset for j in self.runs} | set(self.cfg.get("datasets") or [])
         return sorted(names)
+
+    @property
+    def run_files(self) -> list[str]:
+        """The files of the run batches this item reads, each once, in plan order."""
+        return list(dict.fromkeys(job.path for job in self.runs))
 
     @property
     def data_inputs(self) -> list[str]:
@@ -391,12 +477,21 @@ class Plan:
 
     @cached_property
     def runs(self) -> list[RunJob]:
-        """Every distinct run job (items that share runs via `runs_from` list them once)."""
-        return list({job.path: job for item in self.items for job in item.runs}.values())
+        """Every distinct planned block of runs (items that share runs via `runs_from` list them once)."""
+        return list({(job.path, job.cell): job for item in self.items for job in item.runs}.values())
 
     @cached_property
-    def runs_by_path(self) -> dict[str, RunJob]:
-        return {job.path: job for job in self.runs}
+    def batches(self) -> list[RunBatch]:
+        """Every `run` job: the blocks grouped by their batch file, in plan order."""
+        cells: dict[str, list[RunJob]] = {}
+        for job in self.runs:
+            cells.setdefault(job.path, []).append(job)
+        return [RunBatch(tuple(jobs)) for jobs in cells.values()]
+
+    @cached_property
+    def runs_by_path(self) -> dict[str, RunBatch]:
+        """The run batch (Snakemake job) of each batch file."""
+        return {batch.path: batch for batch in self.batches}
 
     @cached_property
     def items_by_key(self) -> dict[str, ItemTarget]:
@@ -426,7 +521,8 @@ class Plan:
             raise DPClustError(f"unknown item {key!r}; known: {', '.join(sorted(self.items_by_key))}")
         return self.items_by_key[key]
 
-    def run(self, path: str) -> RunJob:
+    def run(self, path: str) -> RunBatch:
+        """The run batch that writes `path`."""
         if path not in self.runs_by_path:
             raise DPClustError(f"{path} is not a planned run of this configuration")
         return self.runs_by_path[path]
@@ -586,6 +682,8 @@ class _Planner:
             if alg not in group["algorithms"]:
                 raise DPClustError(f"{where}: params given for {alg!r}, which is not in the group's algorithms")
         datasets = self.datasets(group["datasets"], where)
+        family = group["datasets"].get("family", "") if isinstance(group["datasets"], dict) else ""
+        batch_of = {d: f"{family}.{i // FAMILY_BATCH + 1}" for i, d in enumerate(datasets)} if family else {}
         jobs = []
         for alg in group["algorithms"]:
             resolved = self.algorithm(alg, params.get(alg, {}), where)
@@ -593,28 +691,27 @@ class _Planner:
             eps_values = eps_list if private else [None]
             if private and None in eps_values:
                 raise DPClustError(f"{where}: private algorithm {alg!r} needs epsilon values")
+            shared = {  # the spec without CELL_KEYS: one dict for every block of the algorithm
+                "paper": paper, "item": item_name, "group": group_name, "transform": group["transform"],
+                **resolved, "delta": group.get("delta", 0.0), "init_sets": group.get("init_sets"),
+                "base_seed": int(self.config["base_seed"]),
+                "store_centers": bool(group.get("store_centers", True)),
+            }
+            if "sweep_value" in group:
+                shared["sweep"] = group["sweep_value"]
+            overrides = canonical_json(params.get(alg, {}))
             for dataset in datasets:
                 entry = self.entry(dataset)
                 for k in self.ks(group["k"], dataset, where):
                     for eps in eps_values:
                         eps = None if eps is None else float(eps)
                         for b, start in enumerate(range(0, reps, block)):
-                            spec = {
-                                "paper": paper, "item": item_name, "group": group_name,
-                                "dataset": dataset, "dataset_entry": entry, "transform": group["transform"],
-                                **resolved, "k": k, "epsilon": eps, "delta": group.get("delta", 0.0),
-                                "seeds": [start, min(block, reps - start)],
-                                "init_sets": group.get("init_sets"),
-                                "base_seed": int(self.config["base_seed"]),
-                                "store_centers": bool(group.get("store_centers", True)),
-                            }
-                            if "sweep_value" in group:
-                                spec["sweep"] = group["sweep_value"]
                             jobs.append(RunJob(
                                 paper=paper, item=item_name, group=group_name, dataset=dataset,
                                 algorithm=alg, k=k, epsilon=eps, block=b, seed_start=start,
-                                seed_count=min(block, reps - start), spec_json=canonical_json(spec),
-                                results_dir=results_dir, overrides_json=canonical_json(params.get(alg, {}))))
+                                seed_count=min(block, reps - start), shared=shared, entry=entry,
+                                results_dir=results_dir, overrides_json=overrides,
+                                data=batch_of.get(dataset, "")))
         return jobs
 
 

@@ -4,7 +4,7 @@
 
 rule aggregate:
     input:
-        runs=lambda w: [job.path for job in item_of(w).runs],
+        runs=lambda w: item_of(w).run_files,
         # the processed records of every dataset its runs read, not only of those it reads itself:
         # the job then waits for those data checkpoints, after which Snakemake re-plans the runs
         # whose data changed (otherwise it could aggregate their old records first)

@@ -40,13 +40,16 @@ def checks_caption_of(w):
 
 
 def run_job(w):
-    return PLAN.run(run_path(RESULTS, w.paper, w.item, w.group, w.dataset, w.algorithm, w.k, w.eps, w.block))
+    """The run batch (dpclust.workflow.RunBatch) of a `run` job's wildcards."""
+    return PLAN.run(run_path(RESULTS, w.paper, w.item, w.group, w.data, w.algorithm))
 
 
 def run_args(w):
-    """The run's command-line arguments: its complete spec (dpclust.workflow), the content id of its
-    processed input and the hash of the code it runs; one param, so that a change of any re-runs it."""
-    return (f"--spec {shlex.quote(run_job(w).spec_json)} --data-sha256 {shlex.quote(data_id(w.dataset))}"
+    """The batch's command-line arguments: its complete spec (dpclust.workflow), the content id of
+    each processed input and the hash of the code it runs; one param, so that a change of any re-runs it."""
+    batch = run_job(w)
+    ids = canonical_json({d: data_id(d) for d in batch.datasets})
+    return (f"--spec {shlex.quote(batch.spec_json)} --data-sha256 {shlex.quote(ids)}"
             f" --code-hash {RUN_CODE[w.algorithm]}")
 
 

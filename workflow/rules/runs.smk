@@ -1,10 +1,13 @@
-# One job per (paper, item, run group, dataset, algorithm, k, epsilon, seed block).
-# params.args holds the job's complete, resolved spec (algorithm function, privacy and full
-# settings, registry entry, transform, seeds, budget; dpclust.workflow), the content id of the
-# processed input, and a hash of the algorithm's module, every dpclust module it imports and the
-# runner. Editing a setting, a grid, a dataset or an algorithm re-runs exactly the jobs whose spec,
-# data or code changed. Each job is single-threaded (BLAS too): Snakemake runs --cores of them side
-# by side.
+# One job per (paper, item, run group, data, algorithm), `data` a dataset or the dataset family a
+# group runs, cut in batches of FAMILY_BATCH (Su et al.'s 81 synthetic sets: 9 jobs per algorithm): a batch (dpclust.workflow.RunBatch)
+# that runs every planned (k, epsilon, seed block) of it one after another in one process, on data
+# each dataset loaded once, into one file of records. params.args holds the batch's complete, resolved spec
+# (algorithm function, privacy and full settings, registry entry, transform, budget, and the cells'
+# k, epsilon and seeds; dpclust.workflow), the content id of each processed input, and a hash of
+# the algorithm's module, every dpclust module it imports and the runner. Editing a setting, a
+# dataset or an algorithm re-runs exactly the batches whose spec, data or code changed; editing a
+# grid (k, epsilon, repetitions) re-runs the batches of the groups it changes. Each job is
+# single-threaded (BLAS too): Snakemake runs --cores of them side by side.
 
 RUN_CODE = {
     name: code_hash(function_module(entry["function"]), "dpclust.runner")
@@ -14,27 +17,29 @@ RUN_CODE = {
 
 rule run:
     input:
-        data=lambda w: data_input(w.dataset),
+        data=lambda w: [data_input(d) for d in run_job(w).datasets],
     output:
-        f"{RESULTS}/runs/{{paper}}/{{item}}/{{group}}/{{dataset}}/{{algorithm}}/k{{k}}_e{{eps}}_b{{block}}.json",
+        f"{RESULTS}/runs/{{paper}}/{{item}}/{{group}}/{{data}}/{{algorithm}}.json",
     log:
-        "logs/runs/{paper}/{item}/{group}/{dataset}/{algorithm}/k{k}_e{eps}_b{block}.log",
+        "logs/runs/{paper}/{item}/{group}/{data}/{algorithm}.log",
     wildcard_constraints:
-        k=r"\d+",
-        block=r"\d+",
-        eps=r"[0-9.e+-]+|none",
+        paper=r"[^/]+",
+        item=r"[^/]+",
+        group=r"[^/]+",
+        data=r"[^/]+",
+        algorithm=r"[^/]+",
     threads: 1
     group:
         run_group  # bundles under profiles/slurm (workflow/rules/cluster.smk); none otherwise
     params:
         # one param (one function call per job): the spec, the data's content id, the code hash
         args=run_args,
-        h5=f"{DATA}/processed/{{dataset}}.h5",
+        data_dir=DATA,
     resources:
-        mem_mb=run_mem_mb,
-        runtime=run_runtime,
+        mem_mb=run_mem_mb if REQUESTS_MATTER else NOMINAL_MEM_MB,
+        runtime=run_runtime if REQUESTS_MATTER else NOMINAL_RUNTIME_MIN,
     conda:
         "../envs/dpclust.yaml"
     shell:
         "export OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads};"
-        " python3 -m dpclust run {params.args} --data {params.h5} --allow-unavailable --out {output} > {log} 2>&1"
+        " python3 -m dpclust run {params.args} --data-dir {params.data_dir} --allow-unavailable --out {output} > {log} 2>&1"

@@ -60,7 +60,6 @@ import itertools
 import math
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from ..api import DPClustError
 
@@ -104,6 +103,8 @@ class AliveTree:
     def _build(self) -> None:
         self.version += 1
         self.idx = np.flatnonzero(self.alive)
+        from scipy.spatial import cKDTree  # imported here: planning imports this module, and scipy.spatial takes 0.5 s
+
         self.tree = cKDTree(self.P[self.idx]) if self.idx.size else None
 
     def near(self, G: np.ndarray, radius: float, linf: bool = False) -> list[np.ndarray]:
