@@ -144,3 +144,47 @@ def test_exit_code_of_the_process(tmp_path):
     assert proc.returncode == 3, proc.stderr
     assert proc.stderr.startswith("error: run not done (data_unavailable)") and proc.stderr.count("\n") == 1
     assert out.exists()
+
+
+def test_a_batch_of_two_datasets_gives_each_block_the_record_it_gets_alone(tmp_path, mirror, capsys):
+    """A run job (`dpclust.workflow.RunBatch`) may read several datasets (a family batch): each block
+    reads its own dataset, and gets exactly the record it gets when run alone (wall times aside);
+    an unavailable dataset gives its blocks `data_unavailable` records and exit 3 unless allowed."""
+    from dpclust.data import fetch_source, load_registry
+    from dpclust.runner import run_spec
+    from dpclust.workflow import load_config, run_spec_for
+
+    reg = load_registry(CONFIG / "datasets.yaml")
+    for name in ("iris", "s1"):
+        for source in reg.sources_for(name):
+            fetch_source(source, raw_dir=tmp_path / "raw", mirror=str(mirror), registry=reg)
+        prepare_dataset(name, raw_dir=tmp_path / "raw", out_path=tmp_path / "processed" / f"{name}.h5", registry=reg)
+    config = load_config(CONFIG)
+    cells = [("iris", 3, 1.0, 0, 2), ("s1", 15, 1.0, 0, 2), ("iris", 4, 0.5, 2, 3)]
+    specs = [run_spec_for(config, d, "su2016.dplloyd", k, eps, seeds=(start, count), transform="minmax_pm1")
+             for d, k, eps, start, count in cells]
+    shared = {key: v for key, v in specs[0].items() if key not in ("dataset", "dataset_entry", "k", "epsilon", "seeds")}
+    batch = {"spec": shared, "entries": {s["dataset"]: s["dataset_entry"] for s in specs}, "cells": [list(c) for c in cells]}
+    out = tmp_path / "batch.json"
+    code, err = _run(["--spec", json.dumps(batch), "--data-dir", str(tmp_path), "--out", str(out)], capsys)
+    assert code == 0, err
+
+    def without_wall(rec):
+        return dict(rec, runs=[{k: v for k, v in r.items() if k != "wall_time_s"} for r in rec["runs"]])
+
+    records = json.loads(out.read_text())["records"]
+    assert [(r["dataset"], r["k"], r["seeds"]) for r in records] == [("iris", 3, [0, 1]), ("s1", 15, [0, 1]),
+                                                                    ("iris", 4, [2, 3, 4])]
+    for rec, spec in zip(records, specs):
+        alone = json.loads(json.dumps(run_spec(spec, str(tmp_path / "processed" / f"{spec['dataset']}.h5"))))
+        assert without_wall({k: v for k, v in rec.items() if k != "code_hash"}) == without_wall(alone)
+
+    from dpclust.data.processed import write_unavailable
+
+    write_unavailable(tmp_path / "processed" / "s1.h5", "s1", "withdrawn")
+    code, err = _run(["--spec", json.dumps(batch), "--data-dir", str(tmp_path), "--out", str(out)], capsys)
+    statuses = [r["status"] for r in json.loads(out.read_text())["records"]]
+    assert code == 3 and "s1" in err and statuses == ["ok", "data_unavailable", "ok"]
+    code, _ = _run(["--spec", json.dumps(batch), "--data-dir", str(tmp_path), "--out", str(out),
+                    "--allow-unavailable"], capsys)
+    assert code == 0
