@@ -143,11 +143,6 @@ def _facts(module: str, path: Path) -> tuple[str, tuple[str, ...]]:
     return digest, tuple(imports)
 
 
-def code_text(path: Path) -> str:
-    """The module's syntax tree without docstrings, as text (what the code hash covers)."""
-    return _code_text(ast.parse(Path(path).read_bytes()))
-
-
 def _imports(module: str, path: Path) -> frozenset[str]:
     return frozenset(m for m in _facts(module, path)[1] if module_path(m) is not None)
 
@@ -175,7 +170,7 @@ def closure(module: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=None)
 def code_hash(*modules: str) -> str:
-    """sha256 (first 16 hex digits) over the code text (`code_text`, by its digest) of the modules'
+    """sha256 (first 16 hex digits) over the code text (`_code_text`, by its digest) of the modules'
     import closures."""
     h = hashlib.sha256()
     for mod in sorted(set(m for top in modules for m in closure(top))):
