@@ -280,6 +280,19 @@ def test_gkm_blocks_and_range():
     assert abs(np.median(qs)) < 0.1
 
 
+@pytest.mark.parametrize("blocks,k,d", [("n^0.4", 5, 2), ("n/3k", 3, 4), ("n^0.6", 4, 1), ("n^0.2", 6, 3)])
+def test_block_kmeans_leaving_converged_blocks_out_gives_the_same_bytes(blocks, k, d):
+    """Blocks at their fixed point leave the iterations (an optimisation): the centres must be the
+    bytes of running every block for every iteration, ties included (points on a coarse lattice)."""
+    rng = np.random.default_rng(7)
+    for X in (rng.uniform(-1, 1, size=(3000, d)), np.round(rng.uniform(-1, 1, size=(3000, d)) * 2) / 2):
+        ell = gupt.num_blocks(blocks, X.shape[0], k)
+        for seed in range(3):
+            fast = gupt.block_kmeans(X, ell, k, 20, 10, np.random.default_rng(seed))
+            full = gupt.block_kmeans(X, ell, k, 20, 10, np.random.default_rng(seed), freeze_converged=False)
+            assert fast.tobytes() == full.tobytes()
+
+
 def test_hybrid_threshold_matches_inequality_15():
     # §6.4: on Adult-num (N=48,841, d=6, k=5) the rule falls back to EUGkM at ε = 0.05; on Gowalla
     # (N=107,091, d=2, k=5) the hybrid is applied at ε = 0.7 (its NICV differs from EUGkM's there)

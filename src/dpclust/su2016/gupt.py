@@ -112,8 +112,10 @@ def num_blocks(spec: str, n: int, k: int) -> int:
 _GROUP_BYTES = 1 << 20   # target size of one block-group distance slab (engineering)
 
 
-def block_kmeans(X, ell, k, restarts, max_iter, rng):
-    """Centroids (ℓ, k, d) of every block (random partition into ℓ near-equal blocks)."""
+def block_kmeans(X, ell, k, restarts, max_iter, rng, *, freeze_converged: bool = True):
+    """Centroids (ℓ, k, d) of every block (random partition into ℓ near-equal blocks).
+    `freeze_converged` (an optimisation, same bytes either way): blocks at their fixed point leave
+    the iterations."""
     n, d = X.shape
     B = -(-n // ell)
     perm = rng.permutation(n)
@@ -144,25 +146,28 @@ def block_kmeans(X, ell, k, restarts, max_iter, rng):
     c_dim = restarts * k
     group = max(1, _GROUP_BYTES // (c_dim * B * 8))       # blocks per cache-resident distance slab
 
-    def nearest(C):
-        """(min_j D, argmin_j D) over the k centres, D = ‖x‖² − 2x·c + ‖c‖², laid out (ℓ, k, R, B)
-        so every pass below runs over long contiguous rows, and computed a few blocks at a time
-        so each slab stays in cache. −2 is folded into the centres (exact power-of-two scaling),
-        so every entry equals (x·c)·(−2) + ‖x‖² + ‖c‖² summed in that order; the label is the
-        lowest index attaining the minimum, as argmin's."""
-        Ca = np.empty((ell, k, restarts, d + 2), dtype=C.dtype)                  # rows (j, r)
+    def nearest(C, blocks=None):
+        """(min_j D, argmin_j D) over the k centres for the blocks `blocks` (all when None; C holds
+        their centres), D = ‖x‖² − 2x·c + ‖c‖², laid out (blocks, k, R, B) so every pass below runs
+        over long contiguous rows, and computed a few blocks at a time so each slab stays in cache.
+        −2 is folded into the centres (exact power-of-two scaling), so every entry equals
+        (x·c)·(−2) + ‖x‖² + ‖c‖² summed in that order by one GEMM per block, whichever blocks are
+        asked for; the label is the lowest index attaining the minimum, as argmin's."""
+        nb = C.shape[0]
+        Ca = np.empty((nb, k, restarts, d + 2), dtype=C.dtype)                   # rows (j, r)
         Ca[..., :d] = np.swapaxes(C, 1, 2) * m2
         Ca[..., d] = 1.0
         Ca[..., d + 1] = np.swapaxes(np.einsum("lrkd,lrkd->lrk", C, C), 1, 2)
-        Ca = Ca.reshape(ell, c_dim, d + 2)
+        Ca = Ca.reshape(nb, c_dim, d + 2)
         xs = xT if C.dtype == xT.dtype else xT64
         m = lab = eq = None
-        for g0 in range(0, ell, group):
-            sl = slice(g0, min(g0 + group, ell))
-            D = np.matmul(Ca[sl], xs[sl]).reshape(-1, k, restarts, B)
+        for g0 in range(0, nb, group):
+            sl = slice(g0, min(g0 + group, nb))
+            xg = xs[sl] if blocks is None else xs[blocks[sl]]
+            D = np.matmul(Ca[sl], xg).reshape(-1, k, restarts, B)
             if m is None:
-                m = np.empty((ell, restarts, B), dtype=D.dtype)
-                lab = np.zeros((ell, restarts, B), dtype=lab_dtype)
+                m = np.empty((nb, restarts, B), dtype=D.dtype)
+                lab = np.zeros((nb, restarts, B), dtype=lab_dtype)
                 eq = np.empty((D.shape[0], restarts, B), dtype=bool)
             mg, lg, eg = m[sl], lab[sl], eq[:D.shape[0]]
             np.minimum.reduce(D, axis=1, out=mg)
@@ -171,20 +176,42 @@ def block_kmeans(X, ell, k, restarts, max_iter, rng):
                 np.copyto(lg, j, where=eg)
         return m, lab
 
-    base = (np.arange(ell * restarts) * k).reshape(ell, restarts, 1)
-    wflat = np.broadcast_to(wb[:, None, :], (ell, restarts, B)).ravel()
-    # loop-invariant bincount weights, cast once to the float64 that bincount accumulates in
-    xw = [(np.broadcast_to(Xb[:, None, :, i], (ell, restarts, B)).ravel() * wflat).astype(np.float64) for i in range(d)]
-    wflat = wflat.astype(np.float64)
+    # Lloyd on every (block, restart) at once. A block whose labels (all its restarts) did not
+    # change in an iteration has reached its fixed point: its centres are the same bytes at every
+    # later iteration, so it is left out of the rest (the per-block arithmetic of the others is
+    # unchanged: one GEMM and one in-order bincount per block).
+    wb3 = np.broadcast_to(wb[:, None, :], (ell, restarts, B))
+    active = np.arange(ell)
+    prev = None
+    cols = None
     for _ in range(max_iter):
-        lab = nearest(C)[1]                                              # (ℓ, R, B)
+        lab = nearest(C[active], None if active.size == ell else active)[1]     # (a, R, B)
+        if prev is not None and freeze_converged:
+            moved = (lab != prev).reshape(active.size, -1).any(axis=1)
+            if not moved.all():
+                active, lab = active[moved], lab[moved]
+                if active.size == 0:
+                    break
+        prev = lab
+        a = active.size
+        if cols is None or cols[0] != a:   # the active blocks' weights and coordinates, flattened
+            sel = slice(None) if a == ell else active
+            wflat = wb3[sel].ravel().astype(np.float64)
+            xw = [(np.broadcast_to(Xb[sel][:, None, :, i], (a, restarts, B)).ravel() * wb3[sel].ravel())
+                  .astype(np.float64) for i in range(d)]
+            base = (np.arange(a * restarts) * k).reshape(a, restarts, 1)
+            cols = (a, wflat, xw, base)
+        _, wflat, xw, base = cols
         flat = (lab + base).ravel()                                             # cluster id per (block, restart, point)
-        counts = np.bincount(flat, weights=wflat, minlength=ell * restarts * k).reshape(ell, restarts, k)
-        sums = np.empty((ell, restarts, k, d), dtype=np.float32)
+        counts = np.bincount(flat, weights=wflat, minlength=a * restarts * k).reshape(a, restarts, k)
+        sums = np.empty((a, restarts, k, d), dtype=np.float32)
         for i in range(d):  # loop over dimensions only
-            sums[..., i] = np.bincount(flat, weights=xw[i], minlength=ell * restarts * k).reshape(ell, restarts, k)
+            sums[..., i] = np.bincount(flat, weights=xw[i], minlength=a * restarts * k).reshape(a, restarts, k)
         ok = counts > 0
-        C = np.where(ok[..., None], sums / np.where(ok, counts, 1.0)[..., None], C)
+        new = np.where(ok[..., None], sums / np.where(ok, counts, 1.0)[..., None], C[active])
+        if C.dtype != new.dtype:
+            C = C.astype(new.dtype)
+        C[active] = new
     distortion = (np.maximum(nearest(C)[0], 0.0) * wb[:, None, :]).sum(axis=2)   # (ℓ, R)
     best = distortion.argmin(axis=1)
     return C[np.arange(ell), best].astype(float)                                # (ℓ, k, d)
