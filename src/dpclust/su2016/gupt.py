@@ -179,34 +179,36 @@ def block_kmeans(X, ell, k, restarts, max_iter, rng, *, freeze_converged: bool =
     # Lloyd on every (block, restart) at once. A block whose labels (all its restarts) did not
     # change in an iteration has reached its fixed point: its centres are the same bytes at every
     # later iteration, so it is left out of the rest (the per-block arithmetic of the others is
-    # unchanged: one GEMM and one in-order bincount per block).
-    wb3 = np.broadcast_to(wb[:, None, :], (ell, restarts, B))
+    # unchanged: one GEMM per block, and each cluster's sums accumulated over its points in order).
+    # bincount weights, cast once to the float64 bincount accumulates in: (d, ℓ, B) coordinates
+    # and (ℓ, B) weights, shared by the R restarts (no (ℓ, R, B) copy per dimension)
+    xw_all = np.ascontiguousarray(np.moveaxis(Xb * wb[..., None], 2, 0), dtype=np.float64)
+    w_all = wb.astype(np.float64)
     active = np.arange(ell)
     prev = None
-    cols = None
+    xw = w = None
     for _ in range(max_iter):
         lab = nearest(C[active], None if active.size == ell else active)[1]     # (a, R, B)
         if prev is not None and freeze_converged:
             moved = (lab != prev).reshape(active.size, -1).any(axis=1)
             if not moved.all():
                 active, lab = active[moved], lab[moved]
+                xw = None
                 if active.size == 0:
                     break
         prev = lab
         a = active.size
-        if cols is None or cols[0] != a:   # the active blocks' weights and coordinates, flattened
-            sel = slice(None) if a == ell else active
-            wflat = wb3[sel].ravel().astype(np.float64)
-            xw = [(np.broadcast_to(Xb[sel][:, None, :, i], (a, restarts, B)).ravel() * wb3[sel].ravel())
-                  .astype(np.float64) for i in range(d)]
-            base = (np.arange(a * restarts) * k).reshape(a, restarts, 1)
-            cols = (a, wflat, xw, base)
-        _, wflat, xw, base = cols
-        flat = (lab + base).ravel()                                             # cluster id per (block, restart, point)
-        counts = np.bincount(flat, weights=wflat, minlength=a * restarts * k).reshape(a, restarts, k)
+        if xw is None:
+            xw = xw_all if a == ell else xw_all[:, active]
+            w = (w_all if a == ell else w_all[active]).ravel()
+        base = (np.arange(a) * k)[:, None]
+        counts = np.empty((a, restarts, k))
         sums = np.empty((a, restarts, k, d), dtype=np.float32)
-        for i in range(d):  # loop over dimensions only
-            sums[..., i] = np.bincount(flat, weights=xw[i], minlength=a * restarts * k).reshape(a, restarts, k)
+        for r in range(restarts):  # per restart and dimension: each bin sums its block's points in order
+            flat = (lab[:, r, :] + base).ravel()
+            counts[:, r] = np.bincount(flat, weights=w, minlength=a * k).reshape(a, k)
+            for i in range(d):
+                sums[:, r, :, i] = np.bincount(flat, weights=xw[i].ravel(), minlength=a * k).reshape(a, k)
         ok = counts > 0
         new = np.where(ok[..., None], sums / np.where(ok, counts, 1.0)[..., None], C[active])
         if C.dtype != new.dtype:
