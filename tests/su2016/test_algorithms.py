@@ -293,6 +293,15 @@ def test_block_kmeans_leaving_converged_blocks_out_gives_the_same_bytes(blocks, 
             assert fast.tobytes() == full.tobytes()
 
 
+def test_block_labels_are_numpys_argmin_ties_included():
+    """Block k-means labels a point by its nearest centre, ties to the lowest index (as argmin)."""
+    rng = np.random.default_rng(3)
+    D = rng.integers(0, 3, size=(4, 5, 6, 7)).astype(float)       # (blocks, k, R, B), many ties
+    m, lab, eq = np.empty((4, 6, 7)), np.empty((4, 6, 7), dtype=np.uint8), np.empty((4, 6, 7), dtype=bool)
+    gupt.min_and_first_argmin(D, m, lab, eq)
+    assert np.array_equal(lab, D.argmin(axis=1)) and np.array_equal(m, D.min(axis=1))
+
+
 def test_hybrid_threshold_matches_inequality_15():
     # §6.4: on Adult-num (N=48,841, d=6, k=5) the rule falls back to EUGkM at ε = 0.05; on Gowalla
     # (N=107,091, d=2, k=5) the hybrid is applied at ε = 0.7 (its NICV differs from EUGkM's there)

@@ -112,6 +112,16 @@ def num_blocks(spec: str, n: int, k: int) -> int:
 _GROUP_BYTES = 1 << 20   # target size of one block-group distance slab (engineering)
 
 
+def min_and_first_argmin(D: np.ndarray, m: np.ndarray, lab: np.ndarray, eq: np.ndarray) -> None:
+    """m = min over axis 1 of D, lab = the lowest index attaining it (numpy's argmin), for D laid
+    out (blocks, k, …) so each pass runs over long contiguous rows; `eq` is a bool buffer shaped as m."""
+    np.minimum.reduce(D, axis=1, out=m)
+    lab[...] = 0
+    for j in range(D.shape[1] - 1, -1, -1):   # descending, so the lowest index of a tie wins
+        np.equal(D[:, j], m, out=eq)
+        np.copyto(lab, j, where=eq)
+
+
 def block_kmeans(X, ell, k, restarts, max_iter, rng, *, freeze_converged: bool = True):
     """Centroids (ℓ, k, d) of every block (random partition into ℓ near-equal blocks).
     `freeze_converged` (an optimisation, same bytes either way): blocks at their fixed point leave
@@ -169,11 +179,7 @@ def block_kmeans(X, ell, k, restarts, max_iter, rng, *, freeze_converged: bool =
                 m = np.empty((nb, restarts, B), dtype=D.dtype)
                 lab = np.zeros((nb, restarts, B), dtype=lab_dtype)
                 eq = np.empty((D.shape[0], restarts, B), dtype=bool)
-            mg, lg, eg = m[sl], lab[sl], eq[:D.shape[0]]
-            np.minimum.reduce(D, axis=1, out=mg)
-            for j in range(k - 1, 0, -1):   # descending, so the lowest index of a tie wins
-                np.equal(D[:, j], mg, out=eg)
-                np.copyto(lg, j, where=eg)
+            min_and_first_argmin(D, m[sl], lab[sl], eq[:D.shape[0]])
         return m, lab
 
     # Lloyd on every (block, restart) at once. A block whose labels (all its restarts) did not
