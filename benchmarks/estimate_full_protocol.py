@@ -1,14 +1,16 @@
 """Estimate what the full protocol (the default config) costs on this machine, before running it.
 
     .venv/bin/python benchmarks/estimate_full_protocol.py --mirror ../shared/datasets [--all-datasets]
-        [--preset full] [--budget-s 0.5] [--top 15] [--data-dir DIR]
+        [--preset full] [--budget-s 0.5] [--top 15] [--data-dir DIR] [--jobs 2] [--cache FILE]
 
 For every (algorithm, dataset, transform, k, settings) the blocks of the plan use, the script times
-a sample of real runs (a block's own spec at its middle ε, one process, one thread, data loaded once
-per dataset as a run job does) and extrapolates to every seed of every block that shares it, adding
-the measured process overhead once per run job (a batch of blocks, shared by the groups it runs).
-It prints a line per sample as it goes. It prints the estimated
-CPU-hours and the wall time on 2 and 8 cores, and the groups that cost most.
+a sample of real runs (a block's own spec at its middle ε, one thread, data loaded once per dataset
+as a run job does) and extrapolates to every seed of every block that shares it, adding the
+measured process overhead once per run job (a batch of blocks, shared by the groups it runs).
+`--jobs 2` times on two processes at once, as `snakemake --cores 2` runs two jobs. With `--cache`
+a timing is kept while the algorithm's code is unchanged (`dpclust.codehash`), so after a speed-up
+only the changed algorithms are timed again. It prints a line per sample as it goes, then the
+estimated CPU-hours, the wall time on 2 and 8 cores, the algorithms and the groups that cost most.
 
 Datasets that cannot be had offline are skipped, unless `--all-datasets` is given: they are then
 timed on a stand-in of the registry's n × d drawn uniformly in the public box (timing only; such
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -90,6 +93,38 @@ def _sample_key(spec: dict) -> tuple:
             json.dumps(spec["settings"], sort_keys=True))
 
 
+def _cache_key(code: str, key: tuple) -> str:
+    """A timing is reused while the algorithm's code (its module and every dpclust module it
+    imports, `dpclust.codehash`) and the sample key are unchanged."""
+    return code + "|" + json.dumps(list(key))
+
+
+def _time_samples(task) -> list:
+    """Worker: time the sample specs of one data set (loaded once), one thread each."""
+    data, items, budget_s, quiet = task
+    from dpclust.runner import run_spec
+
+    loaded: dict[str, dict] = {}
+    warm: set[str] = set()
+    out = []
+    for key, spec, seeds in items:
+        cache = loaded.setdefault(spec["transform"], {})
+        start, count = spec["seeds"]
+        if spec["function"] not in warm:  # first use: pays one-off imports, not timed
+            run_spec(dict(spec, seeds=[start, 1]), data, _loaded=cache)
+            warm.add(spec["function"])
+        timed, n_timed = 0.0, 0
+        while n_timed < count and (n_timed == 0 or timed < budget_s):
+            rec = run_spec(dict(spec, seeds=[start + n_timed, 1]), data, _loaded=cache)
+            timed += sum(r["wall_time_s"] for r in rec["runs"])
+            n_timed += 1
+        out.append((list(key), timed / n_timed))
+        if not quiet:
+            print(f"  {key[0].rsplit('.', 1)[-1]} {key[1]} k={key[3]}: {timed / n_timed:.4f} s/run x {seeds} = "
+                  f"{timed / n_timed * seeds / 60:.1f} CPU-min", flush=True)
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mirror", default=os.environ.get("DPCLUST_DATA_MIRROR"))
@@ -100,9 +135,10 @@ def main(argv=None) -> int:
     parser.add_argument("--data-dir", default=None, help="where processed files are (default: a temp dir)")
     parser.add_argument("--json", default=None, help="also write the per-group estimates here")
     parser.add_argument("--quiet", action="store_true", help="no line per sampled key")
+    parser.add_argument("--jobs", type=int, default=1, help="timing processes (the workflow runs one job a core)")
+    parser.add_argument("--cache", default=None, help="JSON of timings to reuse while an algorithm's code is unchanged")
     args = parser.parse_args(argv)
 
-    from dpclust.runner import run_spec
     from dpclust.workflow import load_config, plan
 
     config = load_config(REPO / "config", overrides={"preset": args.preset})
@@ -123,37 +159,41 @@ def main(argv=None) -> int:
     for job in the_plan.runs:
         if job.dataset in paths:
             by_key[_sample_key(job.spec)].append(job)
-    overhead = None
-    warm: set[str] = set()
-    loaded: dict[tuple, dict] = {}  # data loaded once per (dataset, transform), as a batch does
+    from dpclust.codehash import code_hash
+
+    def code_of(function: str) -> str:
+        return code_hash(function.split(":")[0])
+
+    cache = json.loads(Path(args.cache).read_text()) if args.cache and Path(args.cache).exists() else {}
     per_seed: dict[tuple, float] = {}
-    t_start = time.perf_counter()
-    sampled_cpu = 0.0
-    for i, (key, jobs) in enumerate(sorted(by_key.items(), key=lambda kv: (kv[0][1], kv[0][0], kv[0][3]))):
+    todo: dict[str, list] = defaultdict(list)   # data set -> its sample specs (one worker loads it once)
+    for key, jobs in by_key.items():
         jobs = sorted(jobs, key=lambda j: (j.epsilon is None, j.epsilon or 0.0))
         spec = jobs[len(jobs) // 2].spec
-        data = paths[spec["dataset"]]
-        cache = loaded.setdefault((spec["dataset"], spec["transform"]), {})
-        if overhead is None:
-            overhead = _process_overhead(spec, data)
-        start, count = spec["seeds"]
-        if spec["function"] not in warm:  # first use: pays one-off imports, not timed
-            run_spec(dict(spec, seeds=[start, 1]), data, _loaded=cache)
-            warm.add(spec["function"])
-        timed, n_timed = 0.0, 0
-        while n_timed < count and (n_timed == 0 or timed < args.budget_s):
-            rec = run_spec(dict(spec, seeds=[start + n_timed, 1]), data, _loaded=cache)
-            timed += sum(r["wall_time_s"] for r in rec["runs"])
-            n_timed += 1
-        per_seed[key] = timed / n_timed
-        seeds = sum(j.seed_count for j in by_key[key])
-        sampled_cpu += per_seed[key] * seeds
-        if not args.quiet:
-            print(f"[{i + 1}/{len(by_key)} {time.perf_counter() - t_start:5.0f} s] {key[0].rsplit('.', 1)[-1]} "
-                  f"{key[1]} k={key[3]}: {per_seed[key]:.4f} s/run x {seeds} = {per_seed[key] * seeds / 60:.1f} "
-                  f"CPU-min (running total {sampled_cpu / 3600:.2f} CPU-h)", flush=True)
-        if len(loaded) > 2:  # keep the memory of a few datasets only
-            loaded.pop(next(iter(loaded)))
+        cached = cache.get(_cache_key(code_of(spec["function"]), key))
+        if cached is not None:
+            per_seed[key] = cached
+        else:
+            todo[spec["dataset"]].append((key, spec, sum(j.seed_count for j in jobs)))
+    first = next(iter(by_key.values()))[0].spec
+    overhead = _process_overhead(first, paths[first["dataset"]])
+    t_start = time.perf_counter()
+    n_todo = sum(len(v) for v in todo.values())
+    print(f"{len(by_key)} timing samples: {len(by_key) - n_todo} from the cache (same code), {n_todo} to time "
+          f"on {args.jobs} process(es)", flush=True)
+    work = [(paths[name], items, args.budget_s, args.quiet) for name, items in
+            sorted(todo.items(), key=lambda kv: -len(kv[1]))]
+    done = 0
+    with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+        for results in pool.imap_unordered(_time_samples, work):
+            for key, seconds in results:
+                per_seed[tuple(key)] = seconds
+                fn = key[0]
+                cache[_cache_key(code_of(fn), tuple(key))] = seconds
+            done += len(results)
+            print(f"[{done}/{n_todo} timed, {time.perf_counter() - t_start:.0f} s]", flush=True)
+            if args.cache:
+                Path(args.cache).write_text(json.dumps(cache, indent=0, sort_keys=True))
     rows = []
     for key, jobs in sorted(groups.items()):
         seeds = sum(j.seed_count for j in jobs)
@@ -167,7 +207,8 @@ def main(argv=None) -> int:
     total = sum(r["cpu_s"] for r in rows)
     skipped = sorted({r["group"][3] for r in rows if r["skipped"]})
     print(f"\npreset {args.preset}: {len(the_plan.batches)} run jobs ({len(the_plan.runs)} blocks) in {len(groups)} groups; "
-          f"{len(by_key)} timing samples in {time.perf_counter() - t_start:.0f} s; per-job process overhead "
+          f"{len(by_key)} timing samples ({n_todo} timed now, on {args.jobs} process(es), in "
+          f"{time.perf_counter() - t_start:.0f} s); per-job process overhead "
           f"{overhead or 0:.2f} s")
     if skipped:
         print(f"skipped (data unavailable here; use --all-datasets for stand-ins): {', '.join(skipped)}")

@@ -1,27 +1,32 @@
-"""Load a module of dpclust as it was at an earlier commit, beside the current one, so a speed-up is
-measured as a ratio against the previous implementation in one run (same process, same data).
+"""The previous implementation, beside the current one, so a speed-up is measured as a ratio in one
+run (same data, same machine state).
 
-    from previous import load_previous
-    old = load_previous("dpclust.su2016.gupt", "HEAD~1")
-
-The old source is read with `git show <commit>:src/<module path>.py` and executed as a submodule of
-the current package (relative imports resolve to today's dpclust), which is right for a module
-whose own code is what changed.
+* `load_previous(module, commit)`: one module of dpclust as it was at `commit`, executed as a
+  submodule of today's package (its relative imports resolve to today's dpclust): right when that
+  module's own code is what changed.
+* `previous_src(commit)`: the whole `src/` tree at `commit`, exported to a temporary directory, for
+  a child process (`PYTHONPATH=<it>`) when the change spans modules.
 """
 from __future__ import annotations
 
 import importlib.util
+import io
 import subprocess
 import sys
+import tarfile
+import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
 
+def _git(*args: str) -> bytes:
+    return subprocess.run(["git", "-C", str(REPO), *args], check=True, capture_output=True).stdout
+
+
 def load_previous(module: str, commit: str):
     path = "src/" + module.replace(".", "/") + ".py"
-    source = subprocess.run(["git", "-C", str(REPO), "show", f"{commit}:{path}"], check=True,
-                            capture_output=True, text=True).stdout
+    source = _git("show", f"{commit}:{path}").decode()
     name = f"{module}__at_{commit.replace('~', '_').replace('^', '_')}"
     spec = importlib.util.spec_from_loader(name, loader=None)
     mod = importlib.util.module_from_spec(spec)
@@ -29,3 +34,10 @@ def load_previous(module: str, commit: str):
     sys.modules[name] = mod
     exec(compile(source, f"{commit}:{path}", "exec"), mod.__dict__)
     return mod
+
+
+def previous_src(commit: str) -> str:
+    out = Path(tempfile.mkdtemp(prefix="dpclust-previous-"))
+    with tarfile.open(fileobj=io.BytesIO(_git("archive", commit, "src")), mode="r:") as tar:
+        tar.extractall(out, filter="data")
+    return str(out / "src")

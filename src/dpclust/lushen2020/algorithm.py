@@ -69,7 +69,7 @@ from ..baselines import lloyd
 from ..blocks.domain import public_box
 from ..blocks.initialisation import initial_centers
 from ..mechanisms import laplace_mechanism
-from ..metrics import assign, kmeans_cost
+from ..metrics import assign, kmeans_cost, row_norms
 from ..settings import Boolean, Interval, Options, Setting, Settings, declared, not_dp
 from . import sampling_zone as sz
 
@@ -153,23 +153,27 @@ def _check_settings(s: dict) -> dict:
     return s
 
 
-def _means(X, labels, k, fallback):
-    """Cluster means (empty clusters keep `fallback`), sums and counts via np.bincount."""
+def _means(X, labels, k, fallback, XT=None):
+    """Cluster means (empty clusters keep `fallback`), sums and counts via np.bincount; `XT`, when
+    given, is X's columns as contiguous rows (computed once per run: the same sums, without a
+    strided copy of every column at every call)."""
     counts = np.bincount(labels, minlength=k)
     sums = np.empty((k, X.shape[1]))
+    cols = X.T if XT is None else XT
     for j in range(X.shape[1]):  # loop over the d coordinates, not over points
-        sums[:, j] = np.bincount(labels, weights=X[:, j], minlength=k)
+        sums[:, j] = np.bincount(labels, weights=cols[j], minlength=k)
     S = fallback.copy()
     nonempty = counts > 0
     S[nonempty] = sums[nonempty] / counts[nonempty, None]
     return S, sums, counts
 
 
-def _prior_controller(X, S, a, S_prev, nonempty, s, rng):
-    """X^(t) = S^(t+1): one more Lloyd step from the true means S^(t) (Alg. 2 line 2)."""
+def _prior_controller(X, S, a, S_prev, nonempty, s, rng, views=(None, None)):
+    """X^(t) = S^(t+1): one more Lloyd step from the true means S^(t) (Alg. 2 line 2); `views` =
+    (row norms, contiguous columns) of X, computed once per run."""
     k = S.shape[0]
-    labels_next, _ = assign(X, S)
-    Xc, _, counts_next = _means(X, labels_next, k, S)
+    labels_next, _ = assign(X, S, views[0])
+    Xc, _, counts_next = _means(X, labels_next, k, S, views[1])
     dist = np.linalg.norm(Xc - S, axis=1)
     if s["prior_clip"]:
         far = dist > a
@@ -181,12 +185,12 @@ def _prior_controller(X, S, a, S_prev, nonempty, s, rng):
     return Xc, int(degenerate.sum())
 
 
-def final_release(X, labels, S_hat, eps0, rng, acc, settings) -> np.ndarray:
+def final_release(X, labels, S_hat, eps0, rng, acc, settings, XT=None) -> np.ndarray:
     """Line 12: the means of the final clusters with Laplace noise (sensitivity 1, ε₀) on the
     counts only (§6.1); the count vector has L1 sensitivity 1 under add/remove-one (Def. 1)."""
     k = S_hat.shape[0]
     lo, hi = data_bounds(settings)
-    _, sums, counts = _means(X, labels, k, S_hat)
+    _, sums, counts = _means(X, labels, k, S_hat, XT)
     noisy = laplace_mechanism(counts.astype(float), 1.0, eps0, rng, accountant=acc,
                               label="final: Laplace on the cluster counts (line 12)")
     noisy = np.maximum(noisy, float(settings["min_noisy_count"]))
@@ -221,10 +225,11 @@ def lushen(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     converged = False
     forced_stop = False
     trace_a = []
+    views = (row_norms(X), np.ascontiguousarray(X.T))   # what every iteration reads of X, once
     while True:
         iterations += 1
-        labels, _ = assign(X, S_hat)
-        S, _, counts = _means(X, labels, k, S_hat)
+        labels, _ = assign(X, S_hat, views[0])
+        S, _, counts = _means(X, labels, k, S_hat, views[1])
         a = np.linalg.norm(S - S_hat, axis=1)
         if s["convergence"] == "memberships":
             done = prev_labels is not None and np.array_equal(labels, prev_labels)
@@ -243,7 +248,7 @@ def lushen(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
             if active.any():
                 Xc[active] = sz.posterior_controller(S[active], S_hat[active], rng)
         else:
-            Xc, nf = _prior_controller(X, S, a, S_hat, active, s, rng)
+            Xc, nf = _prior_controller(X, S, a, S_hat, active, s, rng, views)
             fallbacks += nf
         new_S_hat = S_hat.copy()
         if active.any():
@@ -260,8 +265,8 @@ def lushen(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
         trace_a.append(float(a.max()))
         S_hat = new_S_hat
         prev_labels = labels
-    S_final = _means(X, labels, k, S_hat)[0]
-    centers = final_release(X, labels, S_hat, eps0, rng, acc, s)
+    S_final = _means(X, labels, k, S_hat, views[1])[0]
+    centers = final_release(X, labels, S_hat, eps0, rng, acc, s, views[1])
     info = {
         "strategy": s["strategy"], "epsilon_step": eps_step, "epsilon_0": eps0,
         "epsilon_total_bottom_up": eps0 + sampling_iterations * eps_step,

@@ -74,14 +74,18 @@ def sum_sensitivity_radius(bounds) -> float:
     return float(max(abs(lo), abs(hi)))
 
 
-def cluster_stats(X: np.ndarray, labels: np.ndarray, k: int, weights: np.ndarray | None = None):
-    """Per-cluster sums (k, d) and counts (k,) with np.bincount (no Python loop over points)."""
+def cluster_stats(X: np.ndarray, labels: np.ndarray, k: int, weights: np.ndarray | None = None,
+                  XT: np.ndarray | None = None):
+    """Per-cluster sums (k, d) and counts (k,) with np.bincount (no Python loop over points).
+    `XT`, when given, is X's columns as contiguous rows (np.ascontiguousarray(X.T), for a caller
+    that runs many passes over one X): the same sums, without a strided copy per column."""
     d = X.shape[1]
     w = None if weights is None else np.asarray(weights, dtype=float)
     counts = np.bincount(labels, weights=w, minlength=k).astype(float)
     sums = np.empty((k, d))
+    cols = X.T if XT is None else XT
     for i in range(d):  # loop over dimensions only
-        col = X[:, i] if w is None else X[:, i] * w
+        col = cols[i] if w is None else cols[i] * w
         sums[:, i] = np.bincount(labels, weights=col, minlength=k)
     return sums, counts
 

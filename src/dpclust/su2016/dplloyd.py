@@ -43,7 +43,7 @@ from ..accountant import Accountant
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
 from ..blocks.domain import public_box
 from ..mechanisms import laplace_mechanism
-from ..metrics import assign
+from ..metrics import assign, row_norms
 from ..settings import Boolean, Interval, Options, Setting, Settings, declared
 from .common import INIT_SETTINGS, cluster_stats, initial_centers, sum_sensitivity_radius
 
@@ -97,12 +97,21 @@ def iteration_budgets(epsilon: float, settings, n: int, k: int, d: int) -> list[
     raise DPClustError(f"unknown allocation {how!r}: use uniform, geometric or su_tops")
 
 
-def noisy_lloyd_step(X, C, budget, acc: Accountant, rng, r: float, bounds, settings, label: str):
+def data_views(X):
+    """(‖x‖² per row, X's columns as contiguous rows): what every DPLloyd iteration reads of X."""
+    X = np.asarray(X, dtype=float)
+    return row_norms(X), np.ascontiguousarray(X.T)
+
+
+def noisy_lloyd_step(X, C, budget, acc: Accountant, rng, r: float, bounds, settings, label: str,
+                     views: tuple | None = None):
     """One DPLloyd iteration from centres C with the given budget; returns the new centres, the
-    noisy counts (k,) and the noisy sums (k, d)."""
+    noisy counts (k,) and the noisy sums (k, d). `views` = `data_views(X)`, computed once by a
+    caller that runs many iterations (the same bytes either way)."""
     k, d = C.shape
-    labels, _ = assign(X, C)
-    sums, counts = cluster_stats(X, labels, k)
+    X_sq, XT = views if views is not None else (None, None)
+    labels, _ = assign(X, C, X_sq)
+    sums, counts = cluster_stats(X, labels, k, XT=XT)
     e_joint, e_sum = budget
     if e_sum is None:
         # counts and sums released together: L1 sensitivity d·r + 1 (§4.1.1)
@@ -134,8 +143,10 @@ def dplloyd_from(X, C0, epsilon, rng, settings, acc: Accountant | None = None, l
     budgets = iteration_budgets(epsilon, settings, n, k, d)
     C = np.array(C0, dtype=float, copy=True)
     trace = []
+    views = data_views(X)
     for it, budget in enumerate(budgets, start=1):
-        C, _, _ = noisy_lloyd_step(X, C, budget, acc, rng, r, bounds, settings, f"{label_prefix}iteration {it}")
+        C, _, _ = noisy_lloyd_step(X, C, budget, acc, rng, r, bounds, settings, f"{label_prefix}iteration {it}",
+                                   views)
         if settings["record_trace"]:
             trace.append(C.tolist())
     info = {"allocation": settings["allocation"], "iterations_run": len(budgets)}
