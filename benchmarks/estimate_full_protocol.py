@@ -214,6 +214,12 @@ def main(argv=None) -> int:
         print(f"skipped (data unavailable here; use --all-datasets for stand-ins): {', '.join(skipped)}")
     print(f"estimated run CPU time: {total / 3600:.2f} CPU-hours; wall ≈ {total / 2 / 60:.0f} min on 2 cores, "
           f"{total / 8 / 60:.0f} min on 8 cores (run jobs only)")
+    by_paper: dict[str, float] = defaultdict(float)
+    for r in rows:
+        by_paper[r["group"][0]] += r["cpu_s"]
+    print("\nby paper (the leaderboard and the baselines table are beyond the papers): CPU-hours, share")
+    for name, cpu in sorted(by_paper.items(), key=lambda kv: -kv[1]):
+        print(f"  {name:30s} {cpu / 3600:8.2f}  {100 * cpu / max(total, 1e-9):5.1f}%")
     by_algorithm: dict[str, float] = defaultdict(float)
     for r in rows:
         by_algorithm[r["group"][2]] += r["cpu_s"]

@@ -39,5 +39,8 @@ def load_previous(module: str, commit: str):
 def previous_src(commit: str) -> str:
     out = Path(tempfile.mkdtemp(prefix="dpclust-previous-"))
     with tarfile.open(fileobj=io.BytesIO(_git("archive", commit, "src")), mode="r:") as tar:
-        tar.extractall(out, filter="data")
+        if hasattr(tarfile, "data_filter"):      # Python ≥ 3.11.4
+            tar.extractall(out, filter="data")
+        else:
+            tar.extractall(out)
     return str(out / "src")
