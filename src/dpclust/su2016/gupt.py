@@ -216,10 +216,11 @@ def block_kmeans(X, ell, k, restarts, max_iter, rng, *, freeze_converged: bool =
             for i in range(d):
                 sums[:, r, :, i] = np.bincount(flat, weights=xw[i].ravel(), minlength=a * k).reshape(a, k)
         ok = counts > 0
-        new = np.where(ok[..., None], sums / np.where(ok, counts, 1.0)[..., None], C[active])
-        if C.dtype != new.dtype:
-            C = C.astype(new.dtype)
-        C[active] = new
+        if C.dtype != np.float64:   # the first update: start points (float32) become float64 means
+            C = C.astype(np.float64)
+        for r in range(restarts):   # one restart at a time: no (blocks, R, k, d) temporaries
+            mean = sums[:, r] / np.where(ok[:, r], counts[:, r], 1.0)[..., None]
+            C[active, r] = np.where(ok[:, r, :, None], mean, C[active, r])
     distortion = (np.maximum(nearest(C)[0], 0.0) * wb[:, None, :]).sum(axis=2)   # (ℓ, R)
     best = distortion.argmin(axis=1)
     return C[np.arange(ell), best].astype(float)                                # (ℓ, k, d)
