@@ -165,7 +165,7 @@ def block_kmeans(X, ell, k, restarts, max_iter, rng, *, freeze_converged: bool =
         asked for; the label is the lowest index attaining the minimum, as argmin's."""
         nb = C.shape[0]
         Ca = np.empty((nb, k, restarts, d + 2), dtype=C.dtype)                   # rows (j, r)
-        Ca[..., :d] = np.swapaxes(C, 1, 2) * m2
+        np.multiply(np.swapaxes(C, 1, 2), m2, out=Ca[..., :d])                  # no (blocks, k, R, d) temporary
         Ca[..., d] = 1.0
         Ca[..., d + 1] = np.swapaxes(np.einsum("lrkd,lrkd->lrk", C, C), 1, 2)
         Ca = Ca.reshape(nb, c_dim, d + 2)
