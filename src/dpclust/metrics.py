@@ -74,6 +74,13 @@ def row_norms(X: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", X, X)
 
 
+def data_views(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(`row_norms(X)`, X's columns as contiguous rows): what every Lloyd-type iteration reads of X
+    (`assign`'s `X_sq`, the bincount sums' columns), computed once by a caller that runs many."""
+    X = np.asarray(X, dtype=float)
+    return row_norms(X), np.ascontiguousarray(X.T)
+
+
 def assign(X: np.ndarray, C: np.ndarray, X_sq: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Nearest centre of every row and its squared distance, in chunks of rows; `X_sq`, when
     given, is `row_norms(X)` (the same bytes as computing it per chunk)."""

@@ -69,7 +69,7 @@ from ..baselines import lloyd
 from ..blocks.domain import public_box
 from ..blocks.initialisation import initial_centers
 from ..mechanisms import laplace_mechanism
-from ..metrics import assign, kmeans_cost, row_norms
+from ..metrics import assign, data_views, kmeans_cost
 from ..settings import Boolean, Interval, Options, Setting, Settings, declared, not_dp
 from . import sampling_zone as sz
 
@@ -225,7 +225,7 @@ def lushen(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     converged = False
     forced_stop = False
     trace_a = []
-    views = (row_norms(X), np.ascontiguousarray(X.T))   # what every iteration reads of X, once
+    views = data_views(X)   # what every iteration reads of X, once
     while True:
         iterations += 1
         labels, _ = assign(X, S_hat, views[0])

@@ -43,7 +43,7 @@ from ..accountant import Accountant
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
 from ..blocks.domain import public_box
 from ..mechanisms import laplace_mechanism
-from ..metrics import assign, row_norms
+from ..metrics import assign, data_views
 from ..settings import Boolean, Interval, Options, Setting, Settings, declared
 from .common import INIT_SETTINGS, cluster_stats, initial_centers, sum_sensitivity_radius
 
@@ -95,12 +95,6 @@ def iteration_budgets(epsilon: float, settings, n: int, k: int, d: int) -> list[
         T, e_count, e_sum = su_tops_schedule(epsilon, n, k, d, float(settings["rho"]))
         return [(e_count, e_sum)] * T
     raise DPClustError(f"unknown allocation {how!r}: use uniform, geometric or su_tops")
-
-
-def data_views(X):
-    """(‖x‖² per row, X's columns as contiguous rows): what every DPLloyd iteration reads of X."""
-    X = np.asarray(X, dtype=float)
-    return row_norms(X), np.ascontiguousarray(X.T)
 
 
 def noisy_lloyd_step(X, C, budget, acc: Accountant, rng, r: float, bounds, settings, label: str,
