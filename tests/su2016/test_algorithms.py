@@ -293,6 +293,39 @@ def test_block_kmeans_leaving_converged_blocks_out_gives_the_same_bytes(blocks, 
             assert fast.tobytes() == full.tobytes()
 
 
+@pytest.mark.parametrize("blocks,k,d", [("n^0.4", 5, 2), ("n/3k", 3, 40), ("n^0.2", 6, 3)])
+def test_block_kmeans_gives_the_same_bytes_whatever_the_chunk(blocks, k, d):
+    """Blocks are clustered a chunk at a time (an optimisation): one block per chunk, a few, or all
+    at once must give the same bytes."""
+    X = np.random.default_rng(11).uniform(-1, 1, size=(2000, d))
+    ell = gupt.num_blocks(blocks, X.shape[0], k)
+    outs = [gupt.block_kmeans(X, ell, k, 7, 10, np.random.default_rng(5), chunk_bytes=c).tobytes()
+            for c in (1, 7 * k * (d + 2) * 8 * 3, 1 << 40)]
+    assert outs[0] == outs[1] == outs[2]
+
+
+@pytest.mark.parametrize("a,R,k,B,d", [(3, 20, 10, 30, 784), (5, 4, 3, 9, 2), (2, 3, 16, 800, 50),
+                                       (1, 1, 1, 1, 1), (4, 2, 5, 1500, 7)])
+@pytest.mark.parametrize("gemm", [True, False])
+def test_cluster_sums_add_each_clusters_points_in_order(a, R, k, B, d, gemm):
+    """The GEMM with the one-hot label matrix must give the bytes of adding each cluster's points
+    one at a time, in the block's order, from 0 (a weighted bincount per dimension) — a BLAS that
+    split the inner dimension across accumulators would fail here."""
+    rng = np.random.default_rng(a * 1000 + B)
+    X = rng.standard_normal((a, B, d)).astype(np.float32).astype(np.float64)
+    w = (rng.random((a, B)) < 0.9).astype(np.float64)
+    X *= w[..., None]                                   # padding rows are zero, weight 0
+    lab = rng.integers(0, k, (a, R, B))
+    counts, sums = gupt.cluster_sums(lab, X, w, k, gemm=gemm)
+    base = (np.arange(a) * k)[:, None]
+    for r in range(R):
+        flat = (lab[:, r, :] + base).ravel()
+        assert np.array_equal(counts[:, r], np.bincount(flat, weights=w.ravel(), minlength=a * k).reshape(a, k))
+        for i in range(d):
+            ref = np.bincount(flat, weights=X[..., i].ravel(), minlength=a * k).reshape(a, k)
+            assert sums[:, r, :, i].tobytes() == ref.tobytes()
+
+
 def test_block_labels_are_numpys_argmin_ties_included():
     """Block k-means labels a point by its nearest centre, ties to the lowest index (as argmin)."""
     rng = np.random.default_rng(3)

@@ -110,6 +110,7 @@ def num_blocks(spec: str, n: int, k: int) -> int:
 
 
 _GROUP_BYTES = 1 << 20   # target size of one block-group distance slab (engineering)
+_CHUNK_BYTES = 1 << 25   # target size of one chunk's centres (engineering: no giant temporaries)
 
 
 def min_and_first_argmin(D: np.ndarray, m: np.ndarray, lab: np.ndarray, eq: np.ndarray) -> None:
@@ -122,37 +123,50 @@ def min_and_first_argmin(D: np.ndarray, m: np.ndarray, lab: np.ndarray, eq: np.n
         np.copyto(lab, j, where=eq)
 
 
-def block_kmeans(X, ell, k, restarts, max_iter, rng, *, freeze_converged: bool = True):
-    """Centroids (ℓ, k, d) of every block (random partition into ℓ near-equal blocks).
-    `freeze_converged` (an optimisation, same bytes either way): blocks at their fixed point leave
-    the iterations."""
-    n, d = X.shape
-    B = -(-n // ell)
-    perm = rng.permutation(n)
-    pad = ell * B - n
-    # block b gets positions b, b+ℓ, b+2ℓ, … of the permutation: sizes differ by at most 1
-    slots = np.concatenate([perm, np.full(pad, -1)]).reshape(B, ell).T          # (ℓ, B)
-    valid = slots >= 0
-    # the per-block k-means is the non-private f of sample-and-aggregate: float32 is enough (the
-    # privacy of the release rests on the clamping to the private range, not on f's precision)
-    Xb = np.where(valid[..., None], X[np.where(valid, slots, 0)], 0.0).astype(np.float32)  # (ℓ, B, d)
-    wb = valid.astype(np.float32)
-    # starts: k distinct valid points of each block, per restart
-    keys = rng.random((ell, restarts, B))
-    keys[np.broadcast_to(~valid[:, None, :], keys.shape)] = np.inf
-    start_idx = np.argpartition(keys, k - 1, axis=2)[:, :, :k]                  # (ℓ, R, k)
-    C = np.take_along_axis(Xb[:, None, :, :], start_idx[..., None], axis=2)      # (ℓ, R, k, d)
-    # augmented points [x, ‖x‖², 1] (ℓ, d + 2, B): with centres [−2c, 1, ‖c‖²] one GEMM gives
+def cluster_sums(lab: np.ndarray, X64: np.ndarray, w: np.ndarray, k: int, *,
+                 gemm: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per (block, restart, cluster): the count and the coordinate sums of its points, added in the
+    block's point order from 0. `lab` (a, R, B) labels, `X64` (a, B, d) points (zero rows for
+    padding), `w` (a, B) 0/1 weights. Two ways, the same bytes (see the tests): one weighted
+    bincount per (restart, dimension), cheap when d is small; or (`gemm`, the default when d > k)
+    one GEMM per block with the one-hot matrix of the labels, where a 0 entry adds ±0 and a 1 entry
+    adds the point, in order (OpenBLAS's kernels run the inner dimension in order)."""
+    a, R, B = lab.shape
+    d = X64.shape[2]
+    if gemm is None:
+        gemm = d > k
+    if gemm:
+        onehot = (lab[:, :, None, :] == np.arange(k)[:, None]) * w[:, None, None, :]      # (a, R, k, B)
+        counts = onehot.sum(axis=3)                                                      # exact: integers
+        return counts, np.matmul(onehot.reshape(a, R * k, B), X64).reshape(a, R, k, d)
+    xw = np.ascontiguousarray(np.moveaxis(X64, 2, 0)).reshape(d, a * B)                 # (d, a·B)
+    wf = w.ravel()
+    base = (np.arange(a) * k)[:, None]
+    counts = np.empty((a, R, k))
+    sums = np.empty((a, R, k, d))
+    for r in range(R):   # per restart and dimension: each bin sums its block's points in order
+        flat = (lab[:, r, :] + base).ravel()
+        counts[:, r] = np.bincount(flat, weights=wf, minlength=a * k).reshape(a, k)
+        for i in range(d):
+            sums[:, r, :, i] = np.bincount(flat, weights=xw[i], minlength=a * k).reshape(a, k)
+    return counts, sums
+
+
+def _lloyd_blocks(Xb, wb, C, k, max_iter, freeze_converged):
+    """Lloyd on every (block, restart) of one chunk of blocks: `Xb` (g, B, d) float32 points,
+    `wb` (g, B) weights, `C` (g, R, k, d) float32 starts. Returns each block's best centres (g, k, d)."""
+    g, B, d = Xb.shape
+    restarts = C.shape[1]
+    # augmented points [x, ‖x‖², 1] (g, d + 2, B): with centres [−2c, 1, ‖c‖²] one GEMM gives
     # ((x·c)·(−2) + ‖x‖²) + ‖c‖², accumulated in that order by a BLAS that runs the inner dimension
     # in order (OpenBLAS here: bit-identical to adding the terms one pass at a time)
-    xT = np.empty((ell, d + 2, B), dtype=np.float32)
+    xT = np.empty((g, d + 2, B), dtype=np.float32)
     xT[:, :d] = np.swapaxes(Xb, 1, 2)
     xT[:, d] = np.einsum("lbd,lbd->lb", Xb, Xb)
     xT[:, d + 1] = 1.0
     xT64 = xT.astype(np.float64)
     m2 = np.float32(-2.0)
     lab_dtype = np.min_scalar_type(k)                                            # small labels: less memory traffic
-
     c_dim = restarts * k
     group = max(1, _GROUP_BYTES // (c_dim * B * 8))       # blocks per cache-resident distance slab
 
@@ -186,44 +200,62 @@ def block_kmeans(X, ell, k, restarts, max_iter, rng, *, freeze_converged: bool =
     # change in an iteration has reached its fixed point: its centres are the same bytes at every
     # later iteration, so it is left out of the rest (the per-block arithmetic of the others is
     # unchanged: one GEMM per block, and each cluster's sums accumulated over its points in order).
-    # bincount weights, cast once to the float64 bincount accumulates in: (d, ℓ, B) coordinates
-    # and (ℓ, B) weights, shared by the R restarts (no (ℓ, R, B) copy per dimension)
-    xw_all = np.ascontiguousarray(np.moveaxis(Xb * wb[..., None], 2, 0), dtype=np.float64)
-    w_all = wb.astype(np.float64)
-    active = np.arange(ell)
+    X64 = Xb.astype(np.float64)
+    w64 = wb.astype(np.float64)
+    active = np.arange(g)
     prev = None
-    xw = w = None
     for _ in range(max_iter):
-        lab = nearest(C[active], None if active.size == ell else active)[1]     # (a, R, B)
+        lab = nearest(C[active], None if active.size == g else active)[1]         # (a, R, B)
         if prev is not None and freeze_converged:
             moved = (lab != prev).reshape(active.size, -1).any(axis=1)
             if not moved.all():
                 active, lab = active[moved], lab[moved]
-                xw = None
                 if active.size == 0:
                     break
         prev = lab
-        a = active.size
-        if xw is None:
-            xw = xw_all if a == ell else xw_all[:, active]
-            w = (w_all if a == ell else w_all[active]).ravel()
-        base = (np.arange(a) * k)[:, None]
-        counts = np.empty((a, restarts, k))
-        sums = np.empty((a, restarts, k, d), dtype=np.float32)
-        for r in range(restarts):  # per restart and dimension: each bin sums its block's points in order
-            flat = (lab[:, r, :] + base).ravel()
-            counts[:, r] = np.bincount(flat, weights=w, minlength=a * k).reshape(a, k)
-            for i in range(d):
-                sums[:, r, :, i] = np.bincount(flat, weights=xw[i].ravel(), minlength=a * k).reshape(a, k)
-        ok = counts > 0
+        full = active.size == g
+        counts, sums = cluster_sums(lab, X64 if full else X64[active], w64 if full else w64[active], k)
+        sums = sums.astype(np.float32)
         if C.dtype != np.float64:   # the first update: start points (float32) become float64 means
             C = C.astype(np.float64)
-        for r in range(restarts):   # one restart at a time: no (blocks, R, k, d) temporaries
-            mean = sums[:, r] / np.where(ok[:, r], counts[:, r], 1.0)[..., None]
-            C[active, r] = np.where(ok[:, r, :, None], mean, C[active, r])
-    distortion = (np.maximum(nearest(C)[0], 0.0) * wb[:, None, :]).sum(axis=2)   # (ℓ, R)
+        # a cluster with points moves to their mean (float32 sums / counts); an empty one stays
+        Cu = C if full else C[active]
+        np.divide(sums, counts[..., None], out=Cu, where=(counts > 0)[..., None])
+        if not full:
+            C[active] = Cu
+    distortion = (np.maximum(nearest(C)[0], 0.0) * wb[:, None, :]).sum(axis=2)   # (g, R)
     best = distortion.argmin(axis=1)
-    return C[np.arange(ell), best].astype(float)                                # (ℓ, k, d)
+    return C[np.arange(g), best]
+
+
+def block_kmeans(X, ell, k, restarts, max_iter, rng, *, freeze_converged: bool = True,
+                 chunk_bytes: int = _CHUNK_BYTES):
+    """Centroids (ℓ, k, d) of every block (random partition into ℓ near-equal blocks).
+    Blocks are independent: after the random draws (partition, starts) they are clustered a chunk
+    at a time (about `chunk_bytes` of centres or one-hot labels), so no array grows with ℓ·R·k·d.
+    Optimisations, the same bytes whatever the chunk: `freeze_converged` (blocks at their fixed
+    point leave the iterations) and the chunks themselves."""
+    n, d = X.shape
+    B = -(-n // ell)
+    perm = rng.permutation(n)
+    pad = ell * B - n
+    # block b gets positions b, b+ℓ, b+2ℓ, … of the permutation: sizes differ by at most 1
+    slots = np.concatenate([perm, np.full(pad, -1)]).reshape(B, ell).T          # (ℓ, B)
+    valid = slots >= 0
+    # starts: k distinct valid points of each block, per restart
+    keys = rng.random((ell, restarts, B))
+    keys[np.broadcast_to(~valid[:, None, :], keys.shape)] = np.inf
+    start_idx = np.argpartition(keys, k - 1, axis=2)[:, :, :k]                  # (ℓ, R, k)
+    out = np.empty((ell, k, d))
+    chunk = max(1, int(chunk_bytes) // (restarts * k * max(d + 2, B) * 8))   # centres, one-hot labels
+    for b0 in range(0, ell, chunk):
+        sl = slice(b0, min(b0 + chunk, ell))
+        # the per-block k-means is the non-private f of sample-and-aggregate: float32 is enough (the
+        # privacy of the release rests on the clamping to the private range, not on f's precision)
+        Xb = np.where(valid[sl, :, None], X[np.where(valid[sl], slots[sl], 0)], 0.0).astype(np.float32)
+        C = Xb[np.arange(Xb.shape[0])[:, None, None], start_idx[sl]]                 # (g, R, k, d) starts
+        out[sl] = _lloyd_blocks(Xb, valid[sl].astype(np.float32), C, k, max_iter, freeze_converged)
+    return out
 
 
 def align_blocks(cents: np.ndarray, how: str) -> np.ndarray:
