@@ -164,11 +164,32 @@ def test_bottom_k_sample_is_uniform_without_replacement():
         rows = np.arange(50, dtype=float)[:, None]
         u = rng.random(50)
         for lo in range(0, 50, 7):
-            pts, keys = _bottom_k_merge(pts, keys, rows[lo:lo + 7], u[lo:lo + 7], 10)
+            pts, keys = _bottom_k_merge(pts, keys, rows, np.arange(lo, min(lo + 7, 50)), u[lo:lo + 7], 10)
         assert len(np.unique(pts)) == 10
         hits[pts[:, 0].astype(int)] += 1
     p = hits / 2000
     assert np.abs(p - 0.2).max() < 5 * np.sqrt(0.2 * 0.8 / 2000)
+
+
+def test_bottom_k_merge_keeps_the_rows_of_concatenating_then_selecting():
+    """Selecting the keys first (an optimisation) keeps the same rows, in the same order, as
+    concatenating every row and then selecting."""
+    from dpclust.cohenaddad2022.private_lloyd import _bottom_k_merge
+
+    rng = np.random.default_rng(4)
+    chunk = rng.random((300, 3))
+    for cap in (1, 25, 80, 500):
+        pts, keys = np.empty((0, 3)), np.empty(0)
+        ref_pts, ref_keys = pts, keys
+        for _ in range(6):
+            rows = np.sort(rng.choice(300, size=int(rng.integers(0, 60)), replace=False))
+            u = rng.random(rows.size)
+            pts, keys = _bottom_k_merge(pts, keys, chunk, rows, u, cap)
+            ref_pts, ref_keys = np.concatenate([ref_pts, chunk[rows]]), np.concatenate([ref_keys, u])
+            if ref_keys.size > cap:
+                sel = np.sort(np.argpartition(ref_keys, cap - 1)[:cap])
+                ref_pts, ref_keys = ref_pts[sel], ref_keys[sel]
+            assert pts.tobytes() == ref_pts.tobytes() and keys.tobytes() == ref_keys.tobytes()
 
 
 def test_coreset_weighted_kmedian_has_no_m_by_k_by_d_temporary():

@@ -150,15 +150,17 @@ def _hst_kmeans_guarantee(settings) -> Guarantee:
     return _steps_guarantee(settings, parts + "; " + _STEPS)
 
 
-def _bottom_k_merge(pts, keys, new_pts, new_keys, cap):
-    """Keep the `cap` rows with the smallest keys (uniform sample without replacement, mergeable)."""
-    pts = np.concatenate([pts, new_pts])
+def _bottom_k_merge(pts, keys, chunk, rows, new_keys, cap):
+    """Keep the `cap` rows with the smallest keys among the kept `pts` and the new rows
+    `chunk[rows]` (keys `new_keys`): a uniform sample without replacement, mergeable. The keys are
+    selected first, so only the rows kept are copied, in the order of (kept, new)."""
     keys = np.concatenate([keys, new_keys])
-    if keys.size > cap:
-        sel = np.argpartition(keys, cap - 1)[:cap]
-        sel.sort()
-        pts, keys = pts[sel], keys[sel]
-    return pts, keys
+    if keys.size <= cap:
+        return np.concatenate([pts, chunk[rows]]), keys
+    sel = np.argpartition(keys, cap - 1)[:cap]
+    sel.sort()
+    split = int(np.searchsorted(sel, pts.shape[0]))          # the kept rows come first
+    return np.concatenate([pts[sel[:split]], chunk[rows[sel[split:] - pts.shape[0]]]]), keys[sel]
 
 
 def _check_step_settings(settings) -> None:
@@ -193,7 +195,7 @@ def private_lloyd_step(source, C, epsilon, bounds, rng, accountant, settings, la
             if keys[j].size == cap:  # only keys below the current cap-th smallest can enter
                 rows = rows[u[rows] < keys[j].max()]
             if rows.size:
-                kept[j], keys[j] = _bottom_k_merge(kept[j], keys[j], chunk[rows], u[rows], cap)
+                kept[j], keys[j] = _bottom_k_merge(kept[j], keys[j], chunk, rows, u[rows], cap)
     new_C = np.empty_like(C)
     with accountant.parallel(label) as par:
         for j in range(k):
