@@ -33,28 +33,6 @@ def test_incremental_gains_match_brute_force(rng, power, cached, monkeypatch):
     assert st.loss == pytest.approx(_brute(Y, C, st.idx, power)[0, st.idx[0]], rel=tol)
 
 
-@pytest.mark.parametrize("power", [1, 2])
-@pytest.mark.parametrize("cached", [True, False])
-def test_swap_gains_are_the_same_bytes_whatever_the_column_block(rng, power, cached, monkeypatch):
-    """Computed distances are taken a column block at a time (an optimisation): blocks of two
-    columns (with a remainder of three), of a few, or all at once must give the same bytes, with
-    several row chunks (cached ones are read whole: the same path whatever the block)."""
-    import dpclust.balcan2017.local_swap as ls
-    Y = rng.normal(size=(500, 3))
-    C = rng.normal(size=(37, 3))
-    monkeypatch.setattr(ls, "CHUNK_ENTRIES", 37 * 90)
-    monkeypatch.setattr(ls, "SWAP_CACHE_ENTRIES", 10**9 if cached else 0)
-    monkeypatch.setattr(ls, "SWAP_SLAB_MIN_COLUMNS", 2)
-    tables = []
-    for slab in (1, 90 * 5, 10**9):
-        monkeypatch.setattr(ls, "SWAP_SLAB_ENTRIES", slab)
-        st = SwapState(Y, C, np.array([0, 3, 3, 7, 20]), power)
-        first = st.new_losses()
-        st.swap(2, 30)
-        tables.append(first.tobytes() + st.new_losses().tobytes())
-    assert tables[0] == tables[1] == tables[2]
-
-
 def test_local_swap_budget_and_choices(rng):
     Y = rng.uniform(-0.5, 0.5, size=(400, 2))
     C = rng.uniform(-0.5, 0.5, size=(30, 2))

@@ -49,13 +49,6 @@ from ..metrics import CHUNK_ENTRIES, squared_distances
 #: when n·|C| is at most this many entries (≤ 600 MB), else recomputed per round in row chunks.
 SWAP_CACHE_ENTRIES = 150_000_000
 
-#: When the distances are computed (not cached), the candidates of a row chunk are taken a column
-#: block at a time, about this many entries, so the elementwise passes of `new_losses` run on a
-#: cache-resident slab. Each column's arithmetic
-#: and the order of each of its sums are unchanged: the same bytes whatever the block.
-SWAP_SLAB_ENTRIES = 1 << 18
-SWAP_SLAB_MIN_COLUMNS = 32   # narrower GEMMs lose more than the cache gains
-
 
 def swap_rounds(rule: str, cap: int, k: int, n: int, delta: float) -> int:
     """T of Alg. 3: `capped` → min(k, cap) (EXT authors' code), `theory` → ⌈100 k ln(n/δ)⌉."""
@@ -85,17 +78,6 @@ def _nearest_two(Dk: np.ndarray):
     return a, d1, d2
 
 
-def _column_blocks(m: int, width: int) -> list[slice]:
-    """Consecutive column blocks of about `width` columns covering 0..m, none of a single column
-    unless m = 1: on one column numpy's sum and matmul take other paths (pairwise sum, GEMV), whose
-    rounding differs from the multi-column block's."""
-    width = max(2, width)
-    starts = list(range(0, m, width))
-    if len(starts) > 1 and m - starts[-1] == 1:
-        starts.pop()
-    return [slice(a, b) for a, b in zip(starts, starts[1:] + [m])]
-
-
 class SwapState:
     """Current centres (indices into C), the (n, k) distance matrix and the swap-gain table."""
 
@@ -107,8 +89,8 @@ class SwapState:
         self._cache = None
         self._refresh()
 
-    def _candidate_distances(self, sl: slice, cs: slice = slice(None)) -> np.ndarray:
-        """(rows, columns) powered distances of the rows in `sl` to the candidates in `cs` (float64)."""
+    def _candidate_distances(self, sl: slice) -> np.ndarray:
+        """(rows, |C|) powered distances of the rows in `sl` to every candidate (float64)."""
         n, m = self.Y.shape[0], self.C.shape[0]
         if self._cache is None and n * m <= SWAP_CACHE_ENTRIES:
             self._cache = np.empty((n, m), dtype=np.float32)
@@ -117,8 +99,8 @@ class SwapState:
                 rows = slice(s, s + step)
                 self._cache[rows] = _powered(squared_distances(self.Y[rows], self.C, self.Y_sq[rows]), self.power)
         if self._cache is not None:
-            return self._cache[sl, cs].astype(np.float64)
-        return _powered(squared_distances(self.Y[sl], self.C[cs], self.Y_sq[sl]), self.power)
+            return self._cache[sl].astype(np.float64)
+        return _powered(squared_distances(self.Y[sl], self.C, self.Y_sq[sl]), self.power)
 
     def _refresh(self):
         self.a, self.d1, self.d2 = _nearest_two(self.Dk)
@@ -140,19 +122,15 @@ class SwapState:
         step = max(1, min(n, CHUNK_ENTRIES // max(m, 1)))
         for s in range(0, n, step):
             sl = slice(s, s + step)
-            rows = min(n, s + step) - s
-            d1, d2 = self.d1[sl, None], self.d2[sl, None]
+            D = self._candidate_distances(sl)
+            d1 = self.d1[sl, None]
+            m1 = np.minimum(D, d1)
+            base += m1.sum(axis=0)
+            np.minimum(D, self.d2[sl, None], out=D)
+            D -= m1
+            rows = D.shape[0]
             onehot = sparse.csr_matrix((np.ones(rows), (self.a[sl], np.arange(rows))), shape=(k, rows))
-            # computed distances: a column block at a time (cache-resident); cached ones: whole rows
-            # (a column block of the cache would be a strided read of all of it)
-            cached = self._cache is not None or n * m <= SWAP_CACHE_ENTRIES
-            for cs in _column_blocks(m, m if cached else max(SWAP_SLAB_MIN_COLUMNS, SWAP_SLAB_ENTRIES // rows)):
-                D = self._candidate_distances(sl, cs)
-                m1 = np.minimum(D, d1)
-                base[cs] += m1.sum(axis=0)
-                np.minimum(D, d2, out=D)
-                D -= m1
-                grouped[:, cs] += onehot @ D
+            grouped += onehot @ D
         return base[None, :] + grouped
 
 
