@@ -305,25 +305,46 @@ def test_block_kmeans_gives_the_same_bytes_whatever_the_chunk(blocks, k, d):
 
 
 @pytest.mark.parametrize("a,R,k,B,d", [(3, 20, 10, 30, 784), (5, 4, 3, 9, 2), (2, 3, 16, 800, 50),
-                                       (1, 1, 1, 1, 1), (4, 2, 5, 1500, 7)])
-@pytest.mark.parametrize("gemm", [True, False])
-def test_cluster_sums_add_each_clusters_points_in_order(a, R, k, B, d, gemm):
-    """The GEMM with the one-hot label matrix must give the bytes of adding each cluster's points
-    one at a time, in the block's order, from 0 (a weighted bincount per dimension) — a BLAS that
-    split the inner dimension across accumulators would fail here."""
+                                       (1, 1, 1, 1, 1), (4, 2, 5, 1500, 7), (7, 18, 13, 65, 218)])
+def test_cluster_sums_by_gemm_are_the_bincount_bytes_when_float32_sums_are_exact(a, R, k, B, d):
+    """On float32 values whose sums are exact in float64 (`float32_sums_are_exact`), the one-hot
+    GEMM gives the bytes of one bincount per dimension (points added in order from 0). The last
+    shape is one where the same GEMM on general float64 values differs in the last bit."""
     rng = np.random.default_rng(a * 1000 + B)
     X = rng.standard_normal((a, B, d)).astype(np.float32).astype(np.float64)
+    X[np.abs(X) < 2.0 ** -16] = 0.0                     # a range the guard accepts for B ≤ 1500 terms
     w = (rng.random((a, B)) < 0.9).astype(np.float64)
     X *= w[..., None]                                   # padding rows are zero, weight 0
+    assert gupt.float32_sums_are_exact(X, B)
     lab = rng.integers(0, k, (a, R, B))
-    counts, sums = gupt.cluster_sums(lab, X, w, k, gemm=gemm)
-    base = (np.arange(a) * k)[:, None]
-    for r in range(R):
-        flat = (lab[:, r, :] + base).ravel()
-        assert np.array_equal(counts[:, r], np.bincount(flat, weights=w.ravel(), minlength=a * k).reshape(a, k))
-        for i in range(d):
-            ref = np.bincount(flat, weights=X[..., i].ravel(), minlength=a * k).reshape(a, k)
-            assert sums[:, r, :, i].tobytes() == ref.tobytes()
+    counts, sums = gupt.cluster_sums(lab, X, w, k, gemm=True)
+    ref_counts, ref_sums = gupt.cluster_sums(lab, X, w, k, gemm=False)
+    assert counts.tobytes() == ref_counts.tobytes() and sums.tobytes() == ref_sums.tobytes()
+
+
+def test_float32_sums_exactness_guard():
+    """The guard refuses values whose float32 sums could round: a range too wide for the terms."""
+    assert gupt.float32_sums_are_exact(np.array([[0.0, 1.0], [0.5, 2.0 ** -20]]), 1000)
+    assert not gupt.float32_sums_are_exact(np.array([[1.0, 1e-12]]), 65)
+    assert not gupt.float32_sums_are_exact(np.array([[1.0, 1e-46]]), 2)      # below float32's range
+    assert gupt.float32_sums_are_exact(np.zeros((3, 2)), 10**9)
+    assert gupt.float32_sums_are_exact(np.array([[1.0, 2.0 ** -28]]), 2)        # 2 < 2^53 · 2^-51
+    assert not gupt.float32_sums_are_exact(np.array([[1.0, 2.0 ** -31]]), 2)    # 2 ≥ 2^53 · 2^-54 (conservative)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-13])
+def test_block_kmeans_sums_by_gemm_or_bincount_give_the_same_bytes(scale, monkeypatch):
+    """Cluster sums by GEMM (when the guard allows) or by bincount: the same centres. With a
+    coordinate ~1e-13 beside ~1 the guard refuses the GEMM (both runs take the bincount)."""
+    rng = np.random.default_rng(2)
+    X = rng.uniform(0, 1, size=(3000, 12))
+    X[:, 0] *= scale
+    ell = gupt.num_blocks("n/3k", X.shape[0], 4)
+    assert gupt.float32_sums_are_exact(X, -(-X.shape[0] // ell)) == (scale == 1.0)
+    auto = gupt.block_kmeans(X, ell, 4, 20, 10, np.random.default_rng(3))
+    monkeypatch.setattr(gupt, "float32_sums_are_exact", lambda *a: False)
+    forced = gupt.block_kmeans(X, ell, 4, 20, 10, np.random.default_rng(3))
+    assert auto.tobytes() == forced.tobytes()
 
 
 def test_block_labels_are_numpys_argmin_ties_included():

@@ -26,7 +26,9 @@ post-processing dropped most of the empty cells' noise and made EUGkM better tha
 mechanism in high d: Adult-num ε = 1, 0.2383 vs 0.2421.) Speed comes from the computation, not from
 the mechanism: the cell centres are never materialised in float64, labels come from one
 GEMM + argmin pass per Lloyd step (`_nearest`: scikit-learn's Cython Lloyd kernel, labels only,
-float32; a NumPy fallback gives the same labels), and the weighted cluster sums are separable on a
+float32; a NumPy fallback computes the same formula, its labels can differ at float32 near-ties:
+a float32 GEMM rounds a product by where its row falls in the BLAS tiles, which is also why the
+labelling is not batched across the 30 sets), and the weighted cluster sums are separable on a
 grid: with the cell index split as (u, v) — u the first ⌊d/2⌋ coordinates, v the rest — every
 coordinate of a cell centre depends on u or on v only, so two bincounts per step (row sums R[u, j]
 and column sums C[v, j] of the noisy counts per cluster) give every count, coordinate sum and
@@ -221,7 +223,8 @@ def _nearest(points32, C32, labels, dummy_w):
 
 
 def _nearest_numpy(points32, C32, labels, chunk: int = 65_536):
-    """Fallback of `_nearest` (GEMM + argmin per chunk, the same float32 arithmetic)."""
+    """Fallback of `_nearest` (GEMM + argmin per chunk, the same formula in float32; at near-ties a
+    label can differ from the kernel's, whose GEMM has other shapes)."""
     c_sq = np.einsum("ij,ij->i", C32, C32)
     for s0 in range(0, points32.shape[0], chunk):
         D = points32[s0:s0 + chunk] @ (C32.T * np.float32(-2.0))

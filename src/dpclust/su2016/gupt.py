@@ -123,18 +123,34 @@ def min_and_first_argmin(D: np.ndarray, m: np.ndarray, lab: np.ndarray, eq: np.n
         np.copyto(lab, j, where=eq)
 
 
+def float32_sums_are_exact(X: np.ndarray, terms: int) -> bool:
+    """True when every sum of at most `terms` of the values float32(X), in any order and grouping, is
+    exact in float64 (so any summation gives the same bytes): every nonzero float32 value is a
+    multiple of q, the float32 spacing at the smallest nonzero |value| (a power of two), and every
+    partial sum is a multiple of q below terms·max|value| < 2^53·q."""
+    X = np.asarray(X).reshape(-1, np.asarray(X).shape[-1]) if np.ndim(X) else np.zeros((0, 1))
+    big, small = 0.0, np.inf
+    for s in range(0, X.shape[0], 65_536):                          # row chunks: no copy of X
+        ax = np.abs(X[s:s + 65_536])
+        big = max(big, float(ax.max(initial=0.0)))
+        small = min(small, float(ax.min(initial=np.inf, where=ax > 0)))
+    if big == 0.0:
+        return True
+    big32, small32 = np.float32(big), np.float32(small)            # rounding is monotone: the float32 bounds
+    if small32 == 0:                                                # a value below float32's range
+        return False
+    return float(terms) * float(big32) < 2.0 ** 53 * float(np.spacing(small32))
+
+
 def cluster_sums(lab: np.ndarray, X64: np.ndarray, w: np.ndarray, k: int, *,
-                 gemm: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 gemm: bool) -> tuple[np.ndarray, np.ndarray]:
     """Per (block, restart, cluster): the count and the coordinate sums of its points, added in the
     block's point order from 0. `lab` (a, R, B) labels, `X64` (a, B, d) points (zero rows for
-    padding), `w` (a, B) 0/1 weights. Two ways, the same bytes (see the tests): one weighted
-    bincount per (restart, dimension), cheap when d is small; or (`gemm`, the default when d > k)
-    one GEMM per block with the one-hot matrix of the labels, where a 0 entry adds ±0 and a 1 entry
-    adds the point, in order (OpenBLAS's kernels run the inner dimension in order)."""
+    padding), `w` (a, B) 0/1 weights. One weighted bincount per (restart, dimension); or, with
+    `gemm` (only when `float32_sums_are_exact` for X64's values and B terms: then every order
+    gives the same exact sums), one GEMM per block with the one-hot matrix of the labels."""
     a, R, B = lab.shape
     d = X64.shape[2]
-    if gemm is None:
-        gemm = d > k
     if gemm:
         onehot = (lab[:, :, None, :] == np.arange(k)[:, None]) * w[:, None, None, :]      # (a, R, k, B)
         counts = onehot.sum(axis=3)                                                      # exact: integers
@@ -152,9 +168,10 @@ def cluster_sums(lab: np.ndarray, X64: np.ndarray, w: np.ndarray, k: int, *,
     return counts, sums
 
 
-def _lloyd_blocks(Xb, wb, C, k, max_iter, freeze_converged):
+def _lloyd_blocks(Xb, wb, C, k, max_iter, freeze_converged, gemm_sums):
     """Lloyd on every (block, restart) of one chunk of blocks: `Xb` (g, B, d) float32 points,
-    `wb` (g, B) weights, `C` (g, R, k, d) float32 starts. Returns each block's best centres (g, k, d)."""
+    `wb` (g, B) weights, `C` (g, R, k, d) float32 starts; `gemm_sums` as `cluster_sums`' `gemm`.
+    Returns each block's best centres (g, k, d)."""
     g, B, d = Xb.shape
     restarts = C.shape[1]
     # augmented points [x, ‖x‖², 1] (g, d + 2, B): with centres [−2c, 1, ‖c‖²] one GEMM gives
@@ -214,7 +231,8 @@ def _lloyd_blocks(Xb, wb, C, k, max_iter, freeze_converged):
                     break
         prev = lab
         full = active.size == g
-        counts, sums = cluster_sums(lab, X64 if full else X64[active], w64 if full else w64[active], k)
+        counts, sums = cluster_sums(lab, X64 if full else X64[active], w64 if full else w64[active], k,
+                                    gemm=gemm_sums)
         sums = sums.astype(np.float32)
         if C.dtype != np.float64:   # the first update: start points (float32) become float64 means
             C = C.astype(np.float64)
@@ -233,10 +251,12 @@ def block_kmeans(X, ell, k, restarts, max_iter, rng, *, freeze_converged: bool =
     """Centroids (ℓ, k, d) of every block (random partition into ℓ near-equal blocks).
     Blocks are independent: after the random draws (partition, starts) they are clustered a chunk
     at a time (about `chunk_bytes` of centres or one-hot labels), so no array grows with ℓ·R·k·d.
-    Optimisations, the same bytes whatever the chunk: `freeze_converged` (blocks at their fixed
-    point leave the iterations) and the chunks themselves."""
+    Optimisations, the same bytes either way: `freeze_converged` (blocks at their fixed point leave
+    the iterations), the chunks, and cluster sums by GEMM when d > k and the data's float32 sums
+    are exact (`float32_sums_are_exact`; else one bincount per dimension)."""
     n, d = X.shape
     B = -(-n // ell)
+    gemm_sums = d > k and float32_sums_are_exact(X, B)
     perm = rng.permutation(n)
     pad = ell * B - n
     # block b gets positions b, b+ℓ, b+2ℓ, … of the permutation: sizes differ by at most 1
@@ -254,7 +274,7 @@ def block_kmeans(X, ell, k, restarts, max_iter, rng, *, freeze_converged: bool =
         # privacy of the release rests on the clamping to the private range, not on f's precision)
         Xb = np.where(valid[sl, :, None], X[np.where(valid[sl], slots[sl], 0)], 0.0).astype(np.float32)
         C = Xb[np.arange(Xb.shape[0])[:, None, None], start_idx[sl]]                 # (g, R, k, d) starts
-        out[sl] = _lloyd_blocks(Xb, valid[sl].astype(np.float32), C, k, max_iter, freeze_converged)
+        out[sl] = _lloyd_blocks(Xb, valid[sl].astype(np.float32), C, k, max_iter, freeze_converged, gemm_sums)
     return out
 
 
