@@ -120,6 +120,14 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("name", nargs="?", help="with `settings`: the algorithm (e.g. su2016.dplloyd)")
     lst.add_argument("--config-dir", default=None)
 
+    cmp_ = sub.add_parser("compare-claims", help="compare two runs' claim summaries (e.g. quick vs full "
+                                                 "protocol): verdict totals per paper and every claim "
+                                                 "whose verdict differs, as Markdown")
+    cmp_.add_argument("a", help="first results/checks/summary.csv (e.g. the quick preset's)")
+    cmp_.add_argument("b", help="second results/checks/summary.csv (e.g. the full protocol's)")
+    cmp_.add_argument("--labels", nargs=2, default=["quick", "full"], metavar=("A", "B"),
+                      help="names of the two runs (default: quick full)")
+
     data = sub.add_parser("data", help="download (or copy from a mirror) and prepare datasets")
     data_sub = data.add_subparsers(dest="data_command", required=True, metavar="DATA_COMMAND")
     from .data.cli import register
@@ -265,6 +273,24 @@ def _list_settings(config: dict, name: str | None) -> None:
         print(f"  {key} = {value!r}{mark}\n      {source}")
 
 
+def cmd_compare_claims(args) -> int:
+    from .pipeline import compare_claims
+    from .plotting import to_markdown
+
+    for path in (args.a, args.b):
+        if not Path(path).is_file():
+            raise DPClustError(f"no claim summary at {path}: run the workflow first (it writes "
+                               "results/checks/summary.csv)")
+    totals, changes = compare_claims(args.a, args.b, tuple(args.labels))
+    print(f"## Verdicts per paper\n\n{to_markdown(totals)}")
+    a, b = args.labels
+    title = f"## Claims whose verdict differs ({len(changes)})"
+    cols = ["paper", "item", "claim", f"result_{a}", f"result_{b}", f"quantity_{a}", f"ci_low_{a}",
+            f"ci_high_{a}", f"quantity_{b}", f"ci_low_{b}", f"ci_high_{b}", f"why_{b}"]
+    print(f"{title}\n\n{to_markdown(changes[cols]) if len(changes) else 'none'}")
+    return 0
+
+
 def main(argv=None) -> int:
     """Exit codes: 0 done; 2 bad input (one-line message); 3 a requested run could not be done
     (e.g. its dataset is unavailable; the run record is still written); 1 unexpected error."""
@@ -279,6 +305,8 @@ def main(argv=None) -> int:
             return cmd_audit(args)
         if args.command == "list":
             return cmd_list(args)
+        if args.command == "compare-claims":
+            return cmd_compare_claims(args)
         return args.func(args)
     except DPClustError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -184,3 +184,33 @@ def summarize_checks(check_csvs, out_stem) -> pd.DataFrame:
         claim=table["paper"] + " / " + table["item"] + ": " + table["claim"]), title)
     write_text_atomic(body, stem.with_suffix(".html"))
     return table
+
+
+def compare_claims(a_csv, b_csv, labels=("quick", "full")) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Two runs' claim summaries (`checks/summary.csv`, e.g. the quick preset's and the full
+    protocol's) side by side: (totals, changes).
+
+    `totals` counts each verdict per paper in each run; `changes` lists every claim, keyed by
+    (paper, item, claim text), whose verdict differs, with both verdicts, intervals and reasons,
+    and claims checked in one run only (verdict "-" in the other: a grid or dataset the other
+    preset does not have).
+    """
+    a_name, b_name = labels
+    key = ["paper", "item", "claim"]
+    keep = key + ["result", "quantity", "ci_low", "ci_high", "why"]
+
+    def load(path):
+        frame = pd.read_csv(path, dtype={c: str for c in ("claim", "result", "why")}).reindex(columns=keep)
+        for col in ("claim", "result", "why"):
+            frame[col] = frame[col].astype(object).fillna("").astype(str)
+        return frame.drop_duplicates(key, keep="first")
+
+    a, b = load(a_csv), load(b_csv)
+    totals = pd.concat([
+        frame.groupby(["paper", "result"]).size().rename(name) for frame, name in ((a, a_name), (b, b_name))
+    ], axis=1).fillna(0).astype(int).reset_index()
+    both = a.merge(b, on=key, how="outer", suffixes=(f"_{a_name}", f"_{b_name}"), indicator=True)
+    ra, rb = both[f"result_{a_name}"].fillna("-"), both[f"result_{b_name}"].fillna("-")
+    both[f"result_{a_name}"], both[f"result_{b_name}"] = ra, rb
+    changes = both[ra != rb].drop(columns="_merge").sort_values(key).reset_index(drop=True)
+    return totals, changes

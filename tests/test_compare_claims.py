@@ -1,0 +1,50 @@
+"""`python -m dpclust compare-claims`: two runs' claim summaries, verdicts per paper and the claims
+whose verdict differs (the quick preset beside the full protocol)."""
+import pandas as pd
+
+from dpclust.cli import main
+from dpclust.pipeline import compare_claims
+
+
+def _summary(path, rows):
+    pd.DataFrame(rows, columns=["paper", "item", "claim", "result", "quantity", "ci_low", "ci_high",
+                                "threshold", "detail", "why"]).to_csv(path, index=False)
+    return path
+
+
+def _pair(tmp_path):
+    quick = _summary(tmp_path / "quick.csv", [
+        ["p1", "fig1", "A beats B", "holds", 0.5, 0.4, 0.6, "< 1", "", ""],
+        ["p1", "fig1", "gap grows", "not decidable", 0.1, -0.1, 0.3, "> 0", "", ""],
+        ["p2", "table1", "N = 10", "holds", 10, None, None, "= 10", "", ""],
+        ["p2", "fig2", "only quick", "holds", 1, 0, 2, "", "", ""],
+    ])
+    full = _summary(tmp_path / "full.csv", [
+        ["p1", "fig1", "A beats B", "holds", 0.5, 0.45, 0.55, "< 1", "", ""],
+        ["p1", "fig1", "gap grows", "does not hold", -0.2, -0.3, -0.1, "> 0", "", "genuine: noise"],
+        ["p2", "table1", "N = 10", "holds", 10, None, None, "= 10", "", ""],
+        ["p2", "fig3", "only full", "not evaluable", None, None, None, "", "", "data unavailable"],
+    ])
+    return quick, full
+
+
+def test_changes_are_the_claims_whose_verdict_differs_or_that_one_run_lacks(tmp_path):
+    totals, changes = compare_claims(*_pair(tmp_path))
+    got = {(r.item, r.claim): (r.result_quick, r.result_full) for r in changes.itertuples()}
+    assert got == {("fig1", "gap grows"): ("not decidable", "does not hold"),
+                   ("fig2", "only quick"): ("holds", "-"),
+                   ("fig3", "only full"): ("-", "not evaluable")}
+    assert changes.loc[changes["claim"] == "gap grows", "why_full"].item() == "genuine: noise"
+    counts = totals.set_index(["paper", "result"])
+    assert counts.loc[("p1", "holds"), "quick"] == 1 and counts.loc[("p1", "does not hold"), "quick"] == 0
+    assert counts.loc[("p1", "does not hold"), "full"] == 1
+    assert counts["quick"].sum() == 4 and counts["full"].sum() == 4
+
+
+def test_cli_prints_markdown_and_names_a_missing_summary(tmp_path, capsys):
+    quick, full = _pair(tmp_path)
+    assert main(["compare-claims", str(quick), str(full)]) == 0
+    out = capsys.readouterr().out
+    assert "## Claims whose verdict differs (3)" in out and "| p1 | fig1 | gap grows | not decidable | does not hold |" in out
+    assert main(["compare-claims", str(quick), str(tmp_path / "nope.csv")]) == 2
+    assert "no claim summary at" in capsys.readouterr().err
