@@ -188,3 +188,62 @@ def test_a_batch_of_two_datasets_gives_each_block_the_record_it_gets_alone(tmp_p
     code, _ = _run(["--spec", json.dumps(batch), "--data-dir", str(tmp_path), "--out", str(out),
                     "--allow-unavailable"], capsys)
     assert code == 0
+
+
+def test_a_killed_batch_resumes_at_its_first_unfinished_block(iris_h5, tmp_path, capsys, monkeypatch):
+    """A run job killed mid-batch keeps its finished blocks (`.<out>.blocks/`), and the next attempt
+    runs only the rest; the output equals an uninterrupted run's (wall times aside) and the kept
+    blocks are removed. Kept blocks of another batch spec or code hash are never used."""
+    import dpclust.runner as runner
+    from dpclust.workflow import load_config, run_spec_for
+
+    (tmp_path / "processed").mkdir()
+    (tmp_path / "processed" / "iris.h5").symlink_to(iris_h5)
+    config = load_config(CONFIG)
+    cells = [("iris", 3, 1.0, 0, 2), ("iris", 3, 0.5, 0, 2), ("iris", 4, 1.0, 0, 2), ("iris", 4, 0.5, 0, 2)]
+    specs = [run_spec_for(config, d, "su2016.dplloyd", k, eps, seeds=(start, count), transform="minmax_pm1")
+             for d, k, eps, start, count in cells]
+    shared = {key: v for key, v in specs[0].items() if key not in ("dataset", "dataset_entry", "k", "epsilon", "seeds")}
+    batch = {"spec": shared, "entries": {"iris": specs[0]["dataset_entry"]}, "cells": [list(c) for c in cells]}
+
+    def records(path):
+        return [dict(r, runs=[{k: v for k, v in run.items() if k != "wall_time_s"} for run in r["runs"]])
+                for r in json.loads(path.read_text())["records"]]
+
+    args = ["--spec", json.dumps(batch), "--data-dir", str(tmp_path), "--code-hash", "c1"]
+    whole = tmp_path / "whole.json"
+    assert _run([*args, "--out", str(whole)], capsys)[0] == 0
+    assert not (tmp_path / ".whole.json.blocks").exists()
+
+    real, calls = runner.run_spec, []
+
+    def killed_at_third(spec, *a, **kw):
+        calls.append((spec["k"], spec["epsilon"]))
+        if len(calls) == 3:
+            raise KeyboardInterrupt("killed")
+        return real(spec, *a, **kw)
+
+    out = tmp_path / "resumed.json"
+    monkeypatch.setattr(runner, "run_spec", killed_at_third)
+    with pytest.raises(KeyboardInterrupt):
+        _run([*args, "--out", str(out)], capsys)
+    kept = tmp_path / ".resumed.json.blocks"
+    assert not out.exists() and sorted(p.name for p in kept.glob("*.json")) == ["0.json", "1.json"]
+
+    calls.clear()
+    monkeypatch.setattr(runner, "run_spec", lambda spec, *a, **kw: calls.append((spec["k"], spec["epsilon"]))
+                        or real(spec, *a, **kw))
+    assert _run([*args, "--out", str(out)], capsys)[0] == 0
+    assert calls == [(4, 1.0), (4, 0.5)]                         # only the blocks the killed attempt had not finished
+    assert records(out) == records(whole) and not kept.exists()
+
+    # blocks kept for another code hash (or spec) are discarded, not used
+    calls.clear()
+    monkeypatch.setattr(runner, "run_spec", killed_at_third)
+    with pytest.raises(KeyboardInterrupt):
+        _run([*args, "--out", str(out)], capsys)
+    calls.clear()
+    monkeypatch.setattr(runner, "run_spec", lambda spec, *a, **kw: calls.append(spec["k"]) or real(spec, *a, **kw))
+    other = ["--spec", json.dumps(batch), "--data-dir", str(tmp_path), "--code-hash", "c2"]
+    assert _run([*other, "--out", str(out)], capsys)[0] == 0
+    assert calls == [3, 3, 4, 4] and not kept.exists()

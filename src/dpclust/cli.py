@@ -192,8 +192,13 @@ def cmd_run(args) -> int:
         if not Path(path).exists():
             raise DPClustError(f"processed data file {path} does not exist; run "
                                f"`python -m dpclust data prepare {name} ...` or the Snakemake workflow")
+    checkpoint = None
     if "cells" in spec:
-        out = run_batch(spec, paths, planned)
+        if args.code_hash:  # the workflow's run job: a killed job resumes at its first unfinished block
+            from .runner import BlockCheckpoint
+
+            checkpoint = BlockCheckpoint(args.out, spec, planned, args.code_hash)
+        out = run_batch(spec, paths, planned, checkpoint=checkpoint)
         records = out["records"]
     else:
         out = run_spec(spec, paths[datasets[0]], data_sha256=planned.get(datasets[0]))
@@ -202,6 +207,8 @@ def cmd_run(args) -> int:
         for record in records:
             record["code_hash"] = args.code_hash
     write_json_atomic(out, args.out)
+    if checkpoint is not None:
+        checkpoint.discard()
     failed = [r for r in records if r.get("status", "ok") != "ok"]
     if failed and not (args.allow_unavailable and all(r["status"] == "data_unavailable" for r in failed)):
         record = failed[0]

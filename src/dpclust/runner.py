@@ -113,18 +113,71 @@ def batch_cells(batch: dict) -> list[dict]:
                  seeds=[start, count]) for dataset, k, eps, start, count in batch["cells"]]
 
 
-def run_batch(batch: dict, data_paths: dict, data_sha256: dict | None = None) -> dict:
+def run_batch(batch: dict, data_paths: dict, data_sha256: dict | None = None,
+              checkpoint: BlockCheckpoint | None = None) -> dict:
     """Run every block of a run batch, one after another, each dataset loaded once; the batch's file
     holds their records in order: `{"schema": 2, "records": [...]}` (`dpclust.records.load_records`).
-    `data_paths` and `data_sha256` map each dataset to its processed file and planned content id."""
+    `data_paths` and `data_sha256` map each dataset to its processed file and planned content id.
+    With a `checkpoint`, each finished block's record is kept there and a block kept by an earlier,
+    killed attempt at the same batch is not run again (same spec, data and code: same record)."""
     specs = [check_spec(dict(spec)) for spec in batch_cells(batch)]
     loaded: dict = {}
     records = []
-    for spec in specs:
+    for index, spec in enumerate(specs):
         name = spec["dataset"]
-        records.append(run_spec(spec, data_paths[name], (data_sha256 or {}).get(name),
-                                _loaded=loaded.setdefault(name, {})))
+        record = checkpoint.get(index) if checkpoint is not None else None
+        if record is None:
+            record = run_spec(spec, data_paths[name], (data_sha256 or {}).get(name),
+                              _loaded=loaded.setdefault(name, {}))
+            if checkpoint is not None:
+                checkpoint.put(index, record)
+        records.append(record)
     return {"schema": RECORD_SCHEMA, "records": records}
+
+
+class BlockCheckpoint:
+    """Finished blocks of one run batch, kept beside its output (`.<name>.blocks/`) while the batch
+    runs, so that a killed run job resumes at its first unfinished block instead of its first block.
+
+    Keyed by everything the records depend on (the batch spec, the planned data ids, the code hash
+    the workflow planned with, dpclust's version): a directory kept for any other key is discarded.
+    The caller removes it (`discard`) once the batch's output is written.
+    """
+
+    def __init__(self, out_path, batch: dict, data_sha256: dict | None, code_hash: str):
+        import hashlib
+        import json
+        from pathlib import Path
+
+        out_path = Path(out_path)
+        self.dir = out_path.parent / f".{out_path.name}.blocks"
+        self.key = hashlib.sha256(json.dumps(
+            {"batch": batch, "data": data_sha256 or {}, "code": code_hash, "version": __version__},
+            sort_keys=True, default=str).encode()).hexdigest()
+        key_file = self.dir / "key"
+        if self.dir.exists() and (not key_file.is_file() or key_file.read_text(encoding="utf-8") != self.key):
+            self.discard()
+        if not self.dir.exists():
+            self.dir.mkdir(parents=True, exist_ok=True)
+            from .fileio import write_text_atomic
+
+            write_text_atomic(self.key, key_file)
+
+    def get(self, index: int) -> dict | None:
+        import json
+
+        try:
+            return json.loads((self.dir / f"{index}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def put(self, index: int, record: dict) -> None:
+        write_json_atomic(record, self.dir / f"{index}.json")
+
+    def discard(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def _load(data_path: str, data_sha256: str | None, transform: str, entry: dict, loaded: dict):
