@@ -202,7 +202,7 @@ def compare_claims(a_csv, b_csv, labels=("quick", "full")) -> tuple[pd.DataFrame
     def load(path):
         frame = pd.read_csv(path, dtype={c: str for c in ("claim", "result", "why")}).reindex(columns=keep)
         for col in ("claim", "result", "why"):
-            frame[col] = frame[col].fillna("")
+            frame[col] = frame[col].astype(object).fillna("").astype(str)
         return frame.drop_duplicates(key, keep="first")
 
     a, b = load(a_csv), load(b_csv)

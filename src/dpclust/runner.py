@@ -15,15 +15,11 @@ layout, so the same run gives the same bytes whatever the block size or batch.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import platform
-import shutil
 import subprocess
 import time
 import zlib
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -149,23 +145,27 @@ class BlockCheckpoint:
     """
 
     def __init__(self, out_path, batch: dict, data_sha256: dict | None, code_hash: str):
-        from .fileio import write_text_atomic
+        import hashlib
+        import json
+        from pathlib import Path
 
         out_path = Path(out_path)
         self.dir = out_path.parent / f".{out_path.name}.blocks"
         self.key = hashlib.sha256(json.dumps(
             {"batch": batch, "data": data_sha256 or {}, "code": code_hash, "version": __version__},
             sort_keys=True, default=str).encode()).hexdigest()
-        try:
-            kept = (self.dir / "key").read_text(encoding="utf-8")
-        except OSError:
-            kept = None
-        if kept != self.key:
+        key_file = self.dir / "key"
+        if self.dir.exists() and (not key_file.is_file() or key_file.read_text(encoding="utf-8") != self.key):
             self.discard()
-            self.dir.mkdir(parents=True)
-            write_text_atomic(self.key, self.dir / "key")
+        if not self.dir.exists():
+            self.dir.mkdir(parents=True, exist_ok=True)
+            from .fileio import write_text_atomic
+
+            write_text_atomic(self.key, key_file)
 
     def get(self, index: int) -> dict | None:
+        import json
+
         try:
             return json.loads((self.dir / f"{index}.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -175,6 +175,8 @@ class BlockCheckpoint:
         write_json_atomic(record, self.dir / f"{index}.json")
 
     def discard(self) -> None:
+        import shutil
+
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
