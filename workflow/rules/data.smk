@@ -28,11 +28,16 @@ rule fetch_source:
 # content id as a param, so they re-run exactly when its content changed (a parser edit that
 # changes nothing re-runs nothing downstream). Params: the dataset's registry entry and the code of
 # its parser (or generator) and of the writer.
+# The record is `update`: Snakemake keeps it while the job runs (the job replaces it atomically;
+# a failed job gets it back). Otherwise Snakemake deletes it when the job starts, and when another
+# data checkpoint finishes meanwhile, the re-planning that follows sees this dataset as missing:
+# its readers' content id becomes '' and every job downstream of them is marked to re-run, a mark
+# Snakemake keeps after the data are back (a race, seen in CI).
 checkpoint prepare_dataset:
     input:
         sources_of,
     output:
-        record=f"{DATA}/processed/{{dataset}}.json",  # first: the checkpoint target consumers declare
+        record=update(f"{DATA}/processed/{{dataset}}.json"),  # first: the checkpoint target consumers declare
         h5=f"{DATA}/processed/{{dataset}}.h5",
     log:
         "logs/prepare/{dataset}.log",

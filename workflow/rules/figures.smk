@@ -64,7 +64,11 @@ rule check_claims:
 
 rule summarize_claims:
     input:
-        PLAN.check_tables,
+        checks=PLAN.check_tables,
+        # every processed record (ancient: it re-runs nothing by itself): the summary then waits for
+        # all data checkpoints, after which Snakemake re-plans the items whose data changed, so it
+        # cannot be written before one of their checks is (as the aggregate rule does for its runs)
+        data=[data_input(d) for d in PLAN.datasets],
     output:
         html=report(
             f"{PLAN.summary_stem}.html",

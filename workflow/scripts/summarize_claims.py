@@ -5,5 +5,5 @@ from dpclust.pipeline import run_logged, summarize_checks
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 table = run_logged(sm.log[0], "summarising the claim checks",
-                   lambda: summarize_checks(list(sm.input), str(Path(sm.output.csv).with_suffix(""))))
+                   lambda: summarize_checks(list(sm.input.checks), str(Path(sm.output.csv).with_suffix(""))))
 
