@@ -16,6 +16,42 @@ def _brute(Y, C, idx, power):
     return out
 
 
+def _new_losses_as_before(st):
+    """The gain table as computed before the work arrays were reused (a fresh float64 copy of each
+    chunk, fresh minima): the speed-up must give the same bytes."""
+    n, k, m = st.Y.shape[0], st.idx.size, st.C.shape[0]
+    base, grouped = np.zeros(m), np.zeros((k, m))
+    import dpclust.balcan2017.local_swap as ls
+    step = max(1, min(n, ls.CHUNK_ENTRIES // max(m, 1)))
+    for s in range(0, n, step):
+        sl = slice(s, s + step)
+        D = np.array(st._candidate_distances(sl), dtype=np.float64)
+        m1 = np.minimum(D, st.d1[sl, None])
+        base += m1.sum(axis=0)
+        np.minimum(D, st.d2[sl, None], out=D)
+        D -= m1
+        onehot = ls.sparse.csr_matrix((np.ones(D.shape[0]), (st.a[sl], np.arange(D.shape[0]))), shape=(k, D.shape[0]))
+        grouped += onehot @ D
+    return base[None, :] + grouped
+
+
+@pytest.mark.parametrize("power", [1, 2])
+@pytest.mark.parametrize("cached", [True, False])
+def test_gain_table_bytes_equal_the_unfused_computation(power, cached, monkeypatch):
+    """Same bytes as before the speed-up, on data with exact ties (a lattice with repeated points,
+    candidates on the lattice, duplicate centres) and on continuous data, over several swaps."""
+    import dpclust.balcan2017.local_swap as ls
+    monkeypatch.setattr(ls, "CHUNK_ENTRIES", 40 * 37)
+    monkeypatch.setattr(ls, "SWAP_CACHE_ENTRIES", 10**9 if cached else 0)
+    rng = np.random.default_rng(7)
+    for Y, C in ((rng.integers(0, 6, size=(500, 3)).astype(float) / 5, rng.integers(0, 6, size=(40, 3)).astype(float) / 5),
+                 (rng.normal(size=(500, 4)), rng.normal(size=(40, 4)))):
+        st = SwapState(Y, C, np.array([0, 3, 3, 7, 12]), power)
+        for j, y in ((1, 20), (4, 0), (0, 39)):
+            assert st.new_losses().tobytes() == _new_losses_as_before(st).tobytes()
+            st.swap(j, y)
+
+
 @pytest.mark.parametrize("power", [1, 2])
 @pytest.mark.parametrize("cached", [True, False])
 def test_incremental_gains_match_brute_force(rng, power, cached, monkeypatch):

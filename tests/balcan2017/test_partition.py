@@ -98,3 +98,22 @@ def test_partition_refuses_dimensions_that_overflow_cube_codes(rng):
     Y = rng.uniform(-0.5, 0.5, size=(50, 63))
     with pytest.raises(ValueError, match="64-bit cube codes"):
         private_partition(Y, 1.0, 0.1, np.full(63, -1.0), 2.0, rng, Accountant(1.0))
+
+
+@pytest.mark.parametrize("p", [1, 2, 3, 5, 8, 9, 12])
+def test_child_keys_equal_the_integer_product(p):
+    """The packed child keys are the integers of the earlier product form, also for points exactly
+    on a cube's mid-plane (y − lower = half)."""
+    from dpclust.balcan2017.partition import child_keys
+
+    rng = np.random.default_rng(p)
+    n = 2000
+    lower = rng.integers(-4, 4, size=(50, p)) / 4.0
+    parent = rng.integers(0, 50, size=n).astype(np.int64)
+    half = 0.25
+    Y = lower[parent] + rng.integers(0, 3, size=(n, p)) * (half / 2)   # 0, half/2, half (ties)
+    Y[: n // 2] = lower[parent[: n // 2]] + rng.uniform(0, 2 * half, size=(n // 2, p))
+    weights = np.int64(1) << np.arange(p, dtype=np.int64)
+    expected = parent * (1 << p) + ((Y - lower[parent]) >= half).astype(np.int64) @ weights
+    got = child_keys(Y - lower[parent], half, parent, weights)
+    assert got.dtype == np.int64 and np.array_equal(got, expected)

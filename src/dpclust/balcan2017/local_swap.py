@@ -28,7 +28,9 @@ nearest centre and D_iy the distance to candidate y,
 
 so one pass over the points per round (in row chunks: a GEMM for D, elementwise minima, and one
 (k × rows)·(rows × |C|) product for the grouped sums) gives the whole (k, |C|) gain table. After a
-swap only one column of the (n, k) distance matrix changes.
+swap only one column of the (n, k) distance matrix changes. The chunk's float64 work arrays are
+allocated once per state and reused across chunks and rounds (fresh arrays cost more in page faults
+than the arithmetic); the arithmetic is unchanged, so are the bytes.
 
 Interpretation: `swap_rounds_rule` — the theory uses T = 100·k·ln(n/δ) (STATED Alg. 3), which is
 ~10⁵ rounds at k = 64; the paper's experiments do not state T; the authors' code runs min(k, 20)
@@ -87,10 +89,12 @@ class SwapState:
         self.idx = np.array(idx, dtype=np.int64)
         self.Dk = _powered(squared_distances(Y, C[self.idx], self.Y_sq), power)
         self._cache = None
+        self._work = None
         self._refresh()
 
     def _candidate_distances(self, sl: slice) -> np.ndarray:
-        """(rows, |C|) powered distances of the rows in `sl` to every candidate (float64)."""
+        """(rows, |C|) powered distances of the rows in `sl` to every candidate (float32 from the
+        cache, else float64)."""
         n, m = self.Y.shape[0], self.C.shape[0]
         if self._cache is None and n * m <= SWAP_CACHE_ENTRIES:
             self._cache = np.empty((n, m), dtype=np.float32)
@@ -99,8 +103,14 @@ class SwapState:
                 rows = slice(s, s + step)
                 self._cache[rows] = _powered(squared_distances(self.Y[rows], self.C, self.Y_sq[rows]), self.power)
         if self._cache is not None:
-            return self._cache[sl].astype(np.float64)
+            return self._cache[sl]  # float32: widened exactly into a work array by new_losses
         return _powered(squared_distances(self.Y[sl], self.C, self.Y_sq[sl]), self.power)
+
+    def _work_arrays(self, rows: int, m: int):
+        """Two (rows, m) float64 work arrays, allocated once for the largest chunk."""
+        if self._work is None or self._work[0].shape[0] < rows:
+            self._work = (np.empty((rows, m)), np.empty((rows, m)))
+        return self._work[0][:rows], self._work[1][:rows]
 
     def _refresh(self):
         self.a, self.d1, self.d2 = _nearest_two(self.Dk)
@@ -123,12 +133,18 @@ class SwapState:
         for s in range(0, n, step):
             sl = slice(s, s + step)
             D = self._candidate_distances(sl)
+            rows = D.shape[0]
+            W, m1 = self._work_arrays(rows, m)
+            if D.dtype == np.float64:
+                W = D
+            else:
+                np.copyto(W, D)
+            D = W
             d1 = self.d1[sl, None]
-            m1 = np.minimum(D, d1)
+            np.minimum(D, d1, out=m1)
             base += m1.sum(axis=0)
             np.minimum(D, self.d2[sl, None], out=D)
             D -= m1
-            rows = D.shape[0]
             onehot = sparse.csr_matrix((np.ones(rows), (self.a[sl], np.arange(rows))), shape=(k, rows))
             grouped += onehot @ D
         return base[None, :] + grouped

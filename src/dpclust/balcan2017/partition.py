@@ -119,6 +119,20 @@ def _sample_empty_slots(n_slots: int, occupied: np.ndarray, count: int, rng: np.
     return chosen
 
 
+def child_keys(offset: np.ndarray, half: float, parent: np.ndarray, bit_weights: np.ndarray) -> np.ndarray:
+    """Key parent·2^p + Σ_b [offset_b ≥ half]·2^b of the child cube holding each live point, with
+    `offset` = y − (lower corner of its parent cube). The bits are packed by `np.packbits`
+    (little-endian) when p ≤ 8, by an integer product otherwise: the same integers
+    (tests/balcan2017/test_partition.py), in fewer passes."""
+    p = offset.shape[1]
+    bits = offset >= half
+    if p <= 8:
+        code = np.packbits(bits, axis=1, bitorder="little")[:, 0].astype(np.int64)
+    else:
+        code = bits.astype(np.int64) @ bit_weights
+    return parent * (np.int64(1) << p) + code
+
+
 def private_partition(Y: np.ndarray, epsilon: float, delta: float, lower, side: float,
                       rng: np.random.Generator, accountant, *, gamma_factor: float = 1.0,
                       level_rule: str = "paper", n_param: int | None = None) -> dict:
@@ -159,8 +173,9 @@ def private_partition(Y: np.ndarray, epsilon: float, delta: float, lower, side: 
         half = cur_side / 2.0
         live = np.flatnonzero(point_cell >= 0)
         parent = point_cell[live]
-        bits = ((Y[live] - active_lower[parent]) >= half).astype(np.int64)
-        key = parent * n_children + bits @ bit_weights
+        offset = Y[live]
+        offset -= active_lower[parent]          # in place on the fresh copy: the same differences
+        key = child_keys(offset, half, parent, bit_weights)
         uniq, counts = np.unique(key, return_counts=True)
         # One Laplace-threshold test per child cube, all cubes of the level disjoint (parallel).
         scale = laplace_scale(1.0, eps_level)
