@@ -80,6 +80,45 @@ def test_a_family_group_is_one_batch_per_algorithm():
     assert set(fig2.run_files) >= {b.path for b in lloyd}
 
 
+@pytest.mark.parametrize("batch_by", ["k", "cell"])
+def test_a_group_may_split_a_datasets_batch_per_k_or_cell(cfg_dir, batch_by):
+    """`batch: k | cell` changes only which run job runs a block: the same blocks with the same specs,
+    one job per (dataset, k) (per (dataset, k, ε) for a private algorithm under `cell`)."""
+    from dpclust.runner import batch_cells
+
+    def private_lloyd(d):  # a private algorithm, for the ε of `cell`
+        d["algorithms"]["baselines.lloyd"]["private"] = True
+        d["items"]["table"]["runs"]["real"].update(epsilon=[0.5, 2.0])
+
+    _edit_paper(cfg_dir, private_lloyd)
+    whole = plan(load_config(cfg_dir))
+    _edit_paper(cfg_dir, lambda d: d["items"]["table"]["runs"]["real"].update(batch=batch_by))
+    split = plan(load_config(cfg_dir))
+    assert sorted((j.cell, j.algorithm, j.spec_json) for j in split.runs) == \
+        sorted((j.cell, j.algorithm, j.spec_json) for j in whole.runs)
+    by_cell = {}
+    for batch in split.batches:
+        assert batch_cells(batch.spec) == [job.spec for job in batch.cells]
+        assert len(batch.datasets) == 1
+        keys = {(j.dataset, j.algorithm, j.k) + ((j.epsilon,) if batch_by == "cell" else ()) for j in batch.cells}
+        assert len(keys) == 1, "one batch, one (dataset, k[, ε])"
+        dataset, algorithm, k, *eps = keys.pop()
+        assert batch.data == f"{dataset}.k{k}" + (f".e{eps[0]!r}" if eps and eps[0] is not None else "")
+        by_cell.setdefault(batch.data, set()).add(algorithm)
+    group = split.config["paper_configs"]["baselines"]["items"]["table"]["runs"]["real"]
+    eps_per_k = len(group["epsilon"]) if batch_by == "cell" else 1
+    n_private, n_public = 1, len(group["algorithms"]) - 1
+    assert len(split.batches) == len(group["datasets"]) * len(group["k"]) * (n_private * eps_per_k + n_public)
+    assert len(whole.batches) == len(group["datasets"]) * len(group["algorithms"])
+
+
+def test_a_family_group_cannot_be_split(cfg_dir):
+    config = load_config(REPO / "config")
+    config["paper_configs"]["su2016"]["items"]["fig2"]["runs"]["interactive"]["batch"] = "k"
+    with pytest.raises(DPClustError, match="family"):
+        plan(config)
+
+
 def test_preset_merges_over_item(cfg_dir):
     config = load_config(cfg_dir, overrides={"preset": "test"})
     group = config["paper_configs"]["baselines"]["items"]["table"]["runs"]["real"]
@@ -117,6 +156,7 @@ def test_invalid_top_config_is_one_clear_error(cfg_dir, mutate, message):
     (lambda d: d["items"]["table"]["runs"]["real"].update(k=[0]), "k"),
     (lambda d: d["items"]["table"]["runs"]["real"].update(epsilon=[-1.0]), "epsilon"),
     (lambda d: d["items"]["table"]["runs"]["real"].update(delta=1.5), "delta"),
+    (lambda d: d["items"]["table"]["runs"]["real"].update(batch="seed"), "batch"),
     (lambda d: d["items"]["table"].update(kind="chart"), "kind"),
     (lambda d: d["items"]["figure"].update(runs_from="nope"), "runs_from"),
 ])

@@ -9,7 +9,9 @@ paper file in `config/papers/`, the display names (`config/names.yaml`) and the 
 algorithm, k, ε, seed block), and groups them into one `RunBatch` per (paper, item, group, dataset,
 algorithm): a batch is one Snakemake job, writing one file, that runs its blocks one after another
 in one process (one job per cell made the DAG and the process start-ups cost more than many runs);
-a group that runs a dataset family has one batch per FAMILY_BATCH datasets of it.
+a group that runs a dataset family has one batch per FAMILY_BATCH datasets of it, and a group may
+split a dataset's batch per k or per (k, ε) cell (`batch: k | cell`) so that a long serial batch
+uses more cores.
 Every block carries its complete, resolved specification: the run's `spec` holds the algorithm's full settings (declared defaults, the named variant's overrides and
 the group's params), the dataset's registry entry, the transform, seeds and budget; an item's
 `step_spec(step)` holds exactly what its aggregate, render or check step reads. The Snakefile
@@ -258,7 +260,8 @@ class RunJob:
     entry: dict = field(compare=False, hash=False, repr=False, default_factory=dict)
     results_dir: str = "results"
     overrides_json: str = "{}"  # the group's params for this algorithm (already inside the spec's settings)
-    data: str = ""  # the batch's data: the dataset (when empty) or a batch of the group's family (F.i)
+    data: str = ""  # the batch's data: the dataset (when empty), a batch of the group's family (F.i), or
+    #                 a part of the dataset's runs under the group's `batch` (D.kK, D.kK.eE; batch_data)
 
     @property
     def path(self) -> str:
@@ -286,6 +289,23 @@ class RunJob:
 #: order, are cut into batches `F.1`, `F.2`, ... of at most this many (Su et al.'s 81 synthetic sets:
 #: 9 run jobs per algorithm, each of a few minutes, instead of 81 jobs of seconds).
 FAMILY_BATCH = 9
+#: What one run job of a group covers (the group's `batch`): every block of a dataset (default), of
+#: one (dataset, k), or of one (dataset, k, ε) cell. Splitting changes only which job runs a block
+#: (each block's spec, seeds and record are the same), so a long serial batch can use more cores.
+BATCH_BY = ("dataset", "k", "cell")
+
+
+def batch_data(dataset: str, k: int, epsilon: float | None, batch_by: str) -> str:
+    """The `data` of the batch running (dataset, k, ε) under `batch: batch_by` ('' = the dataset):
+    `D.kK` for batch: k, `D.kK.eE` for batch: cell."""
+    if batch_by == "dataset":
+        return ""
+    if batch_by not in BATCH_BY:
+        raise DPClustError(f"unknown batch {batch_by!r}: one of {', '.join(BATCH_BY)}")
+    data = f"{dataset}.k{k}"
+    return data if batch_by == "k" or epsilon is None else f"{data}.e{fmt_epsilon(epsilon)}"
+
+
 #: The keys of a block's spec that differ between the blocks of one batch.
 CELL_KEYS = ("dataset", "dataset_entry", "k", "epsilon", "seeds")
 
@@ -294,8 +314,9 @@ CELL_KEYS = ("dataset", "dataset_entry", "k", "epsilon", "seeds")
 class RunBatch:
     """One Snakemake `run` job: every planned block of one (paper, item, group, data, algorithm),
     run one after another in one process (`dpclust.runner.run_batch`) into one file of records;
-    `data` is a dataset, or a batch `F.i` of up to FAMILY_BATCH datasets of a family (Su et al.'s 81
-    synthetic sets: 9 batches per algorithm).
+    `data` is a dataset, a batch `F.i` of up to FAMILY_BATCH datasets of a family (Su et al.'s 81
+    synthetic sets: 9 batches per algorithm), or one k (`D.kK`) or cell (`D.kK.eE`) of a dataset
+    under the group's `batch` (`batch_data`).
 
     `spec_json` holds what every block shares (the block spec without CELL_KEYS) once, the registry
     entry of each dataset, and the cells as `[dataset, k, epsilon, seed_start, seed_count]`;
@@ -315,7 +336,7 @@ class RunBatch:
 
     @property
     def data(self) -> str:
-        """The dataset, or the family batch `F.i`, of the batch (its file's directory)."""
+        """The dataset, the family batch `F.i` or the part `D.kK[.eE]` of the batch (its file's directory)."""
         return self.first.data or self.first.dataset
 
     @property
@@ -684,6 +705,10 @@ class _Planner:
         datasets = self.datasets(group["datasets"], where)
         family = group["datasets"].get("family", "") if isinstance(group["datasets"], dict) else ""
         batch_of = {d: f"{family}.{i // FAMILY_BATCH + 1}" for i, d in enumerate(datasets)} if family else {}
+        batch_by = group.get("batch", "dataset")
+        if family and batch_by != "dataset":
+            raise DPClustError(f"{where}: batch: {batch_by} splits one dataset's runs, but the group runs the "
+                               f"family {family!r}, batched by FAMILY_BATCH datasets: remove `batch`")
         jobs = []
         for alg in group["algorithms"]:
             resolved = self.algorithm(alg, params.get(alg, {}), where)
@@ -711,7 +736,7 @@ class _Planner:
                                 algorithm=alg, k=k, epsilon=eps, block=b, seed_start=start,
                                 seed_count=min(block, reps - start), shared=shared, entry=entry,
                                 results_dir=results_dir, overrides_json=overrides,
-                                data=batch_of.get(dataset, "")))
+                                data=batch_of.get(dataset) or batch_data(dataset, k, eps, batch_by)))
         return jobs
 
 
