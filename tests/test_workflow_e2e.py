@@ -257,6 +257,16 @@ def test_a_threshold_edit_rechecks_only_that_item(work, mirror_run, mirror):  # 
                                              ("summarize_claims", p.summary_stem + ".html")}
 
 
+def test_a_batch_edit_reruns_only_that_groups_runs_under_their_new_files(work, mirror_run, mirror):
+    """`batch: k` cuts a group's run jobs per k: those jobs (new files) and their items run; nothing else."""
+    paper = work / "config" / "papers" / "baselines.yaml"
+    with _Edited(paper, lambda path: _edit_yaml(path, lambda d: d["items"]["table"]["runs"]["real"].update(batch="k"))):
+        p = _plan(work)
+        moved = {j.path for j in p.runs if (j.paper, j.item, j.group) == ("baselines", "table", "real")}
+        assert moved and all(re.fullmatch(r".+\.k\d+", Path(path).parent.name) for path in moved)
+        assert _dry(work, mirror=mirror) == _downstream(p, moved)
+
+
 def test_a_caption_edit_rerenders_only_that_item(work, mirror_run, mirror):
     paper = work / "config" / "papers" / "baselines.yaml"
     target = _plan(work).item("baselines", "figure")

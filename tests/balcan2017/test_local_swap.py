@@ -52,6 +52,38 @@ def test_gain_table_bytes_equal_the_unfused_computation(power, cached, monkeypat
             st.swap(j, y)
 
 
+def _float64_cached(monkeypatch, on: bool):
+    import dpclust.balcan2017.local_swap as ls
+    monkeypatch.setattr(ls, "SWAP_CACHE_ENTRIES", 0)
+    monkeypatch.setattr(ls, "SWAP_CACHE64_ENTRIES", 10**9 if on else 0)
+
+
+@pytest.mark.parametrize("power", [1, 2])
+def test_the_float64_cache_gives_the_bytes_of_computing_every_round(power, monkeypatch):
+    """Between the float32 and the float64 bound the distances are kept in float64: the gain tables,
+    the state after swaps and a whole Alg. 3 run are the same bytes as computing them every round
+    (lattice data with exact ties, and continuous data; several row chunks)."""
+    import dpclust.balcan2017.local_swap as ls
+    monkeypatch.setattr(ls, "CHUNK_ENTRIES", 40 * 37)
+    rng = np.random.default_rng(11)
+    for Y, C in ((rng.integers(0, 6, size=(500, 3)).astype(float) / 5, rng.integers(0, 6, size=(40, 3)).astype(float) / 5),
+                 (rng.normal(size=(500, 4)), rng.normal(size=(40, 4)))):
+        tables, runs = [], []
+        for on in (False, True):
+            _float64_cached(monkeypatch, on)
+            st = SwapState(Y, C, np.array([0, 3, 3, 7, 12]), power)
+            seen = []
+            for j, y in ((1, 20), (4, 0), (0, 39)):
+                seen += [st.new_losses().tobytes(), st.Dk.tobytes(), st.d1.tobytes(), st.d2.tobytes()]
+                st.swap(j, y)
+            assert (st._cache is not None) == on and (not on or st._cache.dtype == np.float64)
+            tables.append(seen)
+            out = local_swap(Y, C, 5, 1.0, 3.0, 6, np.random.default_rng(3), Accountant(1.0), power=power)
+            runs.append((out["index"].tobytes(), np.asarray(out["loss_trace"]).tobytes(), out["chosen_round"]))
+        assert tables[0] == tables[1]
+        assert runs[0] == runs[1]
+
+
 @pytest.mark.parametrize("power", [1, 2])
 @pytest.mark.parametrize("cached", [True, False])
 def test_incremental_gains_match_brute_force(rng, power, cached, monkeypatch):

@@ -28,7 +28,8 @@ nearest centre and D_iy the distance to candidate y,
 
 so one pass over the points per round (in row chunks: a GEMM for D, elementwise minima, and one
 (k × rows)·(rows × |C|) product for the grouped sums) gives the whole (k, |C|) gain table. After a
-swap only one column of the (n, k) distance matrix changes. The chunk's float64 work arrays are
+swap only one column of the (n, k) distance matrix changes. The point-candidate distances are
+computed once (cached, `SWAP_CACHE_ENTRIES`, `SWAP_CACHE64_ENTRIES`) unless they exceed ~2 GB. The chunk's float64 work arrays are
 allocated once per state and reused across chunks and rounds (fresh arrays cost more in page faults
 than the arithmetic); the arithmetic is unchanged, so are the bytes.
 
@@ -48,8 +49,12 @@ from ..mechanisms import exponential_mechanism
 from ..metrics import CHUNK_ENTRIES, squared_distances
 
 #: The (n, |C|) point-candidate distances do not change between rounds: they are cached in float32
-#: when n·|C| is at most this many entries (≤ 600 MB), else recomputed per round in row chunks.
+#: when n·|C| is at most this many entries (≤ 600 MB), else computed per round in row chunks.
 SWAP_CACHE_ENTRIES = 150_000_000
+#: Above SWAP_CACHE_ENTRIES and up to this many entries (≤ 2 GB) the row chunks are computed once and
+#: kept in float64: the very values every round would compute again (same chunks, same arithmetic),
+#: so the bytes are those of computing them each round (e.g. Skin at ε = 2: |C| ≈ 900, 10–20 rounds).
+SWAP_CACHE64_ENTRIES = 250_000_000
 
 
 def swap_rounds(rule: str, cap: int, k: int, n: int, delta: float) -> int:
@@ -93,17 +98,18 @@ class SwapState:
         self._refresh()
 
     def _candidate_distances(self, sl: slice) -> np.ndarray:
-        """(rows, |C|) powered distances of the rows in `sl` to every candidate (float32 from the
-        cache, else float64)."""
+        """(rows, |C|) powered distances of the rows in `sl` (a row chunk of `new_losses`) to every
+        candidate: a view of the cache (float32, or float64 — not to be written) or fresh float64."""
         n, m = self.Y.shape[0], self.C.shape[0]
-        if self._cache is None and n * m <= SWAP_CACHE_ENTRIES:
-            self._cache = np.empty((n, m), dtype=np.float32)
-            step = max(1, min(n, CHUNK_ENTRIES // max(m, 1)))
+        if self._cache is None and n * m <= SWAP_CACHE64_ENTRIES:
+            dtype = np.float32 if n * m <= SWAP_CACHE_ENTRIES else np.float64
+            self._cache = np.empty((n, m), dtype=dtype)
+            step = max(1, min(n, CHUNK_ENTRIES // max(m, 1)))   # new_losses' chunks
             for s in range(0, n, step):
                 rows = slice(s, s + step)
                 self._cache[rows] = _powered(squared_distances(self.Y[rows], self.C, self.Y_sq[rows]), self.power)
         if self._cache is not None:
-            return self._cache[sl]  # float32: widened exactly into a work array by new_losses
+            return self._cache[sl]
         return _powered(squared_distances(self.Y[sl], self.C, self.Y_sq[sl]), self.power)
 
     def _work_arrays(self, rows: int, m: int):
@@ -118,9 +124,9 @@ class SwapState:
 
     def swap(self, j: int, y: int) -> None:
         self.idx[j] = y
-        if self._cache is not None:
+        if self._cache is not None and self._cache.dtype == np.float32:
             self.Dk[:, j] = self._cache[:, y]
-        else:
+        else:  # (not from a float64 cache: its column can differ in the last bit from this product)
             self.Dk[:, j] = _powered(squared_distances(self.Y, self.C[y:y + 1], self.Y_sq)[:, 0], self.power)
         self._refresh()
 
@@ -135,10 +141,10 @@ class SwapState:
             D = self._candidate_distances(sl)
             rows = D.shape[0]
             W, m1 = self._work_arrays(rows, m)
-            if D.dtype == np.float64:
-                W = D
+            if self._cache is None:
+                W = D              # fresh float64: worked on in place
             else:
-                np.copyto(W, D)
+                np.copyto(W, D)    # the cache is read only (float32 widens exactly)
             D = W
             d1 = self.d1[sl, None]
             np.minimum(D, d1, out=m1)
