@@ -28,10 +28,11 @@ nearest centre and D_iy the distance to candidate y,
 
 so one pass over the points per round (in row chunks: a GEMM for D, elementwise minima, and one
 (k × rows)·(rows × |C|) product for the grouped sums) gives the whole (k, |C|) gain table. After a
-swap only one column of the (n, k) distance matrix changes. The point-candidate distances are
-computed once (cached, `SWAP_CACHE_ENTRIES`, `SWAP_CACHE64_ENTRIES`) unless they exceed ~2 GB. The chunk's float64 work arrays are
-allocated once per state and reused across chunks and rounds (fresh arrays cost more in page faults
-than the arithmetic); the arithmetic is unchanged, so are the bytes.
+swap only one column of the (n, k) distance matrix changes. The point-candidate distances D are
+computed once and cached (float32 up to `SWAP_CACHE_ENTRIES`, float64 up to `SWAP_CACHE64_ENTRIES`),
+else again in every round. The chunk's float64 work arrays are allocated once per state and reused
+across chunks and rounds (fresh arrays cost more in page faults than the arithmetic); the
+arithmetic is unchanged, so are the bytes.
 
 Interpretation: `swap_rounds_rule` — the theory uses T = 100·k·ln(n/δ) (STATED Alg. 3), which is
 ~10⁵ rounds at k = 64; the paper's experiments do not state T; the authors' code runs min(k, 20)
