@@ -40,6 +40,12 @@ class Check:
     why: str = ""
     undecided: bool = False
 
+    def __post_init__(self):
+        if self.holds is False and not self.why:
+            # a failing claim is never shown without a reason: until one is written (the item's
+            # claims.why), the summary says so and points at the evidence
+            self.why = "not yet explained: the failing cells and their intervals are in the detail"
+
     @property
     def result(self) -> str:
         if self.holds is True:

@@ -315,6 +315,12 @@ def test_fig6_scalability_uses_growth_in_both_k_and_d():
     assert [c.holds for c in out] == [True, True, True]
     out = fig6.check_fig6(synth_table({"su2016.hybrid": steep, "su2016.eugkm": flat}), spec)
     assert [c.holds for c in out] == [False, False, False]
+    # evidence at both ends of each growth; a failing claim without a written reason says so
+    assert "k=2: gap Hybrid" in out[2].detail and "k=10: gap Hybrid" in out[2].detail
+    assert out[2].why.startswith("not yet explained")
+    spec["claims"]["why"] = {"scalable_k": "genuine: {failing}"}
+    out = fig6.check_fig6(synth_table({"su2016.hybrid": steep, "su2016.eugkm": flat}), spec)
+    assert out[2].why.startswith("genuine: d=2 (growth difference") and "k=10: gap Hybrid" in out[2].why
 
 
 def gene_records(gene_trace_len, gene_final, lloyd_final=0.012, runs=3):

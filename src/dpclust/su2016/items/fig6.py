@@ -24,6 +24,20 @@ def render_fig6(table, item, stem):
     heatmaps(table, item, stem)
 
 
+def _ends(table, fixed_name, v, lo, hi, ref) -> str:
+    """Evidence at the two ends of a growth: each method's mean gap, and the share of the hybrid's
+    runs whose switch (Inequality 15) ran EUGkM(ε/2) + DPLloyd rather than falling back to EUGkM."""
+    varied = "d" if fixed_name == "k" else "k"
+    parts = []
+    for end in (lo, hi):
+        ds = f"su_synth_k{v}_d{end}" if fixed_name == "k" else f"su_synth_k{end}_d{v}"
+        h, e = row_of(table, ds, HYBRID), row_of(table, ds, EUGKM, None, ref)
+        applied = h.get("hybrid_applied") if h is not None else None
+        ran = f", split in {100 * float(applied):.0f} % of its runs" if applied == applied and applied is not None else ""
+        parts.append(f"{varied}={end}: gap Hybrid {float(h['gap']):.3g}{ran}, EUGkM {float(e['gap']):.3g}")
+    return "; ".join(parts)
+
+
 def _scalability(table, fixed_name, fixed_values, lo, hi, ref):
     cells = []
     for v in fixed_values:
@@ -33,7 +47,8 @@ def _scalability(table, fixed_name, fixed_values, lo, hi, ref):
             continue
         (th, sh), (te, se) = gh, ge
         iv = linear_ci(th + [(-c, s) for c, s in te], sh - se)
-        cells.append((f"{fixed_name}={v} (growth difference Hybrid − EUGkM {interval_text(iv)})", decision(iv, 0.0, "<")))
+        cells.append((f"{fixed_name}={v} (growth difference Hybrid − EUGkM {interval_text(iv)}; "
+                      f"{_ends(table, fixed_name, v, lo, hi, ref)})", decision(iv, 0.0, "<")))
     return cells, ""
 
 
