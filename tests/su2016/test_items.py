@@ -323,6 +323,21 @@ def test_fig6_scalability_uses_growth_in_both_k_and_d():
     assert out[2].why.startswith("genuine: d=2 (growth difference") and "k=10: gap Hybrid" in out[2].why
 
 
+def test_fig6_heatmaps_share_one_colour_scale_only_when_asked(monkeypatch):
+    saved = []
+    monkeypatch.setattr(common, "save_figure", lambda fig, stem: saved.append(fig))
+    flat = {(2, 2): 0.02, (2, 10): 0.03, (10, 2): 0.03, (10, 10): 0.04}
+    steep = {(2, 2): 0.02, (2, 10): 0.20, (10, 2): 0.10, (10, 10): 0.30}
+    table = synth_table({"su2016.hybrid": flat, "su2016.eugkm": steep})
+    item = {"figure": {"panels": ["su2016.hybrid", "eugkm_theta10:su2016.eugkm"]}, "names": NAMES}
+    for shared in (False, True):
+        item["figure"]["shared_scale"] = shared
+        common.heatmaps(table, item, "unused")
+        limits = [ax.images[0].get_clim() for ax in saved[-1].axes if ax.images]
+        assert len(limits) == 2 and (limits[0] == limits[1]) is shared
+    assert limits[0] == pytest.approx((0.02 - 0.01, 0.30 - 0.01))   # gaps to the baseline (0.01), both panels
+
+
 def gene_records(gene_trace_len, gene_final, lloyd_final=0.012, runs=3):
     recs = []
     for group, alg, final, n, length in (("lloyd", "su2016.lloyd", lloyd_final, 30, 20),

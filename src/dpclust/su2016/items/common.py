@@ -271,9 +271,23 @@ def synthetic_grid(rows: pd.DataFrame) -> pd.DataFrame:
 
 def heatmaps(table: pd.DataFrame, item: dict, stem: str) -> None:
     """One k × d heatmap of NICV − baseline per `figure.panels` selector, each with its own colour
-    scale (the methods differ by orders of magnitude; a shared scale would hide all but the worst)."""
+    scale (the methods differ by orders of magnitude; a shared scale would hide all but the worst),
+    or one scale for all panels with `figure.shared_scale` (methods of one magnitude, compared
+    cell by cell: Figure 6)."""
     figure = item.get("figure") or {}
     panels, variants = figure["panels"], figure.get("variants") or {}
+    grids = {}
+    for selector in panels:
+        group, alg = split_selector(selector)
+        part = synthetic_grid(rows_of(table, alg, group))
+        if not part.empty:
+            grid = part.pivot_table(index="K", columns="D", values="gap", aggfunc="mean")
+            grids[selector] = (part, grid.reindex(index=range(2, 11), columns=range(2, 11)))
+    scale = {}
+    if figure.get("shared_scale") and grids:
+        values = np.concatenate([g.to_numpy().ravel() for _, g in grids.values()])
+        if np.isfinite(values).any():
+            scale = {"vmin": float(np.nanmin(values)), "vmax": float(np.nanmax(values))}
     reference = figure.get("same_grid_as")     # mark cells whose EUGkM grid equals this group's
     ref_grid = {}
     if reference:
@@ -284,18 +298,16 @@ def heatmaps(table: pd.DataFrame, item: dict, stem: str) -> None:
     for ax, selector in zip(axes, panels):
         group, alg = split_selector(selector)
         title = variant_name(item, alg, group, variants)
-        part = synthetic_grid(rows_of(table, alg, group))
-        if part.empty:
+        if selector not in grids:
             if any_ok:
                 mark_panel(ax, title, "absent", "")
             else:
                 reason = str(table["reason"].dropna().iloc[0]) if table["reason"].notna().any() else ""
                 mark_unavailable(ax, title, reason)
             continue
-        grid = part.pivot_table(index="K", columns="D", values="gap", aggfunc="mean")
-        grid = grid.reindex(index=range(2, 11), columns=range(2, 11))
+        part, grid = grids[selector]
         im = ax.imshow(grid.to_numpy(), origin="lower", cmap="viridis", extent=(1.5, 10.5, 1.5, 10.5),
-                       aspect="auto")
+                       aspect="auto", **scale)
         fig.colorbar(im, ax=ax, shrink=0.85, label="NICV − baseline")
         if reference and group and group != reference and alg == "su2016.eugkm":
             dup = [(r.K, r.D) for r in part.itertuples(index=False)
