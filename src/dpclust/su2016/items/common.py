@@ -495,13 +495,16 @@ def synthetic_cell(table, algorithm, K, D, group=None):
     return row, stats_of(row)
 
 
+def synthetic_name(fixed: str, value: int, varied: int) -> str:
+    """The synthetic dataset at `fixed` ("k" or "d") = value and the other parameter = varied."""
+    return f"su_synth_k{value}_d{varied}" if fixed == "k" else f"su_synth_k{varied}_d{value}"
+
+
 def gap_growth(table, algorithm, fixed: str, value: int, lo: int, hi: int, group=None):
     """Growth of an algorithm's gap to the baseline from `lo` to `hi` of the varied parameter (d if
     `fixed` is "k", k if "d") at the fixed value: (mean_hi − base_hi) − (mean_lo − base_lo), as
     (terms, shift) for `linear_ci` (the baselines are constants), or None without both cells."""
-    def name(v):
-        return f"su_synth_k{value}_d{v}" if fixed == "k" else f"su_synth_k{v}_d{value}"
-    r_hi, r_lo = row_of(table, name(hi), algorithm, None, group), row_of(table, name(lo), algorithm, None, group)
+    r_hi, r_lo = (row_of(table, synthetic_name(fixed, value, v), algorithm, None, group) for v in (hi, lo))
     if r_hi is None or r_lo is None:
         return None
     shift = -(float(r_hi["baseline"]) - float(r_lo["baseline"]))

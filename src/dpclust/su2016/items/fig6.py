@@ -11,9 +11,12 @@ as EUGkM" on more than `majority` of the datasets (Welch interval of Hybrid − 
 
 from __future__ import annotations
 
+import pandas as pd
+
 from ...aggregate import Check
 from .common import (aggregate_nicv, decision, diff_of, every_check, fraction_check, gap_growth, heatmaps,
-                     interval_text, linear_ci, plain_bools, row_of, rows_of, stats_of, variant_name)
+                     interval_text, linear_ci, plain_bools, row_of, rows_of, stats_of, synthetic_name,
+                     variant_name)
 
 __all__ = ["aggregate_nicv", "check_fig6", "render_fig6"]
 
@@ -30,10 +33,10 @@ def _ends(table, fixed_name, v, lo, hi, ref) -> str:
     varied = "d" if fixed_name == "k" else "k"
     parts = []
     for end in (lo, hi):
-        ds = f"su_synth_k{v}_d{end}" if fixed_name == "k" else f"su_synth_k{end}_d{v}"
+        ds = synthetic_name(fixed_name, v, end)
         h, e = row_of(table, ds, HYBRID), row_of(table, ds, EUGKM, None, ref)
-        applied = h.get("hybrid_applied") if h is not None else None
-        ran = f", split in {100 * float(applied):.0f} % of its runs" if applied == applied and applied is not None else ""
+        applied = h.get("hybrid_applied")
+        ran = f", split in {100 * float(applied):.0f} % of its runs" if pd.notna(applied) else ""
         parts.append(f"{varied}={end}: gap Hybrid {float(h['gap']):.3g}{ran}, EUGkM {float(e['gap']):.3g}")
     return "; ".join(parts)
 
