@@ -12,6 +12,10 @@
         --only-standins --raw raw.tsv
     # 3. summarise into the table dpclust.cluster_resources reads:
     .venv/bin/python benchmarks/cluster_costs.py summarize raw.tsv --out profiles/slurm/costs.tsv
+    #    or merge a few more measurements into it (e.g. a grid's largest epsilon, where memory peaks):
+    .venv/bin/python benchmarks/cluster_costs.py measure --preset full --match 'fig2/balcan/skin' \
+        --epsilon 2 --max-seeds 1 --data-dir DIR --raw more.tsv
+    .venv/bin/python benchmarks/cluster_costs.py summarize more.tsv --update profiles/slurm/costs.tsv
 
 `measure` runs exactly the command of the workflow's `run` rule (`python -m dpclust run ...`, one
 BLAS thread) and records its wall time, CPU time (user + system) and peak resident memory (from
@@ -108,6 +112,8 @@ def measure(args) -> None:
     jobs = plan(config).runs
     if args.match:
         jobs = [j for j in jobs if re.search(args.match, j.path)]
+    if args.epsilon:
+        jobs = [j for j in jobs if j.epsilon is not None and any(abs(j.epsilon - e) < 1e-12 for e in args.epsilon)]
     if args.largest:
         best = {}
         for j in jobs:
@@ -150,14 +156,13 @@ def measure(args) -> None:
                     job = pending.pop(0)
                 out = tmp / f"{slot}.json"
                 path, kind = data_path(job.dataset)
-                args_ = job.cli_args()
+                spec = job.spec   # the block's complete spec (the workflow's run job passes its batch's)
                 seeds = job.seed_count
                 if args.max_seeds and seeds > args.max_seeds:  # per-seed cost from fewer seeds
                     seeds = args.max_seeds
-                    args_[args_.index("--repetitions") + 1] = str(seeds)
-                cmd = [sys.executable, "-m", "dpclust", "run", *args_,
-                       "--data", str(path), "--config-dir", str(config_dir),
-                       "--base-seed", str(config["base_seed"]), "--out", str(out)]
+                    spec["seeds"] = [spec["seeds"][0], seeds]
+                cmd = [sys.executable, "-m", "dpclust", "run", "--spec", json.dumps(spec),
+                       "--data", str(path), "--out", str(out)]
                 wall, cpu, peak = _measure_one(cmd, env, REPO)
                 status = json.loads(out.read_text()).get("status", "?")
                 row = dict(preset=args.preset, paper=job.paper, item=job.item, group=job.group,
@@ -179,54 +184,132 @@ def measure(args) -> None:
             t.join()
 
 
-def summarize(args) -> None:
+COLUMNS = ["paper", "algorithm", "dataset", "k", "jobs", "seeds_max", "cost_max_s", "sec_per_seed", "peak_mb", "data"]
+
+
+def read_raw(paths) -> list[dict]:
+    """The measurements with status ok, each with its cost: CPU seconds, or wall where not recorded."""
     rows = []
-    for path in args.raw:
+    for path in paths:
         with open(path, newline="") as fh:
             rows += [r for r in csv.DictReader(fh, delimiter="\t") if r["status"] == "ok"]
-    if not rows:
-        raise SystemExit("no measurements with status ok")
     for r in rows:  # cost = CPU seconds (robust to other load on the machine); wall where not recorded
         r["cost_s"] = float(r.get("cpu_s") or r["wall_s"])
+        r.setdefault("data", "real")
+        r["data"] = r["data"] or "real"
+    return rows
+
+
+def _cost_kind(rows: list[dict]) -> str:
     n_cpu = sum(1 for r in rows if r.get("cpu_s"))
     if n_cpu == len(rows):
-        measure = "CPU seconds (user + system; for these single-threaded runs, their wall time on an idle core)"
-    elif n_cpu == 0:
-        measure = "wall seconds (no CPU time recorded; on a loaded machine these err long)"
-    else:
-        measure = f"CPU seconds for {n_cpu} jobs, wall seconds for {len(rows) - n_cpu} (recorded without CPU time)"
-    base_s = min(r["cost_s"] for r in rows)
-    base_mb = min(float(r["peak_mb"]) for r in rows)
+        return "CPU seconds (user + system; for these single-threaded runs, their wall time on an idle core)"
+    if n_cpu == 0:
+        return "wall seconds (no CPU time recorded; on a loaded machine these err long)"
+    return f"CPU seconds for {n_cpu} jobs, wall seconds for {len(rows) - n_cpu} (recorded without CPU time)"
+
+
+def _presets(rows: list[dict]) -> str:
+    return ", ".join(sorted({r["preset"] for r in rows}))
+
+
+def _grouped(rows: list[dict], base_s: float) -> dict[tuple, dict]:
+    """One table row per (paper, algorithm, dataset, k) from its measurements."""
     groups = defaultdict(list)
     for r in rows:
-        r.setdefault("data", "real")
         groups[(r["paper"], r["algorithm"], r["dataset"], int(r["k"]))].append(r)
+    return {key: {"jobs": len(rs), "seeds_max": max(int(r["seeds"]) for r in rs),
+                  "cost_max_s": max(r["cost_s"] for r in rs),
+                  "sec_per_seed": max(max(0.0, r["cost_s"] - base_s) / int(r["seeds"]) for r in rs),
+                  "peak_mb": max(float(r["peak_mb"]) for r in rs),
+                  "data": set(r["data"] for r in rs)}
+            for key, rs in groups.items()}
+
+
+def _format(groups: dict[tuple, dict]) -> list[str]:
+    lines = ["\t".join(COLUMNS)]
+    for (paper, alg, ds, k), g in sorted(groups.items()):
+        lines.append("\t".join([paper, alg, ds, str(k), str(g["jobs"]), str(g["seeds_max"]),
+                                f"{g['cost_max_s']:.2f}", f"{g['sec_per_seed']:.4g}", f"{g['peak_mb']:.0f}",
+                                "/".join(sorted(g["data"]))]))
+    return lines
+
+
+def summary_table(rows: list[dict]) -> str:
+    """The cost table (profiles/slurm/costs.tsv) from measurements alone."""
+    if not rows:
+        raise SystemExit("no measurements with status ok")
+    base_s = min(r["cost_s"] for r in rows)
+    base_mb = min(float(r["peak_mb"]) for r in rows)
     out = [
         "# Measured cost of dpclust run jobs, one row per (paper, algorithm, dataset, k): read by",
         "# dpclust.cluster_resources to size SLURM requests. Written by benchmarks/cluster_costs.py from",
-        f"# {len(rows)} jobs of the {', '.join(sorted({r['preset'] for r in rows}))} preset(s), each one"
+        f"# {len(rows)} jobs of the {_presets(rows)} preset(s), each one"
         " process with one BLAS thread, two at a time, on a 2-core machine.",
-        f"# cost: {measure}.",
+        f"# cost: {_cost_kind(rows)}.",
         f"# base_s {base_s:.3f}  (process start-up: the smallest cost measured)",
         f"# base_mb {base_mb:.0f}  (the smallest peak RSS measured)",
         "# sec_per_seed: largest (cost - base_s) / seeds over the row's jobs (every epsilon);"
         " cost_max_s: largest cost; peak_mb: largest peak RSS;",
         "# data: real, or stand-in (seeded blobs of the dataset's n x d where it could not be had offline).",
-        "\t".join(["paper", "algorithm", "dataset", "k", "jobs", "seeds_max", "cost_max_s",
-                   "sec_per_seed", "peak_mb", "data"]),
     ]
-    for (paper, alg, ds, k), rs in sorted(groups.items()):
-        per = max(max(0.0, r["cost_s"] - base_s) / int(r["seeds"]) for r in rs)
-        out.append("\t".join([
-            paper, alg, ds, str(k), str(len(rs)), str(max(int(r["seeds"]) for r in rs)),
-            f"{max(r['cost_s'] for r in rs):.2f}", f"{per:.4g}",
-            f"{max(float(r['peak_mb']) for r in rs):.0f}", "/".join(sorted({r["data"] for r in rs}))]))
-    text = "\n".join(out) + "\n"
-    if args.out:
-        Path(args.out).write_text(text)
-        print(f"wrote {args.out}: {len(groups)} rows from {len(rows)} jobs", file=sys.stderr)
+    return "\n".join(out + _format(_grouped(rows, base_s))) + "\n"
+
+
+def updated_table(table_text: str, rows: list[dict], note: str = "") -> str:
+    """`table_text` (a cost table) with more measurements merged in: a row measured again keeps the
+    larger of its old and new costs and peaks (its jobs add up), a new (paper, algorithm, dataset, k)
+    gets a row, every other row stays as it was; base_s and base_mb stay the table's (a few large jobs
+    say nothing about start-up). One header line records what was merged."""
+    if not rows:
+        raise SystemExit("no measurements with status ok")
+    lines = table_text.splitlines()
+    header = [line for line in lines if line.startswith("#")]
+    body = [line for line in lines if line.strip() and not line.startswith("#")]
+    base = {}
+    for line in header:
+        parts = line.lstrip("# ").split()
+        if len(parts) >= 2 and parts[0] in ("base_s", "base_mb"):
+            base[parts[0]] = float(parts[1])
+    if "base_s" not in base or not body or body[0].split("\t") != COLUMNS:
+        raise SystemExit("the table to update has no '# base_s' line or not the columns " + " ".join(COLUMNS))
+    groups = {}
+    for r in csv.DictReader(body, delimiter="\t"):
+        groups[(r["paper"], r["algorithm"], r["dataset"], int(r["k"]))] = {
+            "jobs": int(r["jobs"]), "seeds_max": int(r["seeds_max"]), "cost_max_s": float(r["cost_max_s"]),
+            "sec_per_seed": float(r["sec_per_seed"]), "peak_mb": float(r["peak_mb"]),
+            "data": set(r["data"].split("/"))}
+    new = _grouped(rows, base["base_s"])
+    for key, g in new.items():
+        old = groups.get(key)
+        if old is None:
+            groups[key] = g
+            continue
+        old["jobs"] += g["jobs"]
+        old["data"] |= g["data"]
+        for field in ("seeds_max", "cost_max_s", "sec_per_seed", "peak_mb"):
+            old[field] = max(old[field], g[field])
+    added = (f"# + {len(rows)} jobs of the {_presets(rows)} preset(s) merged in (summarize --update: a row"
+             f" measured again keeps its larger cost and peak), {len(new)} rows, cost: {_cost_kind(rows)}"
+             + (f"; {note}" if note else "") + ".")
+    return "\n".join(header + [added] + _format(groups)) + "\n"
+
+
+def summarize(args) -> None:
+    rows = read_raw(args.raw)
+    if args.update:
+        path = Path(args.update)
+        text = updated_table(path.read_text(encoding="utf-8"), rows, args.note or "")
+        out = Path(args.out) if args.out else path
     else:
+        text = summary_table(rows)
+        out = Path(args.out) if args.out else None
+    if out is None:
         sys.stdout.write(text)
+        return
+    out.write_text(text)
+    n_rows = sum(1 for line in text.splitlines() if line and not line.startswith("#")) - 1
+    print(f"wrote {out}: {n_rows} rows", file=sys.stderr)
 
 
 def main() -> None:
@@ -244,13 +327,17 @@ def main() -> None:
     m.add_argument("--standin-dir", help="stand-ins (from `standins`) for datasets unavailable in --data-dir")
     m.add_argument("--only-standins", action="store_true", help="only jobs on stand-in data")
     m.add_argument("--max-seeds", type=int, help="run at most this many of a job's seeds")
+    m.add_argument("--epsilon", type=float, action="append",
+                   help="only jobs at this epsilon (repeatable): e.g. a grid's largest, where memory peaks")
     t = sub.add_parser("standins")
     t.add_argument("--config-dir", default=str(REPO / "config"))
     t.add_argument("--data-dir", required=True)
     t.add_argument("--out-dir", required=True)
     s = sub.add_parser("summarize")
     s.add_argument("raw", nargs="+")
-    s.add_argument("--out")
+    s.add_argument("--out", help="where to write the table (default: stdout, or the --update table)")
+    s.add_argument("--update", help="merge the measurements into this existing table instead of writing a new one")
+    s.add_argument("--note", help="with --update: what the merged measurements were, for the header line")
     args = ap.parse_args()
     {"measure": measure, "summarize": summarize, "standins": standins}[args.cmd](args)
 
