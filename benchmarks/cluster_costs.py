@@ -20,8 +20,8 @@
 `measure` runs exactly the command of the workflow's `run` rule (`python -m dpclust run ...`, one
 BLAS thread) and records its wall time, CPU time (user + system) and peak resident memory (from
 wait4). The costs use CPU time: for these single-threaded processes it is their wall time on an
-idle core, and unlike wall time it does not grow with whatever else the machine runs. Jobs whose dataset is unavailable here (no mirror file) write a `data_unavailable` record
-and are left out, unless `--standin-dir` holds a stand-in for them: seeded Gaussian blobs of the
+idle core, and unlike wall time it does not grow with whatever else the machine runs. Jobs whose dataset is unavailable here (no mirror file) are skipped
+(listed on stderr), unless `--standin-dir` holds a stand-in for them: seeded Gaussian blobs of the
 registry's n x d (`standins`), so that the cost of jobs on data that cannot be had offline (HIGGS,
 Covertype, Gowalla, ...) is measured at its real size too (column `data`: real or stand-in; the
 results on stand-ins mean nothing, only their cost is used). `summarize` keeps, per (paper, algorithm, dataset, k), the largest cost per seed,
@@ -130,7 +130,10 @@ def measure(args) -> None:
             return data_dir / f"{dataset}.h5", "real"
         return standin_dir / f"{dataset}.h5", "stand-in"
 
-    jobs = [j for j in jobs if data_path(j.dataset)[0].exists()]
+    skipped = sorted({j.dataset for j in jobs if not (real[j.dataset] or data_path(j.dataset)[1] == "stand-in")})
+    if skipped:
+        print(f"skipped (no data here and no stand-in): {', '.join(skipped)}", file=sys.stderr)
+    jobs = [j for j in jobs if j.dataset not in skipped]
     if args.only_standins:
         jobs = [j for j in jobs if data_path(j.dataset)[1] == "stand-in"]
     print(f"{len(jobs)} run jobs to measure ({args.preset}{', largest per group' if args.largest else ''})",
@@ -163,8 +166,13 @@ def measure(args) -> None:
                     spec["seeds"] = [spec["seeds"][0], seeds]
                 cmd = [sys.executable, "-m", "dpclust", "run", "--spec", json.dumps(spec),
                        "--data", str(path), "--out", str(out)]
-                wall, cpu, peak = _measure_one(cmd, env, REPO)
-                status = json.loads(out.read_text()).get("status", "?")
+                try:
+                    wall, cpu, peak = _measure_one(cmd, env, REPO)
+                    status = json.loads(out.read_text()).get("status", "?")
+                except RuntimeError as exc:   # one failed job is reported, the others are still measured
+                    print(f"  FAILED {job.path} k={job.k} eps={fmt_epsilon(job.epsilon)}: {exc}"[-1500:], file=sys.stderr)
+                    wall = cpu = peak = float("nan")
+                    status = "failed"
                 row = dict(preset=args.preset, paper=job.paper, item=job.item, group=job.group,
                            dataset=job.dataset, algorithm=job.algorithm, k=job.k,
                            epsilon=fmt_epsilon(job.epsilon), seeds=seeds, wall_s=f"{wall:.3f}",

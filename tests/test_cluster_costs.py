@@ -85,19 +85,23 @@ def test_a_new_table_reads_back(costs, tmp_path):
 @pytest.mark.slow
 def test_measure_runs_the_planned_blocks_as_the_workflow_does(tmp_path, mirror):
     """`measure` runs `python -m dpclust run --spec` on planned blocks (here two blocks of the test
-    preset, one seed each, at one ε) and records a row per block with status ok."""
+    preset, one seed each, at one ε) and records a row per block with status ok; blocks on a
+    dataset that is unavailable here (no stand-in) are skipped, saying so."""
     from dpclust.data import fetch_source, load_registry, prepare_dataset
+    from dpclust.data.processed import write_unavailable
 
     reg = load_registry(REPO / "config" / "datasets.yaml")
     for source in reg.sources_for("iris"):
         fetch_source(source, raw_dir=tmp_path / "raw", mirror=str(mirror), registry=reg)
     prepare_dataset("iris", raw_dir=tmp_path / "raw", out_path=tmp_path / "processed" / "iris.h5", registry=reg)
+    write_unavailable(tmp_path / "processed" / "cifar10_in3c.h5", "cifar10_in3c", "not in this test's mirror")
     raw = tmp_path / "raw.tsv"
     out = subprocess.run([sys.executable, str(SCRIPT), "measure", "--preset", "test", "--match",
-                          "balcan2017/fig2/private_raw/iris/balcan2017.sulq", "--epsilon", "1", "--max-seeds", "1",
+                          "balcan2017/fig2/private_(raw|cifar)/[^/]+/balcan2017.sulq", "--epsilon", "1", "--max-seeds", "1",
                           "--data-dir", str(tmp_path / "processed"), "--raw", str(raw)],
                          capture_output=True, text=True, timeout=300, cwd=REPO)
     assert out.returncode == 0, out.stderr[-2000:]
+    assert "skipped (no data here and no stand-in): cifar10_in3c" in out.stderr
     with open(raw, newline="") as fh:
         rows = list(csv.DictReader(fh, delimiter="\t"))
     assert len(rows) == 2 and {r["k"] for r in rows} == {"2", "4"}
