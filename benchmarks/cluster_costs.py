@@ -16,6 +16,7 @@
     .venv/bin/python benchmarks/cluster_costs.py measure --preset full --match 'fig2/balcan/skin' \
         --epsilon 2 --max-seeds 1 --data-dir DIR --raw more.tsv
     .venv/bin/python benchmarks/cluster_costs.py summarize more.tsv --update profiles/slurm/costs.tsv
+    #    (--unmeasured --largest: the largest job of each (algorithm, dataset) the table has no row for)
 
 `measure` runs exactly the command of the workflow's `run` rule (`python -m dpclust run ...`, one
 BLAS thread) and records its wall time, CPU time (user + system) and peak resident memory (from
@@ -114,6 +115,11 @@ def measure(args) -> None:
         jobs = [j for j in jobs if re.search(args.match, j.path)]
     if args.epsilon:
         jobs = [j for j in jobs if j.epsilon is not None and any(abs(j.epsilon - e) < 1e-12 for e in args.epsilon)]
+    if args.unmeasured:   # what the table has no row for: its requests are scaled from other data
+        from dpclust import cluster_resources
+
+        table = cluster_resources.load_costs(args.table)
+        jobs = [j for j in jobs if not cluster_resources.estimate(j, table).basis.startswith("measured")]
     if args.largest:
         best = {}
         for j in jobs:
@@ -335,6 +341,10 @@ def main() -> None:
     m.add_argument("--standin-dir", help="stand-ins (from `standins`) for datasets unavailable in --data-dir")
     m.add_argument("--only-standins", action="store_true", help="only jobs on stand-in data")
     m.add_argument("--max-seeds", type=int, help="run at most this many of a job's seeds")
+    m.add_argument("--unmeasured", action="store_true",
+                   help="only jobs of an (algorithm, dataset) the --table has no row for (their requests are "
+                        "scaled from other data by n x d)")
+    m.add_argument("--table", default=str(REPO / "profiles" / "slurm" / "costs.tsv"), help="the table --unmeasured reads")
     m.add_argument("--epsilon", type=float, action="append",
                    help="only jobs at this epsilon (repeatable): e.g. a grid's largest, where memory peaks")
     t = sub.add_parser("standins")

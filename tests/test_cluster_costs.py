@@ -107,6 +107,18 @@ def test_measure_runs_the_planned_blocks_as_the_workflow_does(tmp_path, mirror):
     assert len(rows) == 2 and {r["k"] for r in rows} == {"2", "4"}
     assert all(r["status"] == "ok" and r["epsilon"] == "1.0" and r["seeds"] == "1" and float(r["cpu_s"]) > 0
                for r in rows), rows
+    # the table from these rows covers those blocks: --unmeasured leaves nothing to measure
+    table = tmp_path / "costs.tsv"
+    assert subprocess.run([sys.executable, str(SCRIPT), "summarize", str(raw), "--out", str(table)],
+                          capture_output=True, text=True, cwd=REPO).returncode == 0
+    again = subprocess.run([sys.executable, str(SCRIPT), "measure", "--preset", "test", "--match",
+                            "balcan2017/fig2/private_raw/[^/]+/balcan2017[.](sulq|balcan)[.]json", "--unmeasured", "--table", str(table),
+                            "--data-dir", str(tmp_path / "processed"), "--raw", str(tmp_path / "again.tsv"), "--max-seeds", "1"],
+                           capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert again.returncode == 0, again.stderr[-2000:]
+    with open(tmp_path / "again.tsv", newline="") as fh:
+        measured = {(r["algorithm"], r["k"]) for r in csv.DictReader(fh, delimiter="\t")}
+    assert measured and all(alg == "balcan2017.balcan" for alg, _ in measured), measured   # sulq: in the table
 
 
 def _write_raw(path: Path, rows: list[dict]) -> Path:
