@@ -209,8 +209,7 @@ def read_raw(paths) -> list[dict]:
             rows += [r for r in csv.DictReader(fh, delimiter="\t") if r["status"] == "ok"]
     for r in rows:  # cost = CPU seconds (robust to other load on the machine); wall where not recorded
         r["cost_s"] = float(r.get("cpu_s") or r["wall_s"])
-        r.setdefault("data", "real")
-        r["data"] = r["data"] or "real"
+        r["data"] = r.get("data") or "real"   # raw files written before the column: real data
     return rows
 
 
