@@ -67,3 +67,36 @@ def test_requests_grow_with_seeds_and_attempts(runs):
     assert cluster_resources.mem_mb(job, 2) == 2 * cluster_resources.mem_mb(job, 1)
     more = dataclasses.replace(job, seed_count=job.seed_count * 10)
     assert cluster_resources.estimate(more).seconds > est.seconds
+
+
+def _table(*rows):
+    return cluster_resources.CostTable(1.0, 60.0, tuple(
+        cluster_resources.CostRow("p", "alg", dataset, k, sec, 100.0) for dataset, k, sec in rows))
+
+
+def test_an_unmeasured_dataset_is_scaled_from_the_smallest_measured_one_that_covers_it(runs):
+    """Rule 3: a job on a dataset the algorithm was never measured on takes the smallest measured
+    dataset at least as large in n and in d (so it errs long), not the largest: iris (150 x 4) is
+    not charged MNIST's cost. Larger than every measured one: the largest, scaled up by n x d."""
+    shape = cluster_resources._shape
+    assert shape("iris") == (150.0, 4.0)
+    table = _table(("s1", 15, 0.5), ("adult_num", 5, 2.0), ("mnist70k", 10, 90.0))
+    job = dataclasses.replace(runs[0], paper="p", algorithm="alg", k=3, seed_count=10)
+
+    def est(dataset):
+        return cluster_resources.estimate(dataclasses.replace(job, dataset=dataset), table)
+
+    covering = [m for m in ("s1", "adult_num", "mnist70k")
+                if shape(m)[0] >= shape("iris")[0] and shape(m)[1] >= shape("iris")[1]]
+    source = min(covering, key=cluster_resources._nd)
+    assert source == "adult_num"                    # s1 has d = 2 < 4; MNIST covers it but is larger
+    assert est("iris").basis.endswith(f"{source} k=5")
+    assert est("iris").seconds == pytest.approx(1.0 + 10 * 2.0)
+    # a dataset larger (in n x d) than every measured one: the largest, scaled up by n x d
+    factor = cluster_resources._nd("higgs") / cluster_resources._nd("mnist70k")
+    assert factor > 1
+    assert est("higgs").basis.endswith("mnist70k k=10")
+    assert est("higgs").seconds == pytest.approx(1.0 + 10 * 90.0 * factor)
+    # an unknown dataset (a user's): the largest, unscaled
+    assert est("not_in_the_registry").basis.endswith("mnist70k k=10")
+    assert est("not_in_the_registry").seconds == pytest.approx(1.0 + 10 * 90.0)

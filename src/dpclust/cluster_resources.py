@@ -11,8 +11,9 @@ n x d data):
 where `row` is the first that exists of
   1. the same paper, algorithm and dataset, at the smallest measured k >= k (else the largest k);
   2. the same algorithm and dataset measured for another paper (same rule for k);
-  3. the same algorithm (this paper's rows first) on the largest dataset it was measured on
-     (a dataset unavailable where the table was measured: its n x d come from config/datasets.yaml);
+  3. the same algorithm (this paper's rows first) on the smallest dataset it was measured on that is
+     at least as large in n and in d, else on the largest (n and d from config/datasets.yaml, so a
+     dataset unavailable where the table was measured is sized too);
 and a job of an algorithm never measured gets DEFAULT_SECONDS and DEFAULT_PEAK_MB. Seconds per seed
 are the largest over the row's jobs (every epsilon), so the estimate errs long.
 
@@ -119,12 +120,29 @@ def _registry():
 
 
 @lru_cache(maxsize=None)
-def _nd(dataset: str) -> float:
+def _shape(dataset: str) -> tuple[float, float]:
+    """(n, d) of a registry dataset; (0, 0) for an unknown one (e.g. a user's)."""
     try:
         entry = _registry().dataset(dataset)
-        return float(entry["n"]) * float(entry["d"])
+        return float(entry["n"]), float(entry["d"])
     except Exception:  # noqa: BLE001 - an unknown dataset (e.g. a user's) is treated as measured size
-        return 0.0
+        return 0.0, 0.0
+
+
+def _nd(dataset: str) -> float:
+    n, d = _shape(dataset)
+    return n * d
+
+
+def _scale_from(measured: set[str], dataset: str) -> str:
+    """The measured dataset a job on `dataset` is scaled from: the smallest (n x d) of those at least
+    as large in both n and d (cost grows with each: a larger one errs long, never short), else the
+    largest (then scaled up by n x d). An unknown dataset (no registry entry) gets the largest."""
+    n, d = _shape(dataset)
+    covering = [m for m in measured if n > 0 and _shape(m)[0] >= n and _shape(m)[1] >= d]
+    if covering:
+        return min(covering, key=lambda m: (_nd(m), m))
+    return max(measured, key=lambda m: (_nd(m), m))
 
 
 def _at_k(rows: list[CostRow], k: int) -> tuple[CostRow, float]:
@@ -152,14 +170,14 @@ def estimate(job, table: CostTable | None = None) -> Estimate:
     for paper in (job.paper, None):
         rows = table.select(paper, job.algorithm, None)
         if rows:
-            largest = max({r.dataset for r in rows}, key=lambda d: (_nd(d), d))
-            row, k_factor = _at_k([r for r in rows if r.dataset == largest], k)
-            nd_job, nd_row = _nd(job.dataset), _nd(largest)
+            source = _scale_from({r.dataset for r in rows}, job.dataset)
+            row, k_factor = _at_k([r for r in rows if r.dataset == source], k)
+            nd_job, nd_row = _nd(job.dataset), _nd(source)
             size_factor = max(1.0, nd_job / nd_row) if nd_row > 0 else 1.0
             seconds = table.base_s + seeds * row.sec_per_seed * k_factor * size_factor
             data_mb = 8.0 * nd_job / 2**20
             peak = max(row.peak_mb, table.base_mb + DATA_COPIES * data_mb)
-            return Estimate(seconds, peak, f"scaled by n*d from {row.paper} {row.algorithm} {largest} k={row.k}")
+            return Estimate(seconds, peak, f"scaled by n*d from {row.paper} {row.algorithm} {source} k={row.k}")
     return Estimate(DEFAULT_SECONDS, DEFAULT_PEAK_MB, "default (algorithm never measured)")
 
 
