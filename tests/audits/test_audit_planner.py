@@ -146,4 +146,20 @@ def test_real_config_audits_every_private_algorithm():
             "lushen2020.posterior", "lushen2020.prior", "lushen2020.blum", "lushen2020.dwork", "lushen2020.su"}
         for job in p.audits:
             if job.spec.get("guarantee"):
-                assert job.spec["relation_source"] == "declared guarantee"
+                assert job.spec["relation_source"].startswith("declared guarantee")
+        # "add/remove one record, N public": N held fixed (public_n = |D|) where the algorithm takes it,
+        # and said so where it reads N from its data
+        for job in p.audits:
+            relation = (job.spec.get("guarantee") or {}).get("relation", "").lower()
+            n_public = job.spec["relation"] == "add/remove one record" and "n public" in relation
+            takes_n = "public_n" in job.spec["settings"]   # declared (complete settings carry every declared name)
+            if n_public and takes_n:
+                assert job.spec["settings"]["public_n"] == job.spec["n"]
+                assert "public_n = |D| on both neighbours" in job.spec["relation_source"]
+            elif n_public:
+                assert "reads N from each dataset" in job.spec["relation_source"]
+            else:
+                assert job.spec["settings"].get("public_n") is None
+        if preset != "test":
+            fixed = {j.algorithm for j in p.audits if j.spec["settings"].get("public_n")}
+            assert fixed == {"su2016.eugkm", "su2016.hybrid", "su2016.hybrid_forced"}

@@ -14,7 +14,7 @@ import pytest
 
 from dpclust import audit
 from dpclust.accountant import Accountant
-from dpclust.su2016 import dplloyd, eugkm, gupt
+from dpclust.su2016 import dplloyd, eugkm, gupt, hybrid
 
 EPS = 1.0
 
@@ -110,3 +110,50 @@ def test_dplloyd_random_points_init_is_not_dp_and_the_audit_rejects_its_epsilon(
     assert bad.epsilon_lower_bound > EPS, bad
     good = audit.audit(_dplloyd_released_record("sphere_packing"), D_REC, DP_REC, n_samples=2000, seed=3)
     assert good.epsilon_lower_bound <= EPS, good
+
+
+# --- the public N of "add/remove one record, N public" (EUGkM, the hybrid, DPLloyd su_tops) ----------
+def _n_dependent(function, X, settings, k=1):
+    info = function(X, k, EPS, 0.0, np.random.default_rng(0), dict(settings, bounds=[0.0, 1.0], init_seed=1)).info
+    return {key: info[key] for key in ("cells_total", "epsilon_threshold", "iterations_run") if key in info}
+
+
+@pytest.mark.parametrize("function, settings", [
+    (eugkm.eugkm, {}),
+    (hybrid.hybrid, {}),
+    (dplloyd.dplloyd, {"allocation": "su_tops"}),
+])
+def test_public_n_fixes_every_n_dependent_choice_across_add_remove_neighbours(function, settings):
+    """With `public_n` the grid of Eq. 4, Inequality 15's threshold and TOPS' T are the same for D and
+    D ∪ {x}; without it they follow each dataset's size. At n = 20 vs 21 (ε = 1, θ = 10) EUGkM's grid
+    is 1 cell vs 2 x 2, so the released centre reveals which dataset ran."""
+    assert "public_n" in function.settings
+    X = np.random.default_rng(4).uniform(0.2, 0.5, size=(20, 2))
+    Xp = np.vstack([X, [[0.9, 0.1]]])
+    assert _n_dependent(function, X, dict(settings, public_n=20)) == _n_dependent(function, Xp, dict(settings, public_n=20))
+    # the data's size by default: identical to passing it
+    assert _n_dependent(function, Xp, settings) == _n_dependent(function, Xp, dict(settings, public_n=21))
+    if function is not dplloyd.dplloyd:   # TOPS' T is 2 at both sizes here; the grid is not
+        assert _n_dependent(function, X, settings)["cells_total"] == 1
+        assert _n_dependent(function, Xp, settings)["cells_total"] == 4
+
+
+def test_eugkm_audit_with_the_public_n_finds_no_violation_and_with_the_data_size_shows_the_leak():
+    """The full audit's `line_sums` design (n = 20, add/remove): EUGkM with N held fixed releases the
+    one cell's centre on both neighbours (no violation; no power, as at the full audit's 1,000 samples),
+    while N read from each dataset gives 1 cell vs 2 x 2 and the diagonal offset separates them
+    (ε ≥ 3 at 200 samples; ≥ 4.9 at 1,000 in the full audit before `public_n`)."""
+    from pathlib import Path
+
+    from dpclust.audits.runner import run_audit
+    from dpclust.workflow import load_config, plan
+
+    config = load_config(Path(__file__).resolve().parents[2] / "config")
+    job = next(j for j in plan(config).audits if (j.algorithm, j.design) == ("su2016.eugkm", "line_sums"))
+    spec = dict(job.spec, samples=200)
+    assert spec["settings"]["public_n"] == spec["n"] == 20
+    fixed = run_audit(spec)
+    assert fixed["plain"]["epsilon_lower_bound"] == 0.0 and fixed["plain"]["p_D"] == fixed["plain"]["p_Dp"]
+    from_data = run_audit(dict(spec, settings={k: v for k, v in spec["settings"].items() if k != "public_n"}))
+    assert from_data["plain"]["epsilon_lower_bound"] > 3.0
+    assert {from_data["plain"]["p_D"], from_data["plain"]["p_Dp"]} == {0.0, 1.0}

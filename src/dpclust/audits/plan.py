@@ -118,6 +118,14 @@ def audit_jobs(config: dict, paper: str, item_name: str, audit: dict, results_di
             relation, source = AUDIT_RELATIONS[p["relation"]], "audit config (guarantee undeclared)"
         else:
             relation, source = AUDIT_RELATIONS["add_remove"], "default (guarantee undeclared)"
+        # "add/remove one record, N public": an algorithm that takes the public N (setting `public_n`) gets
+        # N = |D| on both neighbours; one that reads N from its data is audited with each neighbour's size
+        n_public = (relation == AUDIT_RELATIONS["add_remove"]
+                    and "n public" in str((guarantee or {}).get("relation", "")).lower())
+        fixed_n = n_public and "public_n" in resolved["settings"]
+        if n_public:
+            source += (": N public, public_n = |D| on both neighbours" if fixed_n
+                       else ": N public, but the algorithm reads N from each dataset (no public_n setting)")
         if "delta" in p:
             delta = float(p["delta"])
         elif guarantee is not None and guarantee.get("kind") == "(ε, δ)-DP":
@@ -133,7 +141,9 @@ def audit_jobs(config: dict, paper: str, item_name: str, audit: dict, results_di
             n, k = int(sizes["n"]), int(sizes["k"])
             if not 1 <= k <= n:
                 raise DPClustError(f"{where}: design {name} for {alg} needs 1 <= k <= n, got n={n}, k={k}")
-            spec = {**resolved, "design": name, "n": n, "k": k, "relation": relation, "relation_source": source,
+            public_n = {"settings": {**resolved["settings"], "public_n": n}} if fixed_n else {}
+            spec = {**resolved, **public_n, "design": name, "n": n, "k": k, "relation": relation,
+                    "relation_source": source,
                     "epsilon": float(p.get("epsilon", audit["epsilon"])), "delta": delta,
                     "samples": int(sizes["samples"]),
                     "confidence": float(audit.get("confidence", 0.95)),

@@ -42,6 +42,7 @@ import numpy as np
 from ..accountant import Accountant
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
 from ..blocks.domain import public_box
+from ..blocks.public_size import PUBLIC_N, public_size
 from ..mechanisms import laplace_mechanism
 from ..metrics import assign, data_views
 from ..settings import Boolean, Interval, Options, Setting, Settings, declared
@@ -60,6 +61,7 @@ SETTINGS = Settings(
                        "diffprivlib's formulas with the intended split", Options("uniform", "geometric", "su_tops"),
                        "budget allocation over the iterations (module docstring)"),
     **INIT_SETTINGS,
+    public_n=PUBLIC_N,
     rho=Setting(0.225, "EXT diffprivlib (su_tops only): the normalised centroid coordinate ρ of TOPS 2017",
                 Interval(float, 0)),
     min_count=MIN_COUNT,
@@ -129,7 +131,7 @@ def noisy_lloyd_step(X, C, budget, acc: Accountant, rng, r: float, bounds, setti
 def dplloyd_from(X, C0, epsilon, rng, settings, acc: Accountant | None = None, label_prefix: str = ""):
     """DPLloyd from given (data-independent) centres C0 with complete `settings` (SETTINGS filled);
     returns (centres, accountant, info)."""
-    n, d = X.shape
+    n, d = public_size(settings, X), X.shape[1]   # n: su_tops' T only
     k = C0.shape[0]
     bounds = data_bounds(settings)
     r = sum_sensitivity_radius(bounds)

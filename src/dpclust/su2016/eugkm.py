@@ -41,8 +41,11 @@ clear error rather than approximated.
 
 Neighbouring relation: add/remove one tuple (§3.1), under which the cell-count histogram has L1
 sensitivity 1 (§4.2.1), with N a public parameter: the grid size m follows N through Eq. 4 and is
-the same for both neighbours (the paper's "N is public"). Under replace-one (two datasets of the
-same public size differing in one tuple) one tuple leaves one cell and enters another, so the
+the same for both neighbours (the paper's "N is public"). `public_n` gives that N; unset, it is the
+data's size (the papers' experiments), and then neighbours of different sizes can get different
+grids: the privacy audit showed the size leaking that way (design line_sums, n = 20 vs 21,
+`dpclust.blocks.public_size`). Under replace-one (two datasets of the same public size differing
+in one tuple) one tuple leaves one cell and enters another, so the
 histogram has L1 sensitivity 2 and the same noise gives 2ε-DP; the paper's ε is the add/remove one
 (see `guarantees.py`).
 """
@@ -59,6 +62,7 @@ from .. import mechanisms as mech
 from ..accountant import Accountant
 from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
 from ..blocks.domain import public_box
+from ..blocks.public_size import PUBLIC_N, public_size
 from ..settings import Interval, Options, Setting, Settings, declared
 from .common import INIT_SETTINGS, init_set_seeds, initial_centers
 from .guarantees import EUGKM as EUGKM_GUARANTEE
@@ -72,6 +76,7 @@ SETTINGS = Settings(
     max_grid_cells=Setting(2 ** 23, "REC memory guard: a grid of more cells is refused with one clear error "
                            "(never approximated); the config's largest grid is 4^10 = 10^6 cells",
                            Interval(int, 1)),
+    public_n=PUBLIC_N,
     n_init_sets=Setting(30, "STATED §5.1 Lloyd on the synopsis from 30 initial sets, best NICV on the synopsis",
                         Interval(int, 1)),
     lloyd_max_iter=Setting(30, "MISSING→REC §6.4 'runs k-means clustering until converge': iteration cap",
@@ -152,8 +157,9 @@ def grid_for(n: int, epsilon: float, d: int, settings, bounds) -> tuple[float, G
 
 
 def synopsis(X, epsilon, rng, settings, acc: Accountant) -> Synopsis:
-    """The EUG synopsis of §4.2: Laplace(1/ε) on the count of EVERY cell of Eq. 4's grid."""
-    n, d = X.shape
+    """The EUG synopsis of §4.2: Laplace(1/ε) on the count of EVERY cell of Eq. 4's grid (of the
+    public N, `public_size`)."""
+    n, d = public_size(settings, X), X.shape[1]
     M, grid = grid_for(n, epsilon, d, settings, data_bounds(settings))
     counts = np.bincount(grid.cell_of(X), minlength=grid.total).astype(float)
     # one Laplace mechanism on the whole histogram (L1 sensitivity 1 under add/remove, §4.2.1)

@@ -6,7 +6,8 @@ M of Eq. 4, PGkM's rounds, Ineq. 15). A guarantee below is ε-DP for the relatio
 * ``add/remove one record`` — D' = D ± one tuple; nothing depends on N (DPLloyd's uniform and
   geometric allocations).
 * ``add/remove one record, N public`` — D' = D ± one tuple, and every N-dependent choice (su_tops'
-  T, EUGkM's grid, the hybrid's rule) is computed from a public N, the same for both neighbours.
+  T, EUGkM's grid, the hybrid's rule) is computed from a public N, the same for both neighbours
+  (setting `public_n`; unset, the data's size, which the guarantee then assumes public).
   These mechanisms calibrate their noise to add/remove sensitivities (a count changes by 1, a sum
   by r per coordinate); under replace-one (same N, one tuple changed) the same noise gives 2ε-DP,
   because one tuple then leaves one cluster/cell and enters another (L1 sensitivity doubles).

@@ -11,7 +11,7 @@ EUGkM centres with the other ε/2; otherwise fall back to EUGkM with the full ε
 eugkm (always fall back)}; `rho` (MISSING in the CODASPY text; EXT 0.225 from diffprivlib, which
 cites the journal analysis); `budget_split` (STATED 1/2). r is the half-width of [−r, r]^d for the
 geometric terms (Y) and max(|lo|, |hi|) for the sensitivity term (d·r + 1); both are 1 for the
-paper's [−1, 1] domain. N is public (as in the paper).
+paper's [−1, 1] domain. N is public (as in the paper): `public_n`, else the data's size.
 
 Protocol note: the paper runs EUGkM 10 times and DPLloyd 10 times on each result (100 values); we
 run 100 independent (synopsis, DPLloyd) pairs, which has the same expected NICV. The EUGkM stage
@@ -27,6 +27,7 @@ from __future__ import annotations
 from ..accountant import Accountant
 from ..api import ClusteringResult, data_bounds, estimator_for, validate_inputs
 from ..blocks.domain import public_box
+from ..blocks.public_size import public_size
 from ..settings import Interval, Options, Setting, declared
 from .common import OpenUnitInterval, sum_sensitivity_radius
 from .dplloyd import CLIP_CENTERS, MIN_COUNT, noisy_lloyd_step
@@ -60,7 +61,7 @@ def hybrid(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     (or `mode` forces it), else EUGkM(ε)."""
     X = validate_inputs(X, k, epsilon, delta)
     public_box(settings, X)
-    n, d = X.shape
+    n, d = public_size(settings, X), X.shape[1]
     epsilon = float(epsilon)
     lo, hi = data_bounds(settings)
     r_geom, r_sens = (hi - lo) / 2.0, sum_sensitivity_radius((lo, hi))
