@@ -160,6 +160,9 @@ def test_real_config_audits_every_private_algorithm():
                 assert "reads N from each dataset" in job.spec["relation_source"]
             else:
                 assert job.spec["settings"].get("public_n") is None
-        if preset != "test":
+        if preset != "test":   # every configured "add/remove, N public" algorithm takes the public N
             fixed = {j.algorithm for j in p.audits if j.spec["settings"].get("public_n")}
-            assert fixed == {"su2016.eugkm", "su2016.hybrid", "su2016.hybrid_forced"}
+            assert fixed == {"su2016.eugkm", "su2016.hybrid", "su2016.hybrid_forced", "balcan2017.balcan",
+                             "balcan2017.balcan_authors", "balcan2017.balcan_kmedian", "balcan2017.sample_aggregate",
+                             "balcan2017.partition_illustration", "nguyen2021.ours", "nguyen2021.ours_authors"}
+            assert not any("reads N from each dataset" in j.spec["relation_source"] for j in p.audits)

@@ -6,7 +6,8 @@
   `balcan2017.kvariates` no longer carries `nodes` and `potential_fraction`, which the centralised
   k-variates++ never read (they belong to `kvariates_simhash`); `balcan2017.balcan_kmedian` no longer
   carries the k-means recovery/refinement settings it never read (`KMEDIAN_UNUSED`); Algorithm 4
-  gained `calibration` (default `paper_dp`, behaviour unchanged), and the NOT-DP variant
+  gained `calibration` (default `paper_dp`, behaviour unchanged); every algorithm whose guarantee
+  rests on a public N gained `public_n` (default: the data's size, behaviour unchanged); the NOT-DP variant
   `balcan2017.balcan_authors` is Algorithm 4 with `calibration: authors, refine_iterations: 3`.
 * The config holds only overrides (no value equal to its declared default).
 * Other papers' params (nguyen2021, cohenaddad2022) still resolve.
@@ -33,7 +34,10 @@ DROPPED = {"balcan2017.kvariates": {"nodes", "potential_fraction"},
                                          "refine_count_fraction", "refine_sum_mechanism", "gaussian_calibration",
                                          "delta_weights"}}
 #: Settings added since (their defaults keep the old behaviour).
-ADDED = {"balcan2017.balcan": {"calibration": "paper_dp"}}
+ADDED = {"balcan2017.balcan": {"calibration": "paper_dp", "public_n": None},
+         "balcan2017.balcan_kmedian": {"public_n": None},
+         "balcan2017.sample_aggregate": {"public_n": None},
+         "balcan2017.partition_illustration": {"public_n": None}}
 #: Variants added since the snapshot: (the snapshot variant they extend, their overrides).
 NEW_VARIANTS = {"balcan2017.balcan_authors": ("balcan2017.balcan", {"calibration": "authors", "refine_iterations": 3})}
 

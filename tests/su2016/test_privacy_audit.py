@@ -14,7 +14,7 @@ import pytest
 
 from dpclust import audit
 from dpclust.accountant import Accountant
-from dpclust.su2016 import dplloyd, eugkm, gupt, hybrid
+from dpclust.su2016 import dplloyd, eugkm, gupt
 
 EPS = 1.0
 
@@ -118,24 +118,16 @@ def _n_dependent(function, X, settings, k=1):
     return {key: info[key] for key in ("cells_total", "epsilon_threshold", "iterations_run") if key in info}
 
 
-@pytest.mark.parametrize("function, settings", [
-    (eugkm.eugkm, {}),
-    (hybrid.hybrid, {}),
-    (dplloyd.dplloyd, {"allocation": "su_tops"}),
-])
-def test_public_n_fixes_every_n_dependent_choice_across_add_remove_neighbours(function, settings):
-    """With `public_n` the grid of Eq. 4, Inequality 15's threshold and TOPS' T are the same for D and
-    D ∪ {x}; without it they follow each dataset's size. At n = 20 vs 21 (ε = 1, θ = 10) EUGkM's grid
-    is 1 cell vs 2 x 2, so the released centre reveals which dataset ran."""
-    assert "public_n" in function.settings
+def test_tops_dplloyd_takes_the_public_n():
+    """DPLloyd's su_tops allocation sets T from N (declared "add/remove one record, N public"): with
+    `public_n` T is the same for D and D ∪ {x}, unset it is the data's size. (The configured N-public
+    algorithms: tests/test_public_size.py.)"""
+    assert "public_n" in dplloyd.dplloyd.settings
     X = np.random.default_rng(4).uniform(0.2, 0.5, size=(20, 2))
     Xp = np.vstack([X, [[0.9, 0.1]]])
-    assert _n_dependent(function, X, dict(settings, public_n=20)) == _n_dependent(function, Xp, dict(settings, public_n=20))
-    # the data's size by default: identical to passing it
-    assert _n_dependent(function, Xp, settings) == _n_dependent(function, Xp, dict(settings, public_n=21))
-    if function is not dplloyd.dplloyd:   # TOPS' T is 2 at both sizes here; the grid is not
-        assert _n_dependent(function, X, settings)["cells_total"] == 1
-        assert _n_dependent(function, Xp, settings)["cells_total"] == 4
+    tops = {"allocation": "su_tops"}
+    assert _n_dependent(dplloyd.dplloyd, X, dict(tops, public_n=20)) == _n_dependent(dplloyd.dplloyd, Xp, dict(tops, public_n=20))
+    assert _n_dependent(dplloyd.dplloyd, Xp, tops) == _n_dependent(dplloyd.dplloyd, Xp, dict(tops, public_n=21))
 
 
 def test_eugkm_audit_with_the_public_n_finds_no_violation_and_with_the_data_size_shows_the_leak():

@@ -92,6 +92,7 @@ from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
 from ..baselines import cluster_sums
 from ..blocks.domain import public_box
 from ..blocks.one_median import ONE_MEDIAN_SETTINGS
+from ..blocks.public_size import public_size
 from ..mechanisms import exponential_mechanism, laplace_mechanism
 from ..metrics import assign
 from ..settings import (APPROXIMATE, PURE, AnyOf, Boolean, Guarantee, Interval, MappingOf, Options, Setting,
@@ -320,7 +321,7 @@ def _nonempty(Xc, Z) -> tuple[int, float]:
 def _run(X, k, epsilon, delta, rng, settings, objective: str) -> ClusteringResult:
     X = validate_inputs(X, k, epsilon, delta)
     bounds = public_box(settings, X)
-    n, d = X.shape
+    n, d = public_size(settings, X), X.shape[1]   # n: the public N (p, T, and Alg. 1's ε', γ, depth)
     geo = data_geometry(d, bounds, settings["data_radius"])
     centre, h, radius = geo["centre"], geo["h"], geo["radius"]
     trials = int(settings["trials"])

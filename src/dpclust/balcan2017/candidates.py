@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from ..blocks.public_size import public_size
 from .partition import private_partition
 
 
@@ -91,7 +92,7 @@ def candidate_set(Y: np.ndarray, k: int, epsilon: float, delta: float, radius: f
     Returns `centers` (m, p) (deduplicated, projected onto B(0, radius)) and per-repetition
     diagnostics (`sizes`, `levels`, `gamma`, `eps_level`).
     """
-    n, p = Y.shape
+    n, p = public_size(settings, Y), Y.shape[1]   # n: the public N (T, and Alg. 1's ε', γ, depth)
     T = repetitions(settings["candidate_repetitions"], k, n, delta)
     h = float(settings["initial_cube_half_side"])
     eps_t, delta_t = epsilon / T, delta / T
@@ -100,7 +101,8 @@ def candidate_set(Y: np.ndarray, k: int, epsilon: float, delta: float, radius: f
     for _ in range(T):
         v = rng.uniform(-radius, radius, size=p)
         part = private_partition(Y, eps_t, delta_t, v - h * radius, 2.0 * h * radius, rng, accountant,
-                                 gamma_factor=float(settings["gamma_factor"]), level_rule=settings["level_rule"])
+                                 gamma_factor=float(settings["gamma_factor"]), level_rule=settings["level_rule"],
+                                 n_param=n)
         out.append(part["centers"])
         sizes.append(int(part["centers"].shape[0]))
         levels.append(int(len(part["active_per_level"])))

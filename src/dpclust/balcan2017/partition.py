@@ -43,12 +43,14 @@ import math
 
 import numpy as np
 
+from ..blocks.public_size import PUBLIC_N, public_size
 from ..mechanisms import laplace_scale
 from ..settings import PURE, Guarantee, Interval, Options, Setting, Settings, declared
 
 #: Settings of Algorithm 1 (and of Algorithm 2's cube), the one home of their defaults: Algorithm 4
 #: (`algorithm.SETTINGS`) and the Figure 1 illustration (`partition_illustration`) both use these.
 PARTITION_SETTINGS = Settings(
+    public_n=PUBLIC_N,
     initial_cube_half_side=Setting(
         2.0, "MISSING→REC Q_v = [−hΛ, hΛ]^p + v with h = 2, the smallest cube that contains B(0, Λ) for "
         "every shift v ∈ [−Λ, Λ]^p (Alg. 2 prints h = 1, but Alg. 1 needs X ⊆ Q); utility only, never privacy",
@@ -237,7 +239,7 @@ def partition_illustration(X, k, epsilon, delta, rng, settings):
     v = rng.uniform(-radius, radius, size=d)
     part = private_partition(X - centre, epsilon, float(settings["analysis_delta"]), v - hs * radius,
                              2.0 * hs * radius, rng, acc, gamma_factor=float(settings["gamma_factor"]),
-                             level_rule=settings["level_rule"])
+                             level_rule=settings["level_rule"], n_param=public_size(settings, X))
     C = part["centers"] + centre
     order = np.argsort(-part["depth"], kind="stable")[:k]
     Z = C[order]

@@ -34,11 +34,13 @@ import numpy as np
 from ..accountant import Accountant
 from ..api import ClusteringResult, estimator_for, validate_inputs
 from ..blocks.domain import public_box
+from ..blocks.public_size import PUBLIC_N, public_size
 from ..mechanisms import laplace_mechanism
 from ..metrics import squared_distances
 from ..settings import PURE, Guarantee, Interval, Options, Setting, Settings, declared
 
 SETTINGS = Settings(
+    public_n=PUBLIC_N,
     block_size_exponent=Setting(
         0.4, "MISSING→REC GUPT's block size ℓ = n^0.4 (Mohan et al. 2012; NRS 2007 leave m free)",
         Interval(float, 0.0, 1.0), "a in the block size ℓ = n^a; m = ⌊n/ℓ⌋ blocks"),
@@ -91,8 +93,9 @@ def sample_aggregate(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     X = validate_inputs(X, k, epsilon, delta)
     lo, hi = public_box(settings, X)
     n, d = X.shape
-    ell = max(1.0, n ** float(settings["block_size_exponent"]))
-    m = max(1, int(math.floor(n / ell)))
+    N = public_size(settings, X)   # the public N sets the number of blocks m
+    ell = max(1.0, N ** float(settings["block_size_exponent"]))
+    m = max(1, int(math.floor(N / ell)))
     block = rng.integers(0, m, size=n)
     order = np.argsort(block, kind="stable")
     cuts = np.searchsorted(block[order], np.arange(m + 1))

@@ -1,7 +1,9 @@
 """The public dataset size N of the guarantees "add/remove one record, N public".
 
 Several papers treat N as public and let it set parts of the mechanism (Su et al.: EUGkM's grid of
-Eq. 4, the hybrid's Inequality 15, TOPS' T; Balcan et al. and Nguyen et al. declare the same). Such
+Eq. 4, the hybrid's Inequality 15, TOPS' T; Balcan et al.: the JL dimension p, Alg. 1's ε', γ and
+depth, Alg. 2's and 3's repetitions, sample and aggregate's blocks; Nguyen et al.: d', r_1 = 1/n and
+the number of scales). Such
 a guarantee holds for a fixed public N, the same for both neighbours. An algorithm that declares
 `PUBLIC_N` takes that N from its settings (`public_size`); unset, it uses the data's own size, as the
 papers' experiments do, and the guarantee then assumes that size is public: between neighbours of

@@ -93,6 +93,7 @@ from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
 from ..baselines import lloyd
 from ..blocks.domain import public_box
 from ..blocks.noisy_average import noisy_avg_centers
+from ..blocks.public_size import PUBLIC_N, public_size
 from ..metrics import nearest
 from ..settings import AnyOf, Constraint, Guarantee, Interval, Options, Setting, Settings, declared, not_dp
 from .authors_sampler import authors_grid_cover
@@ -127,6 +128,7 @@ class Fractions(Constraint):
 
 
 SETTINGS = Settings(
+    public_n=PUBLIC_N,
     alpha=Setting(
         1.0, "EXT authors' code doubles the radius and the grid side at every scale (α = 1); the text is "
         "silent for the experiments (the theory wants α < 0.618)", Interval(float, 0.0, open_lo=True),
@@ -273,7 +275,7 @@ def nguyen(X, k, epsilon, delta, rng: np.random.Generator, settings: Mapping[str
     if not delta or delta <= 0:
         raise DPClustError("Nguyen et al.'s Algorithm 1 is (ε, δ)-DP: delta must be > 0 (the paper uses n^-1.5)")
     lo, hi = public_box(settings, X)
-    n, d = X.shape
+    n, d = public_size(settings, X), X.shape[1]   # n: the public N (d', r_1 = 1/n, the m scales)
     alpha = float(settings["alpha"])
     split = _fractions(settings["budget_split"], _SPLIT_KEYS)
     dsplit = _fractions(settings["delta_split"], _DELTA_KEYS)
