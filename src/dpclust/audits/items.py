@@ -142,12 +142,18 @@ def _eps(v) -> str:
     return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{float(v):.3g}"
 
 
+def _public_n_note(source: str) -> str:
+    """', N public' where the audit held the public N fixed on both neighbours (audits/plan.py)."""
+    return ", N = |D| public" if "public_n = |D|" in str(source) else ""
+
+
 def display_table(table: pd.DataFrame) -> pd.DataFrame:
     """The table as shown: algorithm, guarantee and relation, claimed ε (δ), design, lower bound,
     halved-noise lower bound, samples, verdict."""
     out = pd.DataFrame({
         "algorithm": table["name"],
-        "guarantee (relation)": table["guarantee"] + " (" + table["relation"] + ")",
+        "guarantee (relation)": table["guarantee"] + " (" + table["relation"]
+                                + table["relation_source"].map(_public_n_note) + ")",
         "claimed (reported) ε (δ)": [f"{_eps(e)}" + (f" ({d:.0e})" if d > 0 else "") for e, d in
                           zip(table["epsilon_claimed"], table["delta_claimed"])],
         "design": table["design_title"],
