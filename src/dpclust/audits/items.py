@@ -143,8 +143,8 @@ def _eps(v) -> str:
 
 
 def _public_n_note(source: str) -> str:
-    """', N public' where the audit held the public N fixed on both neighbours (audits/plan.py)."""
-    return ", N = |D| public" if "public_n = |D|" in str(source) else ""
+    """', public N held fixed' where the audit held the public N fixed on both neighbours (audits/plan.py)."""
+    return ", public N held fixed" if "public_n = |D|" in str(source) else ""
 
 
 def display_table(table: pd.DataFrame) -> pd.DataFrame:
