@@ -211,7 +211,7 @@ def render_audit_figure(table: pd.DataFrame, item: Mapping, stem: str) -> None:
     ax.set_xscale("symlog", linthresh=0.5, linscale=0.6)
     top = float(np.nanmax(rows[["lower_bound", "halved_lower_bound", "epsilon_claimed"]].to_numpy(dtype=float)))
     ax.set_xlim(0, max(1.0, top) * 1.25)
-    ticks = [t for t in (0, 0.1, 0.2, 0.5, 1, 2, 4, 8, 16, 32) if t <= max(1.0, top) * 1.25]
+    ticks = [t for t in (0, 0.25, 0.5, 1, 2, 4, 8, 16, 32) if t <= max(1.0, top) * 1.25]
     ax.set_xticks(ticks)
     ax.set_xticklabels([f"{t:g}" for t in ticks])
     ax.xaxis.set_minor_locator(plt.NullLocator())
