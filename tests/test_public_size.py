@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpclust.audits.designs import ADD_REMOVE, relation_kind
+from dpclust.audits.plan import n_public_add_remove
 from dpclust.resolve import import_object
 from dpclust.workflow import load_config, resolve_algorithm
 
@@ -26,9 +26,7 @@ def _choices(info: dict) -> dict:
     return out
 
 
-N_PUBLIC = sorted(a for a in CONFIG["algorithms"]
-                  if (g := resolve_algorithm(CONFIG, a).get("guarantee"))
-                  and relation_kind(g.get("relation")) == ADD_REMOVE and "n public" in g["relation"].lower())
+N_PUBLIC = sorted(a for a in CONFIG["algorithms"] if n_public_add_remove(resolve_algorithm(CONFIG, a).get("guarantee")))
 
 
 def test_the_configured_n_public_algorithms():

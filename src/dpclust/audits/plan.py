@@ -79,6 +79,15 @@ class AuditPlan(Plan):
         return self.audits_by_path[path]
 
 
+def n_public_add_remove(guarantee: dict | None) -> bool:
+    """True for a declared guarantee "add/remove one record, N public": its N-dependent choices are
+    meant to come from a public N, which the audit holds fixed on both neighbours (setting `public_n`)."""
+    from .designs import ADD_REMOVE, relation_kind
+
+    text = str((guarantee or {}).get("relation", ""))
+    return relation_kind(text) == ADD_REMOVE and "n public" in text.lower()
+
+
 def _audit_algorithms(config: dict, selection, where: str) -> list[str]:
     """A list of algorithm ids, or a selection as in run groups (`select`, `objective`,
     `guarantee`, `exclude`) plus `include`: explicit algorithms added to the selection."""
@@ -120,8 +129,7 @@ def audit_jobs(config: dict, paper: str, item_name: str, audit: dict, results_di
             relation, source = AUDIT_RELATIONS["add_remove"], "default (guarantee undeclared)"
         # "add/remove one record, N public": an algorithm that takes the public N (setting `public_n`) gets
         # N = |D| on both neighbours; one that reads N from its data is audited with each neighbour's size
-        n_public = (relation == AUDIT_RELATIONS["add_remove"]
-                    and "n public" in str((guarantee or {}).get("relation", "")).lower())
+        n_public = n_public_add_remove(guarantee)
         fixed_n = n_public and "public_n" in resolved["settings"]
         if n_public:
             source += (": N public, public_n = |D| on both neighbours" if fixed_n
