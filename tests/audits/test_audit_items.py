@@ -15,10 +15,11 @@ FAKES = register()
 ITEM = {"title": "Privacy audit", "names": {"algorithms": {"test.honest_sum": "Honest sum"}}}
 
 
-def _record(function, design="corner_outlier", n=1, k=1, samples=600, guarantee=None, relation=ADD_REMOVE):
+def _record(function, design="corner_outlier", n=1, k=1, samples=600, guarantee=None, relation=ADD_REMOVE,
+            relation_source=""):
     spec = {"algorithm": f"test.{function}", "function": f"{FAKES}:{function}", "private": True, "settings": {},
             "design": design, "n": n, "k": k, "relation": relation, "epsilon": 1.0, "delta": 0.0,
-            "samples": samples, "confidence": 0.95, "seed": 11}
+            "samples": samples, "confidence": 0.95, "seed": 11, "relation_source": relation_source}
     if guarantee is not None:
         spec["guarantee"] = guarantee
     return run_audit(spec)
@@ -104,3 +105,34 @@ def test_aggregate_of_no_records_is_an_empty_table():
     empty = I.aggregate_audit([], ITEM)
     assert isinstance(empty, pd.DataFrame) and empty.empty and list(empty.columns) == I.COLUMNS
     assert I.check_audit(empty, ITEM)[0].holds is None
+
+
+def test_n_from_data_variant_is_its_own_row_outside_the_guarantee_never_a_privacy_bug(records):
+    """Records of the `n_from_data` variant (dpclust.audits.labels) are grouped apart from the
+    algorithm's own audits, named ", N from the data", judged "outside the guarantee" (a leak there
+    is the expected finding, not a violation of the declared guarantee) and checked as "reading N
+    from the data leaks"."""
+    from dpclust.audits.labels import N_FROM_DATA_SOURCE
+
+    pure = {"kind": "ε-DP", "note": "", "relation": ADD_REMOVE}
+    source = f"declared guarantee: {N_FROM_DATA_SOURCE}"
+    leak = _record("buggy_sum", guarantee=pure, relation_source=source)
+    quiet = _record("honest_sum", samples=200, guarantee=pure, relation_source=source)
+    table = I.aggregate_audit(records + [leak, quiet], ITEM)
+    honest = table[table["algorithm"] == "test.honest_sum"]
+    assert honest["summary"].sum() == 2                                      # the algorithm's max row and the variant's
+    variant = table[table["name"].str.endswith(I.N_FROM_DATA_NAME)].set_index("algorithm")
+    assert set(variant.index) == {"test.buggy_sum", "test.honest_sum"} and variant["summary"].all()
+    assert variant.loc["test.buggy_sum", "verdict"] == I.OUTSIDE_SHOWN
+    assert variant.loc["test.honest_sum", "verdict"] == I.OUTSIDE_NOT_SHOWN
+    main = table[(table["algorithm"] == "test.honest_sum") & table["summary"] & ~table["name"].str.endswith(I.N_FROM_DATA_NAME)]
+    assert main["design"].tolist() == ["max"] and main["verdict"].tolist() == [I.POWER]   # unchanged by the variant
+    shown = I.display_table(table)
+    assert shown["guarantee (relation)"].str.contains("N read from each dataset: outside the guarantee").sum() == 2
+    checks = I.check_audit(table, ITEM)
+    leaks = {c.claim: c for c in checks if c.claim.startswith("Reading N from the data leaks")}
+    assert len(leaks) == 2
+    by_name = {("buggy" if "buggy_sum" in k else "honest"): c for k, c in leaks.items()}
+    assert by_name["buggy"].holds is True and by_name["honest"].holds is False and by_name["honest"].why
+    bugs = [c for c in checks if "privacy bug" in c.why]
+    assert len(bugs) == 1 and "N from the data" not in bugs[0].claim                # only the real buggy_sum's audit

@@ -107,6 +107,8 @@ def test_planner_is_deterministic_and_specs_are_canonical(cfg_dir):
     (lambda a: a["params"].update({"baselines.lloyd": {}}), "not audited by this item"),
     (lambda a: a.update(design_params={"line_sums": {"n": 1, "k": 2}}), "1 <= k <= n"),
     (lambda a: a.update(samples=2), "audit"),
+    (lambda a: a["params"].update({"audit.honest": {"n_from_data": ["line_sums"]}}), "n_from_data"),  # no public N
+    (lambda a: a["params"].update({"audit.honest": {"n_from_data": ["nope"]}}), "audit"),
 ])
 def test_invalid_audit_config_is_one_clear_error(cfg_dir, mutate, message):
     _edit_audit(cfg_dir, mutate)
@@ -153,6 +155,8 @@ def test_real_config_audits_every_private_algorithm():
             relation = (job.spec.get("guarantee") or {}).get("relation", "").lower()
             n_public = job.spec["relation"] == "add/remove one record" and "n public" in relation
             takes_n = "public_n" in job.spec["settings"]   # declared (complete settings carry every declared name)
+            if job.variant:
+                continue
             if n_public and takes_n:
                 assert job.spec["settings"]["public_n"] == job.spec["n"]
                 assert "public_n = |D| on both neighbours" in job.spec["relation_source"]
@@ -166,3 +170,23 @@ def test_real_config_audits_every_private_algorithm():
                              "balcan2017.balcan_authors", "balcan2017.balcan_kmedian", "balcan2017.sample_aggregate",
                              "balcan2017.partition_illustration", "nguyen2021.ours", "nguyen2021.ours_authors"}
             assert not any("reads N from each dataset" in j.spec["relation_source"] for j in p.audits)
+
+
+def test_real_config_audits_eugkm_and_the_hybrid_also_with_n_from_the_data():
+    """The `n_from_data` variant: EUGkM and the hybrid, with N read from each neighbour (public_n unset),
+    on their own paths, labelled outside the guarantee; their main audits keep N fixed and unchanged."""
+    from dpclust.audits.labels import N_FROM_DATA, N_FROM_DATA_SOURCE
+
+    expected = {"full": {(a, d) for a in ("su2016.eugkm", "su2016.hybrid") for d in ("line_sums", "lone_point")},
+                "quick": {("su2016.eugkm", "line_sums"), ("su2016.hybrid", "line_sums")}, "test": set()}
+    for preset, pairs in expected.items():
+        audits = plan(load_config(REPO / "config", overrides={"preset": preset})).audits
+        variants = [j for j in audits if j.variant]
+        assert {(j.algorithm, j.design) for j in variants} == pairs
+        for job in variants:
+            assert job.variant == N_FROM_DATA and job.path.endswith(f"/{job.algorithm}/{job.design}.{N_FROM_DATA}.json")
+            assert job.spec["settings"]["public_n"] is None and N_FROM_DATA_SOURCE in job.spec["relation_source"]
+            assert "public_n = |D|" not in job.spec["relation_source"]
+        for job in (j for j in audits if not j.variant and j.algorithm in ("su2016.eugkm", "su2016.hybrid")):
+            assert job.spec["settings"]["public_n"] == job.spec["n"] and N_FROM_DATA_SOURCE not in job.spec["relation_source"]
+        assert len({j.path for j in audits}) == len(audits) and len({j.spec["seed"] for j in audits}) == len(audits)

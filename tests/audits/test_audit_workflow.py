@@ -35,3 +35,23 @@ def test_dry_run_plans_the_audit_jobs(tmp_path):
     for job in audits:
         assert job.path in text
         assert "--code-hash" in text and f'"design":"{job.design}"' in text
+
+
+def test_dry_run_plans_the_n_from_data_variant_on_its_own_path(tmp_path):
+    """The `<design>.n_from_data.json` audit records (dpclust.audits.labels) match the audit rule's
+    design wildcard and carry their own spec (N read from each dataset)."""
+    p = plan(load_config(REPO / "config", overrides={"preset": "quick"}))
+    variants = [j for j in p.audits if j.variant]
+    assert variants
+    out = subprocess.run([sys.executable, "-m", "snakemake", *[j.path for j in variants], "-s", str(REPO / "Snakefile"),
+                          "-d", str(tmp_path), "-n", "-p", "--cores", "1",
+                          "--configfile", str(REPO / "config" / "quick.yaml")],
+                         capture_output=True, text=True, env={"PYTHONPATH": str(REPO / "src"), "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")},
+                         cwd=tmp_path, timeout=600)
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text[-3000:]
+    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", text, re.M))
+    assert int(counts["audit_run"]) == len(variants)
+    for job in variants:
+        assert job.path in text and f"design={job.design}.{job.variant}" in text
+    assert text.count('"public_n":null') >= len(variants)

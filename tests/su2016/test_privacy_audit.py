@@ -133,19 +133,24 @@ def test_tops_dplloyd_takes_the_public_n():
 def test_eugkm_audit_with_the_public_n_finds_no_violation_and_with_the_data_size_shows_the_leak():
     """The full audit's `line_sums` design (n = 20, add/remove): EUGkM with N held fixed releases the
     one cell's centre on both neighbours (no violation; no power, as at the full audit's 1,000 samples),
-    while N read from each dataset gives 1 cell vs 2 x 2 and the diagonal offset separates them
-    (ε ≥ 3 at 200 samples; ≥ 4.9 at 1,000 in the full audit before `public_n`)."""
+    while N read from each dataset (the audit's planned `n_from_data` variant) gives 1 cell vs 2 x 2
+    and the diagonal offset separates them (ε ≥ 3 at 200 samples; ≥ 4.9 at 1,000 in the full audit
+    before `public_n`)."""
     from pathlib import Path
 
     from dpclust.audits.runner import run_audit
     from dpclust.workflow import load_config, plan
 
     config = load_config(Path(__file__).resolve().parents[2] / "config")
-    job = next(j for j in plan(config).audits if (j.algorithm, j.design) == ("su2016.eugkm", "line_sums"))
-    spec = dict(job.spec, samples=200)
+    jobs = {j.variant: j for j in plan(config).audits if (j.algorithm, j.design) == ("su2016.eugkm", "line_sums")}
+    spec = dict(jobs[""].spec, samples=200)
     assert spec["settings"]["public_n"] == spec["n"] == 20
     fixed = run_audit(spec)
     assert fixed["plain"]["epsilon_lower_bound"] == 0.0 and fixed["plain"]["p_D"] == fixed["plain"]["p_Dp"]
-    from_data = run_audit(dict(spec, settings={k: v for k, v in spec["settings"].items() if k != "public_n"}))
+    variant = dict(jobs["n_from_data"].spec, samples=200)
+    assert variant["settings"]["public_n"] is None                       # N read from each dataset
+    assert {k: v for k, v in variant.items() if k not in ("settings", "relation_source", "seed")} == \
+        {k: v for k, v in spec.items() if k not in ("settings", "relation_source", "seed")}
+    from_data = run_audit(variant)
     assert from_data["plain"]["epsilon_lower_bound"] > 3.0
     assert {from_data["plain"]["p_D"], from_data["plain"]["p_Dp"]} == {0.0, 1.0}

@@ -18,7 +18,7 @@ rule audit_run:
         "logs/audits/{algorithm}/{design}.log",
     wildcard_constraints:
         algorithm=r"[A-Za-z0-9_]+\.[A-Za-z0-9_]+",
-        design=r"[a-z_]+",
+        design=r"[a-z_]+(\.n_from_data)?",   # <design>.n_from_data: dpclust.audits.labels.N_FROM_DATA
     threads: 1
     params:
         args=AUDIT.args,

@@ -11,7 +11,10 @@ maximum holds at the family-wise confidence c. Every row carries its verdict (`v
   found (power shown)" (the halved-noise audit exceeds the claimed ε, the plain one does not),
   "no power" (neither: this attack cannot tell; never a pass);
 * variants labelled "not DP as published": "not DP as published: violation shown" or
-  "not DP as published: no violation found".
+  "not DP as published: no violation found";
+* the variant of an N-public algorithm run with N read from each neighbour (`n_from_data`,
+  outside its guarantee): "outside the guarantee: leak shown" or "... no leak found". Its rows
+  are listed as their own algorithm ("<name>, N from the data") and never count as a privacy bug.
 
 The claimed ε is what the algorithm's runs reported spending (the budget, or Lu & Shen's
 bottom-up total under their cap), δ likewise.
@@ -19,8 +22,8 @@ bottom-up total under their cap), δ likewise.
 `render_audit_table` writes the table (`stem.md`, `.png`, `.pdf`, and a sortable `stem.html`);
 `render_audit_figure` draws, per algorithm, the lower bound and the halved-noise bound against the
 claimed ε in the verdict's colour; `check_audit` states "no DP-labelled algorithm shows a violation"
-as one claim per algorithm (a violation is a privacy bug: a failing claim with the evidence) and
-"the non-DP variants' violations are shown".
+as one claim per algorithm (a violation is a privacy bug: a failing claim with the evidence),
+"the non-DP variants' violations are shown" and "reading N from the data leaks".
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import pandas as pd
 from ..aggregate import Check, fmt
 from ..fileio import write_text_atomic
 from ..itemkit import name
+from .labels import N_FROM_DATA_SOURCE, PUBLIC_N_FIXED
 from .runner import evaluate
 
 UNDECLARED = "unknown (undeclared)"
@@ -43,8 +47,12 @@ POWER = "no violation found (power shown)"
 NO_POWER = "no power"
 NOT_DP_SHOWN = f"{NOT_DP}: violation shown"
 NOT_DP_NOT_SHOWN = f"{NOT_DP}: no violation found"
+OUTSIDE_SHOWN = "outside the guarantee: leak shown"
+OUTSIDE_NOT_SHOWN = "outside the guarantee: no leak found"
 VERDICT_COLOURS = {VIOLATION: "#b3261e", POWER: "#1b7f3b", NO_POWER: "#8a8a8a", NOT_DP_SHOWN: "#6a1b9a",
-                   NOT_DP_NOT_SHOWN: "#d08400"}
+                   NOT_DP_NOT_SHOWN: "#d08400", OUTSIDE_SHOWN: "#1565c0", OUTSIDE_NOT_SHOWN: "#90caf9"}
+#: Appended to the name of the `n_from_data` variant (dpclust.audits.labels).
+N_FROM_DATA_NAME = ", N from the data"
 
 COLUMNS = ["algorithm", "name", "guarantee", "relation", "relation_source", "epsilon_budget", "epsilon_claimed",
            "delta_claimed", "design", "design_title", "statistic", "n_D", "n_Dp", "k", "samples", "confidence",
@@ -57,10 +65,18 @@ def guarantee_label(guarantee: Mapping | None) -> str:
     return UNDECLARED if not guarantee else str(guarantee.get("kind") or UNDECLARED)
 
 
-def verdict(guarantee: str, lower: float, halved: float, claimed: float) -> str:
+def from_data_variant(relation_source: str) -> bool:
+    """True for a record of the `n_from_data` variant (N read from each neighbour, outside the guarantee)."""
+    return N_FROM_DATA_SOURCE in str(relation_source)
+
+
+def verdict(guarantee: str, lower: float, halved: float, claimed: float, outside: bool = False) -> str:
     """The verdict of an audit (see module docstring): lower and halved are the lower bounds of the
-    plain and the halved-noise audit, claimed the ε the algorithm claims."""
+    plain and the halved-noise audit, claimed the ε the algorithm claims; `outside` for a run outside
+    the guarantee's relation (the `n_from_data` variant)."""
     violation = lower > claimed
+    if outside:
+        return OUTSIDE_SHOWN if violation else OUTSIDE_NOT_SHOWN
     if guarantee == NOT_DP:
         return NOT_DP_SHOWN if violation else NOT_DP_NOT_SHOWN
     if violation:
@@ -72,8 +88,10 @@ def _row(rec: Mapping, item: Mapping) -> dict:
     g = guarantee_label(rec.get("guarantee"))
     plain, halved = rec["plain"], rec["halved"]
     claimed = float(rec["epsilon_claimed"])
+    outside = from_data_variant(rec.get("relation_source", ""))
     return {
-        "algorithm": rec["algorithm"], "name": f"{name(item, rec['algorithm'])} ({rec['algorithm'].split('.')[0]})",
+        "algorithm": rec["algorithm"],
+        "name": f"{name(item, rec['algorithm'])} ({rec['algorithm'].split('.')[0]})" + (N_FROM_DATA_NAME if outside else ""),
         "guarantee": g,
         "relation": rec["relation"], "relation_source": rec.get("relation_source", ""),
         "epsilon_budget": rec["epsilon_budget"], "epsilon_claimed": claimed,
@@ -83,7 +101,7 @@ def _row(rec: Mapping, item: Mapping) -> dict:
         "lower_bound": plain["epsilon_lower_bound"], "halved_lower_bound": halved["epsilon_lower_bound"],
         "p_D": plain["p_D"], "p_Dp": plain["p_Dp"], "event": f"stat {plain['event']} t ({plain['direction']})",
         "threshold": plain["threshold"], "halved_noise_calls": halved.get("noise_calls"),
-        "verdict": verdict(g, plain["epsilon_lower_bound"], halved["epsilon_lower_bound"], claimed),
+        "verdict": verdict(g, plain["epsilon_lower_bound"], halved["epsilon_lower_bound"], claimed, outside),
         "summary": False, "note": rec.get("note", ""),
         "wall_time_s": float(plain.get("wall_time_s", 0.0)) + float(halved.get("wall_time_s", 0.0)),
     }
@@ -111,18 +129,20 @@ def _max_row(recs: list[Mapping], item: Mapping) -> dict:
                p_D=top.p_D, p_Dp=top.p_Dp, event=f"stat {top.event} t ({top.direction}) on {rec['design']}",
                threshold=top.threshold, summary=True, samples=int(min(r["samples"] for r in recs)),
                wall_time_s=float(sum(_row(r, item)["wall_time_s"] for r in recs)))
-    row["verdict"] = verdict(row["guarantee"], row["lower_bound"], row["halved_lower_bound"], claimed)
+    row["verdict"] = verdict(row["guarantee"], row["lower_bound"], row["halved_lower_bound"], claimed,
+                             from_data_variant(row["relation_source"]))
     return row
 
 
 def aggregate_audit(records: Iterable[Mapping], item: Mapping, ctx=None) -> pd.DataFrame:
     """One row per (algorithm, design) audit and one `summary` row per algorithm (the only design's
-    row itself, or the Bonferroni maximum over several): see module docstring."""
-    by_alg: dict[str, list[Mapping]] = {}
+    row itself, or the Bonferroni maximum over several): see module docstring. The `n_from_data`
+    variant of an algorithm counts as an algorithm of its own, listed after it."""
+    by_alg: dict[tuple[str, bool], list[Mapping]] = {}
     for rec in records:
         if rec.get("kind") != "audit":
             continue
-        by_alg.setdefault(rec["algorithm"], []).append(rec)
+        by_alg.setdefault((rec["algorithm"], from_data_variant(rec.get("relation_source", ""))), []).append(rec)
     rows = []
     for alg in sorted(by_alg):
         recs = sorted(by_alg[alg], key=lambda r: r["design"])
@@ -143,8 +163,11 @@ def _eps(v) -> str:
 
 
 def _public_n_note(source: str) -> str:
-    """', public N held fixed' where the audit held the public N fixed on both neighbours (audits/plan.py)."""
-    return ", public N held fixed" if "public_n = |D|" in str(source) else ""
+    """How the audit treated a public N (audits/plan.py): held fixed on both neighbours, or (the
+    `n_from_data` variant) read from each neighbour."""
+    if from_data_variant(source):
+        return ", N read from each dataset: outside the guarantee"
+    return ", public N held fixed" if PUBLIC_N_FIXED in str(source) else ""
 
 
 def display_table(table: pd.DataFrame) -> pd.DataFrame:
@@ -184,6 +207,12 @@ def render_audit_table(table: pd.DataFrame, item: Mapping, stem: str) -> None:
     write_text_atomic(html_table(shown, title=title, note=_note(table)), f"{stem}.html")
 
 
+def _figure_guarantee(r) -> str:
+    if r.verdict in (OUTSIDE_SHOWN, OUTSIDE_NOT_SHOWN):
+        return f"outside its {r.guarantee} guarantee"
+    return "undeclared" if r.guarantee == UNDECLARED else r.guarantee
+
+
 def render_audit_figure(table: pd.DataFrame, item: Mapping, stem: str) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
@@ -205,7 +234,7 @@ def render_audit_figure(table: pd.DataFrame, item: Mapping, stem: str) -> None:
         ax.scatter([r.halved_lower_bound], [yi], marker="o", facecolors="none", edgecolors=colour, s=36, zorder=3)
         ax.scatter([r.lower_bound], [yi], marker="o", color=colour, s=36, zorder=4)
         ax.scatter([r.epsilon_claimed], [yi], marker="|", color="black", s=160, linewidths=2, zorder=5)
-    labels = [f"{r.name} [{'undeclared' if r.guarantee == UNDECLARED else r.guarantee}]" for r in rows.itertuples()]
+    labels = [f"{r.name} [{_figure_guarantee(r)}]" for r in rows.itertuples()]
     ax.set_yticks(y)
     ax.set_yticklabels(labels, fontsize=7)
     ax.set_xscale("symlog", linthresh=0.5, linscale=0.6)
@@ -240,11 +269,20 @@ def _evidence(r) -> str:
 
 def check_audit(table: pd.DataFrame, item: Mapping) -> list[Check]:
     """One claim per audited algorithm: DP-labelled (and undeclared) ones show no violation; the
-    non-DP variants' violations are shown."""
+    non-DP variants' violations are shown; the `n_from_data` variants (N read from each neighbour)
+    show the leak that makes N a public input of their guarantee."""
     rows = table[table["summary"].astype(bool)] if len(table) else table
     checks: list[Check] = []
     not_dp = []
     for r in rows.itertuples(index=False):
+        if r.verdict in (OUTSIDE_SHOWN, OUTSIDE_NOT_SHOWN):
+            shown = r.verdict == OUTSIDE_SHOWN
+            checks.append(Check(
+                f"Reading N from the data leaks (why the guarantee needs N public): {r.name}", shown, _evidence(r),
+                quantity=float(r.lower_bound), threshold=f"lower bound > claimed ε = {fmt(r.epsilon_claimed, 3)}",
+                why="" if shown else ("the attack did not exceed the claimed ε with N read from each neighbour: "
+                                      "this design or sample size does not show the leak")))
+            continue
         if r.guarantee == NOT_DP:
             not_dp.append(r)
             continue

@@ -3,7 +3,9 @@
 An item with an `audit:` section (schema: workflow/schemas/paper.schema.yaml `audit`) expands into
 one `AuditJob` per (algorithm, neighbouring design), each with a complete spec: the resolved
 algorithm (`dpclust.workflow.resolve_algorithm`), the design and its sizes, the neighbouring
-relation, samples per side, seed, ε and δ. An item with `audits_from: <item>` shares another
+relation, samples per side, seed, ε and δ. An algorithm whose guarantee needs a public N (held
+fixed on both neighbours) can also be audited, per its `n_from_data` designs, with N read from
+each neighbour: a labelled run outside its guarantee that shows why N must be public. An item with `audits_from: <item>` shares another
 item's audit jobs (as `runs_from` shares runs). Audit items are `AuditItemTarget`s
 (`target.audits`), the plan an `AuditPlan` (`plan.audits`, `plan.audit(path)`).
 `dpclust.workflow.plan` calls `with_audits` on the run plan; everything of the audit lives here.
@@ -17,6 +19,7 @@ from functools import cached_property
 
 from ..api import DPClustError
 from ..workflow import ItemTarget, Plan, canonical_json, resolve_algorithm, select_algorithms
+from .labels import N_FROM_DATA, N_FROM_DATA_SOURCE, PUBLIC_N_FIXED
 
 #: The neighbouring relations an audit uses (dpclust.audits.designs.RELATIONS), by config name.
 AUDIT_RELATIONS = {"add_remove": "add/remove one record", "replace_one": "replace one record (n public)"}
@@ -30,18 +33,20 @@ class AuditJob:
     design: str
     spec_json: str
     results_dir: str = "results"
+    variant: str = ""       # "" or N_FROM_DATA (dpclust.audits.labels)
 
     @property
     def path(self) -> str:
-        return audit_path(self.results_dir, self.algorithm, self.design)
+        return audit_path(self.results_dir, self.algorithm, self.design, self.variant)
 
     @property
     def spec(self) -> dict:
         return json.loads(self.spec_json)
 
 
-def audit_path(results_dir: str, algorithm: str, design: str) -> str:
-    return f"{results_dir}/audits/{algorithm}/{design}.json"
+def audit_path(results_dir: str, algorithm: str, design: str, variant: str = "") -> str:
+    """results/audits/<algorithm>/<design>.json, or <design>.<variant>.json for an audit variant."""
+    return f"{results_dir}/audits/{algorithm}/{design}{'.' + variant if variant else ''}.json"
 
 
 @dataclass
@@ -131,8 +136,9 @@ def audit_jobs(config: dict, paper: str, item_name: str, audit: dict, results_di
         # N = |D| on both neighbours; one that reads N from its data is audited with each neighbour's size
         n_public = n_public_add_remove(guarantee)
         fixed_n = n_public and "public_n" in resolved["settings"]
+        variant_source = f"{source}: {N_FROM_DATA_SOURCE}"
         if n_public:
-            source += (": N public, public_n = |D| on both neighbours" if fixed_n
+            source += (f": N public, {PUBLIC_N_FIXED}" if fixed_n
                        else ": N public, but the algorithm reads N from each dataset (no public_n setting)")
         if "delta" in p:
             delta = float(p["delta"])
@@ -140,7 +146,14 @@ def audit_jobs(config: dict, paper: str, item_name: str, audit: dict, results_di
             delta = float(audit["delta"])
         else:
             delta = 0.0
-        for name in p.get("designs") or audit["designs"]:
+        variant_designs = p.get(N_FROM_DATA) or []
+        if variant_designs and not fixed_n:
+            raise DPClustError(f"{where}/params/{alg}/{N_FROM_DATA}: the variant 'N read from each dataset' is for "
+                               "algorithms whose guarantee is 'add/remove one record, N public' and that take the "
+                               f"public N (setting public_n); {alg} is not one: remove {N_FROM_DATA}")
+        runs = [(name, "") for name in p.get("designs") or audit["designs"]]
+        runs += [(name, N_FROM_DATA) for name in variant_designs]
+        for name, variant in runs:
             if name not in DESIGNS:
                 raise DPClustError(f"{where}: unknown design {name!r}; known: {', '.join(DESIGNS)}")
             sizes = {"n": DESIGNS[name].n, "k": DESIGNS[name].k, "samples": p.get("samples", audit["samples"])}
@@ -149,14 +162,15 @@ def audit_jobs(config: dict, paper: str, item_name: str, audit: dict, results_di
             n, k = int(sizes["n"]), int(sizes["k"])
             if not 1 <= k <= n:
                 raise DPClustError(f"{where}: design {name} for {alg} needs 1 <= k <= n, got n={n}, k={k}")
-            public_n = {"settings": {**resolved["settings"], "public_n": n}} if fixed_n else {}
+            public_n = {"settings": {**resolved["settings"], "public_n": n}} if fixed_n and not variant else {}
             spec = {**resolved, **public_n, "design": name, "n": n, "k": k, "relation": relation,
-                    "relation_source": source,
+                    "relation_source": variant_source if variant else source,
                     "epsilon": float(p.get("epsilon", audit["epsilon"])), "delta": delta,
                     "samples": int(sizes["samples"]),
                     "confidence": float(audit.get("confidence", 0.95)),
-                    "seed": derive_seed(int(config["base_seed"]), "audit", alg, name), "note": p.get("note", "")}
-            jobs.append(AuditJob(alg, name, canonical_json(spec), results_dir))
+                    "seed": derive_seed(int(config["base_seed"]), "audit", alg, name, *([variant] if variant else [])),
+                    "note": p.get("note", "")}
+            jobs.append(AuditJob(alg, name, canonical_json(spec), results_dir, variant))
     return jobs
 
 
