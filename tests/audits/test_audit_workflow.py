@@ -17,18 +17,24 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow, pytest.mark.workflow]
 
 
+def _dry_run(targets: list[str], configfile: str, workdir: Path) -> str:
+    """`snakemake -n -p TARGETS --configfile config/CONFIGFILE` in `workdir`: its output (it must succeed)."""
+    out = subprocess.run([sys.executable, "-m", "snakemake", *targets, "-s", str(REPO / "Snakefile"), "-d", str(workdir),
+                          "-n", "-p", "--cores", "1", "--configfile", str(REPO / "config" / configfile)],
+                         capture_output=True, text=True, env={"PYTHONPATH": str(REPO / "src"), "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")},
+                         cwd=workdir, timeout=600)
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text[-3000:]
+    return text
+
+
 def test_dry_run_plans_the_audit_jobs(tmp_path):
     p = plan(load_config(REPO / "config", overrides={"preset": "test"}))
     audits = p.audits
     assert audits, "the test preset audits at least one algorithm"
     targets = ["results/tables/audit/audit.csv", "results/figures/audit/audit_figure.png",
                "results/checks/audit/audit.html"]
-    out = subprocess.run([sys.executable, "-m", "snakemake", *targets, "-s", str(REPO / "Snakefile"), "-d", str(tmp_path),
-                          "-n", "-p", "--cores", "1", "--configfile", str(REPO / "config" / "test.yaml")],
-                         capture_output=True, text=True, env={"PYTHONPATH": str(REPO / "src"), "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")},
-                         cwd=tmp_path, timeout=600)
-    text = out.stdout + out.stderr
-    assert out.returncode == 0, text[-3000:]
+    text = _dry_run(targets, "test.yaml", tmp_path)
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", text, re.M))
     assert int(counts["audit_run"]) == len(audits)
     assert int(counts["audit_aggregate"]) == 2 and "aggregate" not in counts
@@ -43,13 +49,7 @@ def test_dry_run_plans_the_n_from_data_variant_on_its_own_path(tmp_path):
     p = plan(load_config(REPO / "config", overrides={"preset": "quick"}))
     variants = [j for j in p.audits if j.variant]
     assert variants
-    out = subprocess.run([sys.executable, "-m", "snakemake", *[j.path for j in variants], "-s", str(REPO / "Snakefile"),
-                          "-d", str(tmp_path), "-n", "-p", "--cores", "1",
-                          "--configfile", str(REPO / "config" / "quick.yaml")],
-                         capture_output=True, text=True, env={"PYTHONPATH": str(REPO / "src"), "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")},
-                         cwd=tmp_path, timeout=600)
-    text = out.stdout + out.stderr
-    assert out.returncode == 0, text[-3000:]
+    text = _dry_run([j.path for j in variants], "quick.yaml", tmp_path)
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", text, re.M))
     assert int(counts["audit_run"]) == len(variants)
     for job in variants:
