@@ -135,6 +135,20 @@ def test_allow_unavailable_exits_0_with_the_same_record(tmp_path, capsys):
     assert json.loads(out.read_text())["status"] == "data_unavailable"
 
 
+def test_a_refused_run_is_recorded_with_its_reason_and_is_not_a_failure(iris_h5, tmp_path, capsys):
+    """An algorithm that declines a run at a documented limit of its inputs (`dpclust.api.Refused`:
+    EUGkM's grid above `max_grid_cells`) gets a `refused` record with the reason and no runs; the
+    job succeeds (exit 0) and says so in one line; nothing was spent."""
+    out = tmp_path / "refused.json"
+    code, err = _run(["--dataset", "iris", "--algorithm", "su2016.eugkm", "--k", "3", "--epsilon", "1",
+                      "--transform", "minmax_01", "--param", "max_grid_cells=10", "--data", str(iris_h5),
+                      "--out", str(out)], capsys)
+    assert code == 0 and err.startswith("refused: su2016.eugkm on 'iris'") and err.count("\n") == 1
+    rec = json.loads(out.read_text())
+    assert rec["status"] == "refused" and rec["runs"] == [] and "exceeds max_grid_cells = 10" in rec["reason"]
+    assert rec["settings"]["max_grid_cells"] == 10
+
+
 def test_exit_code_of_the_process(tmp_path):
     """`python -m dpclust run` itself exits non-zero (3) when the run could not be done."""
     out = tmp_path / "out.json"

@@ -42,6 +42,14 @@ class DPClustError(ValueError):
     """Bad input to dpclust: the message says what and how to fix it."""
 
 
+class Refused(DPClustError):
+    """An algorithm declines a run at a documented limit of its public inputs (n, d, k, ε, settings),
+    before it spends any budget, e.g. EUGkM's grid above its memory guard `max_grid_cells`. The
+    runner records the block as status `refused` with the message (no runs) instead of failing the
+    job; tables show the cell as refused, never ranked. Raise it only for such limits: a refusal
+    must not depend on the data beyond its public size, nor on the seed."""
+
+
 @dataclass
 class ClusteringResult:
     """What an algorithm returns.

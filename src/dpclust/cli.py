@@ -209,7 +209,11 @@ def cmd_run(args) -> int:
     write_json_atomic(out, args.out)
     if checkpoint is not None:
         checkpoint.discard()
-    failed = [r for r in records if r.get("status", "ok") != "ok"]
+    for record in records:
+        if record.get("status") == "refused":   # a documented limit of the algorithm (api.Refused): not a failure
+            print(f"refused: {record.get('algorithm')} on {record.get('dataset')!r} at k = {record.get('k')}, "
+                  f"ε = {record.get('epsilon')}: {' '.join(str(record.get('reason') or '').split())}", file=sys.stderr)
+    failed = [r for r in records if r.get("status", "ok") not in ("ok", "refused")]
     if failed and not (args.allow_unavailable and all(r["status"] == "data_unavailable" for r in failed)):
         record = failed[0]
         status = record["status"]

@@ -11,6 +11,10 @@ algorithm, k, ε, s))` and the shared-initialisation seed `derive_seed(base, "in
 s mod init_sets)` (passed as `settings["init_seed"]`; with `init_sets`, the seeds of the whole pool,
 j = 0 .. init_sets-1, are passed as `settings["init_pool_seeds"]`). Nothing depends on the job
 layout, so the same run gives the same bytes whatever the block size or batch.
+
+Statuses: `ok`; `data_unavailable` (the dataset could not be had: no runs); `refused` (the
+algorithm declined the block at a documented limit of its public inputs, `dpclust.api.Refused`,
+e.g. EUGkM's grid memory guard: no runs, the reason kept). Neither is a failed job.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from .api import DPClustError, validate_inputs
+from .api import DPClustError, Refused, validate_inputs
 from .metrics import all_costs
 from .records import DIAGNOSTICS_NOTE, make_run
 from .records import SCHEMA as RECORD_SCHEMA
@@ -235,6 +239,19 @@ def run_spec(spec: dict, data_path: str, data_sha256: str | None = None, *, _loa
     settings = dict(settings, bounds=[float(bounds[0]), float(bounds[1])])
     record.update(status="ok", reason="", delta=delta, bounds=settings["bounds"],
                   dataset_sha256=str(data.attrs.get("sha256", "")), n=int(X.shape[0]), d=int(X.shape[1]))
+    try:
+        runs = _runs(spec, function, X, k, epsilon, delta, settings, seeds)
+    except Refused as exc:   # a documented limit of the public inputs (api.Refused): no run, not a failure
+        record.update(status="refused", reason=str(exc), settings=settings, runs=[])
+        return _jsonable(record)
+    record["settings"] = settings
+    record["runs"] = runs
+    return _jsonable(record)
+
+
+def _runs(spec: dict, function, X, k: int, epsilon, delta: float, settings: dict, seeds: list[int]) -> list[dict]:
+    """The block's runs, one per seed (see `run_spec`)."""
+    algorithm = spec["algorithm"]
     runs = []
     dataset, init_sets = spec["dataset"], spec["init_sets"]
     pool = [derive_seed(spec["base_seed"], "init", dataset, k, j) for j in range(init_sets or 0)]
@@ -256,9 +273,7 @@ def run_spec(spec: dict, data_path: str, data_sha256: str | None = None, *, _loa
                        "ledger": result.ledger, "iterations": result.iterations, **all_costs(X, centers),
                        "info": result.info}
         runs.append(make_run(seed, init_seed, wall, centers, diagnostics, spec["store_centers"]))
-    record["settings"] = settings
-    record["runs"] = runs
-    return _jsonable(record)
+    return runs
 
 
 def _check_spend(algorithm: str, private: bool, epsilon, result, delta: float) -> None:

@@ -84,6 +84,22 @@ def test_unavailable_and_unnormalisable_cells_say_why(board):
     assert iris["cost_mean"] == 5.5
 
 
+def test_a_refused_cell_keeps_its_row_and_reason_and_is_never_ranked(agg_spec, tmp_path):
+    """A cell whose algorithm refused the run (`dpclust.api.Refused`: status `refused`, no runs) is one
+    row with that status and the reason, unranked; the table's note lists it."""
+    refused = dict(record("s1", "su2016.eugkm", 5, 1.0, "kmeans", guarantee="eps", status="refused"),
+                   reason="EUGkM grid of 6^9 = 10,077,696 cells exceeds max_grid_cells = 8,388,608")
+    recs = [record("s1", KMEANSPP, 5, None, "reference_kmeans", kmeans=[10], guarantee="nonprivate"),
+            record("s1", DPLLOYD, 5, 1.0, "kmeans", kmeans=[20, 30], guarantee="eps"), refused]
+    t = table.aggregate_table(recs, agg_spec, None)
+    row = cell(t, "su2016.eugkm", 1.0)
+    assert row["status"] == "refused" and "max_grid_cells" in row["reason"] and math.isnan(row["rank"])
+    assert row["n"] == 0 and cell(t, DPLLOYD, 1.0)["rank"] == 1 and cell(t, DPLLOYD, 1.0)["dp_methods"] == 1
+    table.render_table(t, agg_spec, str(tmp_path / "board"))
+    md = (tmp_path / "board.md").read_text()
+    assert "Refused (the algorithm's documented limit" in md and "| refused |" in md
+
+
 def test_seed_blocks_of_one_cell_are_pooled(agg_spec):
     recs = [record("s1", KMEANSPP, 5, None, "reference_kmeans", kmeans=[10], guarantee="nonprivate"),
             record("s1", DPLLOYD, 5, 1.0, "kmeans", kmeans=[20, 30], guarantee="eps"),

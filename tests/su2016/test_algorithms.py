@@ -257,7 +257,9 @@ def test_eugkm_output_is_lloyd_on_the_full_synopsis_not_a_thresholded_one():
 
 
 def test_eugkm_refuses_a_grid_above_the_memory_guard():
-    with pytest.raises(DPClustError, match="max_grid_cells"):
+    from dpclust.api import Refused
+
+    with pytest.raises(Refused, match="max_grid_cells"):
         eugkm.eugkm(blobs(), 3, 1.0, 0.0, np.random.default_rng(0), settings(eugkm.eugkm, max_grid_cells=10))
 
 

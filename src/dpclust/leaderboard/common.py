@@ -24,7 +24,9 @@ Aggregation (`leaderboard`), from the run records alone:
   dataset, k, ε), by mean normalised cost (1 = best; equal means share a rank). Methods that are
   not DP as published, of unknown guarantee or non-private are shown, never ranked.
 
-Datasets that could not be had keep one row per cell with status `data_unavailable` and the reason.
+Datasets that could not be had keep one row per cell with status `data_unavailable` and the reason;
+cells an algorithm refused at a documented limit of its inputs (`dpclust.api.Refused`, e.g. EUGkM's
+grid memory guard) keep one row with status `refused` and the reason, never ranked.
 """
 
 from __future__ import annotations
@@ -93,6 +95,8 @@ def leaderboard(records: Iterable[Mapping], item: Mapping) -> pd.DataFrame:
                                       "delta": math.nan, "status": "data_unavailable", "reason": "",
                                       "cost": [], "wall": [], "eps": [], "dlt": []})
         if rec.get("status", "ok") != "ok":
+            if cell["status"] != "ok":   # data_unavailable, or refused (api.Refused: the algorithm's limit)
+                cell["status"] = str(rec.get("status"))
             cell["reason"] = cell["reason"] or str(rec.get("reason") or "")
             continue
         cell["status"] = "ok"

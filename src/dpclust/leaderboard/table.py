@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..aggregate import Check, fmt
 from ..fileio import write_text_atomic
-from ..itemkit import dataset_name, runs_note, short_reason, step_options
+from ..itemkit import dataset_name, name, runs_note, short_reason, step_options
 from ..plotting import html_table, save_figure, to_markdown
 from .common import DP_KINDS, NON_PRIVATE, OBJECTIVE_LABEL, display_frame, label, leaderboard
 
@@ -43,6 +43,12 @@ def _note(table: pd.DataFrame, item) -> str:
     if unavailable:
         reasons = {d: short_reason(table.loc[table["dataset"] == d, "reason"].iloc[0]) for d in unavailable}
         parts.append("Data unavailable: " + ", ".join(f"{dataset_name(item, d)} ({r})" for d, r in reasons.items()) + ".")
+    refused = table[table["status"] == "refused"]
+    if len(refused):
+        cells = [f"{name(item, r.algorithm)} on {dataset_name(item, r.dataset)} (k = {r.k}, ε = {r.epsilon:g})"
+                 for r in refused.itertuples()]
+        parts.append("Refused (the algorithm's documented limit, no run; the reason is in the row's note): "
+                     + ", ".join(cells) + ".")
     return " ".join(p for p in parts if p)
 
 
