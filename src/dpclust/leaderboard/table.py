@@ -122,6 +122,11 @@ def _rank_maps(table: pd.DataFrame, item, stem, title: str, note: str) -> None:
                     text = "–" if rank != rank else str(int(rank))
                     ax.text(j, i, text, ha="center", va="center", fontsize=6.5,
                             color="black" if (values[i, j] != values[i, j]) or values[i, j] < vmax ** 0.6 else "white")
+            refused = table[(table["status"] == "refused") & (table["objective"] == obj) & (table["epsilon"] == eps)]
+            for cell in refused.itertuples():   # no run (api.Refused): say so where the colour is missing
+                if cell.algorithm in algs and (cell.dataset, int(cell.k)) in cols:
+                    ax.text(cols.index((cell.dataset, int(cell.k))), algs.index(cell.algorithm), "refused",
+                            ha="center", va="center", fontsize=4.5, color="0.35")
             image = ax.imshow(np.clip(values, 1.0, vmax), norm=norm, cmap="RdYlGn_r", aspect="auto",
                               interpolation="nearest")
             ax.set_xticks(range(len(cols)))
