@@ -49,6 +49,7 @@ NOT_DP_SHOWN = f"{NOT_DP}: violation shown"
 NOT_DP_NOT_SHOWN = f"{NOT_DP}: no violation found"
 OUTSIDE_SHOWN = "outside the guarantee: leak shown"
 OUTSIDE_NOT_SHOWN = "outside the guarantee: no leak found"
+OUTSIDE = (OUTSIDE_SHOWN, OUTSIDE_NOT_SHOWN)
 VERDICT_COLOURS = {VIOLATION: "#b3261e", POWER: "#1b7f3b", NO_POWER: "#8a8a8a", NOT_DP_SHOWN: "#6a1b9a",
                    NOT_DP_NOT_SHOWN: "#d08400", OUTSIDE_SHOWN: "#1565c0", OUTSIDE_NOT_SHOWN: "#90caf9"}
 #: Appended to the name of the `n_from_data` variant (dpclust.audits.labels).
@@ -208,7 +209,7 @@ def render_audit_table(table: pd.DataFrame, item: Mapping, stem: str) -> None:
 
 
 def _figure_guarantee(r) -> str:
-    if r.verdict in (OUTSIDE_SHOWN, OUTSIDE_NOT_SHOWN):
+    if r.verdict in OUTSIDE:
         return f"outside its {r.guarantee} guarantee"
     return "undeclared" if r.guarantee == UNDECLARED else r.guarantee
 
@@ -275,7 +276,7 @@ def check_audit(table: pd.DataFrame, item: Mapping) -> list[Check]:
     checks: list[Check] = []
     not_dp = []
     for r in rows.itertuples(index=False):
-        if r.verdict in (OUTSIDE_SHOWN, OUTSIDE_NOT_SHOWN):
+        if r.verdict in OUTSIDE:
             shown = r.verdict == OUTSIDE_SHOWN
             checks.append(Check(
                 f"Reading N from the data leaks (why the guarantee needs N public): {r.name}", shown, _evidence(r),

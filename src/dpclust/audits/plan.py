@@ -5,8 +5,8 @@ one `AuditJob` per (algorithm, neighbouring design), each with a complete spec: 
 algorithm (`dpclust.workflow.resolve_algorithm`), the design and its sizes, the neighbouring
 relation, samples per side, seed, ε and δ. An algorithm whose guarantee needs a public N (held
 fixed on both neighbours) can also be audited, per its `n_from_data` designs, with N read from
-each neighbour: a labelled run outside its guarantee that shows why N must be public. An item with `audits_from: <item>` shares another
-item's audit jobs (as `runs_from` shares runs). Audit items are `AuditItemTarget`s
+each neighbour: a labelled run outside its guarantee that shows why N must be public. An item
+with `audits_from: <item>` shares another item's audit jobs (as `runs_from` shares runs). Audit items are `AuditItemTarget`s
 (`target.audits`), the plan an `AuditPlan` (`plan.audits`, `plan.audit(path)`).
 `dpclust.workflow.plan` calls `with_audits` on the run plan; everything of the audit lives here.
 """
