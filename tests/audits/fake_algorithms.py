@@ -12,7 +12,7 @@ import numpy as np
 from dpclust import mechanisms
 from dpclust.accountant import Accountant
 from dpclust.api import ClusteringResult
-from dpclust.settings import APPROXIMATE, PURE, Settings, declared, not_dp
+from dpclust.settings import APPROXIMATE, PURE, Interval, Setting, Settings, declared, not_dp
 
 MODULE = "dpclust_audit_fakes"
 
@@ -48,6 +48,14 @@ def blurred_sum(X, k, epsilon, delta, rng, settings):
     return _noisy_sum(X, k, epsilon, rng, 50.0)
 
 
+@declared(Settings(blur=Setting(50.0, "REC test: noise multiplier (≥ 1: more noise is still DP)", Interval(float, 1))),
+          guarantee=PURE)
+def tunable_sum(X, k, epsilon, delta, rng, settings):
+    """Honest at every setting; no power at its default blur = 50, power at blur = 1 (the audit's
+    `power` variant)."""
+    return _noisy_sum(X, k, epsilon, rng, float(settings["blur"]))
+
+
 @declared(Settings(), guarantee=not_dp("releases the exact sum", "replace one record (n public)"))
 def exact_sum(X, k, epsilon, delta, rng, settings):
     acc = Accountant(epsilon)
@@ -64,7 +72,7 @@ def undeclared_sum(X, k, epsilon, delta, rng, settings):
 
 def register() -> str:
     module = types.ModuleType(MODULE)
-    for fn in (honest_sum, approx_sum, buggy_sum, blurred_sum, exact_sum, undeclared_sum):
+    for fn in (honest_sum, approx_sum, buggy_sum, blurred_sum, tunable_sum, exact_sum, undeclared_sum):
         setattr(module, fn.__name__, fn)
     sys.modules[MODULE] = module
     return MODULE

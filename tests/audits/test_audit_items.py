@@ -16,12 +16,14 @@ ITEM = {"title": "Privacy audit", "names": {"algorithms": {"test.honest_sum": "H
 
 
 def _record(function, design="corner_outlier", n=1, k=1, samples=600, guarantee=None, relation=ADD_REMOVE,
-            relation_source=""):
-    spec = {"algorithm": f"test.{function}", "function": f"{FAKES}:{function}", "private": True, "settings": {},
-            "design": design, "n": n, "k": k, "relation": relation, "epsilon": 1.0, "delta": 0.0,
-            "samples": samples, "confidence": 0.95, "seed": 11, "relation_source": relation_source}
+            relation_source="", settings=None, variant=None):
+    spec = {"algorithm": f"test.{function}", "function": f"{FAKES}:{function}", "private": True,
+            "settings": settings or {}, "design": design, "n": n, "k": k, "relation": relation, "epsilon": 1.0,
+            "delta": 0.0, "samples": samples, "confidence": 0.95, "seed": 11, "relation_source": relation_source}
     if guarantee is not None:
         spec["guarantee"] = guarantee
+    if variant is not None:
+        spec["variant"] = variant
     return run_audit(spec)
 
 
@@ -136,3 +138,32 @@ def test_n_from_data_variant_is_its_own_row_outside_the_guarantee_never_a_privac
     assert by_name["buggy"].holds is True and by_name["honest"].holds is False and by_name["honest"].why
     bugs = [c for c in checks if "privacy bug" in c.why]
     assert len(bugs) == 1 and "N from the data" not in bugs[0].claim                # only the real buggy_sum's audit
+
+
+def test_power_variant_is_its_own_row_within_the_guarantee(records):
+    """Records of the `power` variant (the algorithm at settings chosen for the attack's power,
+    dpclust.audits.labels) are grouped apart from the algorithm's audit at its own settings, named
+    ", at <setting> = <value>", and judged as the DP-labelled algorithm they are: power shown where
+    the default settings leave none, and a violation there is a privacy bug."""
+    from dpclust.audits.labels import POWER
+
+    pure = {"kind": "ε-DP", "note": "", "relation": ADD_REMOVE}
+    default = _record("tunable_sum", samples=400, guarantee=pure, settings={"blur": 50.0})
+    power = _record("tunable_sum", samples=400, guarantee=pure, settings={"blur": 1.0},
+                    variant={"name": POWER, "settings": {"blur": 1.0}})
+    bug = _record("buggy_sum", samples=400, guarantee=pure, variant={"name": POWER, "settings": {"blur": 1.0}})
+    assert power["variant"] == {"name": POWER, "settings": {"blur": 1.0}} and default["variant"] is None
+    item = {**ITEM, "names": {"algorithms": {"test.tunable_sum": "Tunable sum", "test.buggy_sum": "Buggy sum"}}}
+    table = I.aggregate_audit(records + [default, power, bug], item)
+    rows = table[table["algorithm"] == "test.tunable_sum"].set_index("name")
+    assert list(rows.index) == ["Tunable sum (test)", "Tunable sum (test), at blur = 1"] and rows["summary"].all()
+    assert rows["verdict"].tolist() == [I.NO_POWER, I.POWER]
+    buggy = table[table["algorithm"] == "test.buggy_sum"].set_index("name")
+    assert buggy.loc["Buggy sum (test), at blur = 1", "verdict"] == I.VIOLATION
+    assert buggy.loc["Buggy sum (test)", "verdict"] == I.VIOLATION                 # the records' own row, unchanged
+    checks = {c.claim: c for c in I.check_audit(table, item)}
+    tunable = {k: c for k, c in checks.items() if "Tunable sum" in k}
+    assert [c.holds for c in tunable.values()] == [None, True]
+    assert "at blur = 1" in list(tunable)[1]
+    bugs = [c for c in checks.values() if "privacy bug" in c.why]
+    assert {c.claim.split(": ", 1)[1].split(" (ε-DP")[0] for c in bugs} == {"Buggy sum (test)", "Buggy sum (test), at blur = 1"}

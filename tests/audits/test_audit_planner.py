@@ -13,6 +13,7 @@ import yaml
 from dpclust.api import DPClustError
 from dpclust.audits.designs import ADD_REMOVE, DESIGNS, REPLACE_ONE
 from dpclust.audits.runner import SPEC_KEYS
+from dpclust.audits.labels import PUBLIC_N_FIXED
 from dpclust.audits.plan import AuditItemTarget
 from dpclust.workflow import load_config, plan
 
@@ -116,6 +117,50 @@ def test_invalid_audit_config_is_one_clear_error(cfg_dir, mutate, message):
         plan(load_config(cfg_dir))
 
 
+def _with_tunable(cfg_dir, power):
+    """The toy audit paper plus `audit.tunable` (tunable_sum: setting `blur`) with a `power` variant."""
+    path = cfg_dir / "papers" / "audit.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["algorithms"]["audit.tunable"] = {"function": f"{FAKES}:tunable_sum"}
+    data["items"]["audit"]["audit"]["params"]["audit.tunable"] = {"power": power}
+    path.write_text(yaml.safe_dump(data, allow_unicode=True))
+
+
+def test_power_variant_is_planned_on_its_own_path_with_its_settings(cfg_dir):
+    """`power` plans one more job per algorithm: its design, n and samples, the settings it overrides
+    (resolved: the rest stay the algorithm's), `variant` in the spec, its own seed and note; the
+    algorithm's own audits keep their specs."""
+    from dpclust.audits.labels import POWER
+
+    before = {j.path: j.spec_json for j in plan(load_config(cfg_dir)).audits}
+    _with_tunable(cfg_dir, {"settings": {"blur": 1.0}, "design": "line_sums", "n": 4, "samples": 30,
+                            "note": "why these settings"})
+    jobs = plan(load_config(cfg_dir)).audits
+    after = {j.path: j.spec_json for j in jobs}
+    assert {p: after[p] for p in before} == before
+    tunable = {j.path: j for j in jobs if j.algorithm == "audit.tunable"}
+    power = tunable.pop("results/audits/audit.tunable/line_sums.power.json")
+    assert power.variant == POWER and {j.design for j in tunable.values()} == {"corner_outlier", "line_sums"}
+    spec = power.spec
+    assert spec["variant"] == {"name": POWER, "settings": {"blur": 1.0}} and spec["settings"]["blur"] == 1.0
+    assert (spec["design"], spec["n"], spec["k"], spec["samples"], spec["note"]) == ("line_sums", 4, 1, 30,
+                                                                                      "why these settings")
+    own = tunable["results/audits/audit.tunable/line_sums.json"].spec
+    assert own["settings"]["blur"] == 50.0 and "variant" not in own and own["seed"] != spec["seed"]
+
+
+@pytest.mark.parametrize("power, message", [
+    ({"settings": {"nope": 1}, "design": "corner_outlier"}, "nope"),          # an unknown setting: resolved
+    ({"settings": {"blur": 0.5}, "design": "corner_outlier"}, "blur"),        # a value its constraint refuses
+    ({"settings": {"blur": 1.0}}, "design"),                                  # schema: a design is required
+    ({"settings": {"blur": 1.0}, "design": "corner_outlier", "n": 1, "k": 2}, "1 <= k <= n"),
+])
+def test_invalid_power_variant_is_one_clear_error(cfg_dir, power, message):
+    _with_tunable(cfg_dir, power)
+    with pytest.raises(DPClustError, match=message):
+        plan(load_config(cfg_dir))
+
+
 def test_include_adds_explicit_algorithms_to_a_selection(cfg_dir):
     _edit_audit(cfg_dir, lambda a: a.update(algorithms={"select": "private", "guarantee": ["ε-DP"],
                                                          "include": ["audit.exact"]}, params={}))
@@ -181,12 +226,32 @@ def test_real_config_audits_eugkm_and_the_hybrid_also_with_n_from_the_data():
                 "quick": {("su2016.eugkm", "line_sums"), ("su2016.hybrid", "line_sums")}, "test": set()}
     for preset, pairs in expected.items():
         audits = plan(load_config(REPO / "config", overrides={"preset": preset})).audits
-        variants = [j for j in audits if j.variant]
+        variants = [j for j in audits if j.variant == N_FROM_DATA]
         assert {(j.algorithm, j.design) for j in variants} == pairs
         for job in variants:
             assert job.variant == N_FROM_DATA and job.path.endswith(f"/{job.algorithm}/{job.design}.{N_FROM_DATA}.json")
             assert job.spec["settings"]["public_n"] is None and N_FROM_DATA_SOURCE in job.spec["relation_source"]
             assert "public_n = |D|" not in job.spec["relation_source"]
-        for job in (j for j in audits if not j.variant and j.algorithm in ("su2016.eugkm", "su2016.hybrid")):
+        for job in (j for j in audits if j.variant != N_FROM_DATA and j.algorithm in ("su2016.eugkm", "su2016.hybrid")):
             assert job.spec["settings"]["public_n"] == job.spec["n"] and N_FROM_DATA_SOURCE not in job.spec["relation_source"]
         assert len({j.path for j in audits}) == len(audits) and len({j.spec["seed"] for j in audits}) == len(audits)
+
+
+def test_real_config_power_variants():
+    """The `power` audits of the real config (full and quick): settings with the fewest compositions,
+    within each guarantee (public N held fixed where the algorithm takes it), on their own paths."""
+    from dpclust.audits.labels import POWER
+
+    expected = {"su2016.dplloyd": {"iterations": 1}, "examples.noisy_lloyd": {"iterations": 1},
+                "su2016.eugkm": {"theta": 0.25, "n_init_sets": 1}, "su2016.hybrid": {"theta": 0.25, "n_init_sets": 1},
+                "su2016.gkm": {"range_fraction": 0.01}, "su2016.gkm3k": {"range_fraction": 0.01}}
+    for preset in ("full", "quick"):
+        audits = plan(load_config(REPO / "config", overrides={"preset": preset})).audits
+        power = {j.algorithm: j for j in audits if j.variant == POWER}
+        assert {a: j.spec["variant"]["settings"] for a, j in power.items()} == expected
+        for alg, job in power.items():
+            spec = job.spec
+            assert job.path.endswith(f"/{alg}/{job.design}.{POWER}.json") and spec["note"].startswith("power: ")
+            assert all(spec["settings"][key] == value for key, value in expected[alg].items())
+            if "public_n" in spec["settings"] and spec["settings"]["public_n"] is not None:
+                assert spec["settings"]["public_n"] == spec["n"] and PUBLIC_N_FIXED in spec["relation_source"]

@@ -43,15 +43,17 @@ def test_dry_run_plans_the_audit_jobs(tmp_path):
         assert "--code-hash" in text and f'"design":"{job.design}"' in text
 
 
-def test_dry_run_plans_the_n_from_data_variant_on_its_own_path(tmp_path):
-    """The `<design>.n_from_data.json` audit records (dpclust.audits.labels) match the audit rule's
-    design wildcard and carry their own spec (N read from each dataset)."""
+def test_dry_run_plans_the_audit_variants_on_their_own_paths(tmp_path):
+    """The `<design>.<variant>.json` audit records (n_from_data, power: dpclust.audits.labels) match
+    the audit rule's design wildcard and carry their own spec."""
+    from dpclust.audits.labels import N_FROM_DATA, VARIANTS
+
     p = plan(load_config(REPO / "config", overrides={"preset": "quick"}))
     variants = [j for j in p.audits if j.variant]
-    assert variants
+    assert {j.variant for j in variants} == set(VARIANTS)                    # n_from_data and power
     text = _dry_run([j.path for j in variants], "quick.yaml", tmp_path)
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", text, re.M))
     assert int(counts["audit_run"]) == len(variants)
     for job in variants:
         assert job.path in text and f"design={job.design}.{job.variant}" in text
-    assert text.count('"public_n":null') >= len(variants)
+    assert text.count('"public_n":null') >= sum(j.variant == N_FROM_DATA for j in variants)

@@ -6,7 +6,7 @@
 # whose spec or code changed. The audit items' tables are aggregated from these records (rule
 # audit_aggregate, which takes precedence over `aggregate` for those items only); render and
 # checks are the ordinary rules. The functions are in dpclust.audits.rules.
-from dpclust.audits.labels import N_FROM_DATA
+from dpclust.audits.labels import VARIANTS
 from dpclust.audits.rules import audit_rule_functions
 
 AUDIT = audit_rule_functions(PLAN, RESULTS, CFG["algorithms"])
@@ -19,7 +19,7 @@ rule audit_run:
         "logs/audits/{algorithm}/{design}.log",
     wildcard_constraints:
         algorithm=r"[A-Za-z0-9_]+\.[A-Za-z0-9_]+",
-        design=rf"[a-z_]+(\.{N_FROM_DATA})?",   # <design>.<variant>: the n_from_data audit variant
+        design=rf"[a-z_]+(\.({'|'.join(VARIANTS)}))?",   # <design>.<variant>: an audit variant
     threads: 1
     params:
         args=AUDIT.args,

@@ -16,6 +16,11 @@ maximum holds at the family-wise confidence c. Every row carries its verdict (`v
   outside its guarantee): "outside the guarantee: leak shown" or "... no leak found". Its rows
   are listed as their own algorithm ("<name>, N from the data") and never count as a privacy bug.
 
+The `power` variant (the algorithm at settings chosen for the attack's power, e.g. one iteration:
+the fewest compositions) is within the guarantee, which must hold at every setting: its verdicts are
+those of a DP-labelled algorithm, and it is listed as its own algorithm ("<name>, at iterations = 1"),
+so the audit at the paper's settings keeps its own verdict beside it.
+
 The claimed ε is what the algorithm's runs reported spending (the budget, or Lu & Shen's
 bottom-up total under their cap), δ likewise.
 
@@ -37,7 +42,8 @@ import pandas as pd
 from ..aggregate import Check, fmt
 from ..fileio import write_text_atomic
 from ..itemkit import name
-from .labels import N_FROM_DATA_SOURCE, PUBLIC_N_FIXED
+from .labels import N_FROM_DATA, N_FROM_DATA_SOURCE, PUBLIC_N_FIXED
+from .labels import POWER as POWER_VARIANT
 from .runner import evaluate
 
 UNDECLARED = "unknown (undeclared)"
@@ -71,6 +77,20 @@ def from_data_variant(relation_source: str) -> bool:
     return N_FROM_DATA_SOURCE in str(relation_source)
 
 
+def variant_of(rec: Mapping) -> str:
+    """"" for an audit at the algorithm's settings, N_FROM_DATA or POWER_VARIANT for a variant's record."""
+    if from_data_variant(rec.get("relation_source", "")):
+        return N_FROM_DATA
+    return str((rec.get("variant") or {}).get("name") or "")
+
+
+def power_suffix(rec: Mapping) -> str:
+    """", at iterations = 1": the settings of a `power` variant's record, appended to its name."""
+    overrides = (rec.get("variant") or {}).get("settings") or {}
+    return ", at " + ", ".join(f"{key} = {value:g}" if isinstance(value, float) else f"{key} = {value}"
+                               for key, value in overrides.items())
+
+
 def verdict(guarantee: str, lower: float, halved: float, claimed: float, outside: bool = False) -> str:
     """The verdict of an audit (see module docstring): lower and halved are the lower bounds of the
     plain and the halved-noise audit, claimed the ε the algorithm claims; `outside` for a run outside
@@ -89,10 +109,12 @@ def _row(rec: Mapping, item: Mapping) -> dict:
     g = guarantee_label(rec.get("guarantee"))
     plain, halved = rec["plain"], rec["halved"]
     claimed = float(rec["epsilon_claimed"])
-    outside = from_data_variant(rec.get("relation_source", ""))
+    kind = variant_of(rec)
+    outside = kind == N_FROM_DATA
+    suffix = N_FROM_DATA_NAME if outside else (power_suffix(rec) if kind == POWER_VARIANT else "")
     return {
         "algorithm": rec["algorithm"],
-        "name": f"{name(item, rec['algorithm'])} ({rec['algorithm'].split('.')[0]})" + (N_FROM_DATA_NAME if outside else ""),
+        "name": f"{name(item, rec['algorithm'])} ({rec['algorithm'].split('.')[0]})" + suffix,
         "guarantee": g,
         "relation": rec["relation"], "relation_source": rec.get("relation_source", ""),
         "epsilon_budget": rec["epsilon_budget"], "epsilon_claimed": claimed,
@@ -138,12 +160,12 @@ def _max_row(recs: list[Mapping], item: Mapping) -> dict:
 def aggregate_audit(records: Iterable[Mapping], item: Mapping, ctx=None) -> pd.DataFrame:
     """One row per (algorithm, design) audit and one `summary` row per algorithm (the only design's
     row itself, or the Bonferroni maximum over several): see module docstring. The `n_from_data`
-    variant of an algorithm counts as an algorithm of its own, listed after it."""
-    by_alg: dict[tuple[str, bool], list[Mapping]] = {}
+    and `power` variants of an algorithm count as algorithms of their own, listed after it."""
+    by_alg: dict[tuple[str, str], list[Mapping]] = {}
     for rec in records:
         if rec.get("kind") != "audit":
             continue
-        by_alg.setdefault((rec["algorithm"], from_data_variant(rec.get("relation_source", ""))), []).append(rec)
+        by_alg.setdefault((rec["algorithm"], variant_of(rec)), []).append(rec)
     rows = []
     for alg in sorted(by_alg):
         recs = sorted(by_alg[alg], key=lambda r: r["design"])

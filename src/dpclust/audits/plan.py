@@ -5,7 +5,9 @@ one `AuditJob` per (algorithm, neighbouring design), each with a complete spec: 
 algorithm (`dpclust.workflow.resolve_algorithm`), the design and its sizes, the neighbouring
 relation, samples per side, seed, ε and δ. An algorithm whose guarantee needs a public N (held
 fixed on both neighbours) can also be audited, per its `n_from_data` designs, with N read from
-each neighbour: a labelled run outside its guarantee that shows why N must be public. An item
+each neighbour: a labelled run outside its guarantee that shows why N must be public. Any algorithm
+can also be audited at settings chosen for the attack's power (`power`: e.g. DPLloyd with one
+iteration, the fewest compositions), within its guarantee, which must hold at every setting. An item
 with `audits_from: <item>` shares another item's audit jobs (as `runs_from` shares runs). Audit items are `AuditItemTarget`s
 (`target.audits`), the plan an `AuditPlan` (`plan.audits`, `plan.audit(path)`).
 `dpclust.workflow.plan` calls `with_audits` on the run plan; everything of the audit lives here.
@@ -19,7 +21,7 @@ from functools import cached_property
 
 from ..api import DPClustError
 from ..workflow import ItemTarget, Plan, canonical_json, resolve_algorithm, select_algorithms
-from .labels import N_FROM_DATA, N_FROM_DATA_SOURCE, PUBLIC_N_FIXED
+from .labels import N_FROM_DATA, N_FROM_DATA_SOURCE, POWER, PUBLIC_N_FIXED
 
 #: The neighbouring relations an audit uses (dpclust.audits.designs.RELATIONS), by config name.
 AUDIT_RELATIONS = {"add_remove": "add/remove one record", "replace_one": "replace one record (n public)"}
@@ -33,7 +35,7 @@ class AuditJob:
     design: str
     spec_json: str
     results_dir: str = "results"
-    variant: str = ""       # "" or N_FROM_DATA (dpclust.audits.labels)
+    variant: str = ""       # "", N_FROM_DATA or POWER (dpclust.audits.labels)
 
     @property
     def path(self) -> str:
@@ -151,25 +153,38 @@ def audit_jobs(config: dict, paper: str, item_name: str, audit: dict, results_di
             raise DPClustError(f"{where}/params/{alg}/{N_FROM_DATA}: the variant 'N read from each dataset' is for "
                                "algorithms whose guarantee is 'add/remove one record, N public' and that take the "
                                f"public N (setting public_n); {alg} is not one: remove {N_FROM_DATA}")
-        runs = [(name, "") for name in p.get("designs") or audit["designs"]]
-        runs += [(name, N_FROM_DATA) for name in variant_designs]
-        for name, variant in runs:
+        power = p.get(POWER)
+        runs = [(name, "", {}) for name in p.get("designs") or audit["designs"]]
+        runs += [(name, N_FROM_DATA, {}) for name in variant_designs]
+        if power:
+            runs.append((power["design"], POWER, {key: power[key] for key in ("n", "k", "samples") if key in power}))
+        for name, variant, own_sizes in runs:
             if name not in DESIGNS:
                 raise DPClustError(f"{where}: unknown design {name!r}; known: {', '.join(DESIGNS)}")
             sizes = {"n": DESIGNS[name].n, "k": DESIGNS[name].k, "samples": p.get("samples", audit["samples"])}
             sizes.update((audit.get("design_params") or {}).get(name) or {})
             sizes.update((p.get("design_params") or {}).get(name) or {})
+            sizes.update(own_sizes)
             n, k = int(sizes["n"]), int(sizes["k"])
             if not 1 <= k <= n:
                 raise DPClustError(f"{where}: design {name} for {alg} needs 1 <= k <= n, got n={n}, k={k}")
-            public_n = {"settings": {**resolved["settings"], "public_n": n}} if fixed_n and not variant else {}
-            spec = {**resolved, **public_n, "design": name, "n": n, "k": k, "relation": relation,
-                    "relation_source": variant_source if variant else source,
+            alg_spec = resolved
+            extra = {}
+            if variant == POWER:
+                # the same algorithm at the settings chosen for power (resolved, so unknown names and bad
+                # values are refused like any other setting)
+                alg_spec = resolve_algorithm(config, alg, {**(p.get("settings") or {}), **power["settings"]},
+                                             f"{where}/params/{alg}/{POWER}")
+                extra = {"variant": {"name": POWER, "settings": dict(power["settings"])}}
+            public_n = ({"settings": {**alg_spec["settings"], "public_n": n}}
+                        if fixed_n and variant != N_FROM_DATA else {})
+            spec = {**alg_spec, **public_n, "design": name, "n": n, "k": k, "relation": relation,
+                    "relation_source": variant_source if variant == N_FROM_DATA else source,
                     "epsilon": float(p.get("epsilon", audit["epsilon"])), "delta": delta,
                     "samples": int(sizes["samples"]),
                     "confidence": float(audit.get("confidence", 0.95)),
                     "seed": derive_seed(int(config["base_seed"]), "audit", alg, name, *([variant] if variant else [])),
-                    "note": p.get("note", "")}
+                    "note": power.get("note", "") if variant == POWER else p.get("note", ""), **extra}
             jobs.append(AuditJob(alg, name, canonical_json(spec), results_dir, variant))
     return jobs
 

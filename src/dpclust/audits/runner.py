@@ -18,6 +18,9 @@ Claimed budget: the largest ε (and δ) any run of the plain audit reported spen
 the data-dependent bottom-up total of Lu & Shen's algorithms, whose ``epsilon`` is a cap
 (config/papers/lushen2020.yaml). The bound is computed at that δ.
 
+A spec may carry a `variant` ({"name": "power", "settings": the overridden settings},
+`dpclust.audits.labels`), copied into the record for the table.
+
 The record keeps the statistic of every sample (both sides, both audits), so the item's
 aggregate can re-evaluate a bound at another confidence (the Bonferroni-adjusted maximum over
 designs) with the same split.
@@ -149,6 +152,7 @@ def run_audit(spec: dict) -> dict:
         "epsilon_spent_mean": float(plain_spent[:, 0].mean()),
         "samples": int(spec["samples"]), "confidence": conf, "seed": int(spec["seed"]),
         "note": spec.get("note", ""),
+        "variant": spec.get("variant"),   # None, or the settings variant ({"name": "power", "settings": ...})
         "plain": results["plain"], "halved": results["halved"],
         "dpclust_version": __version__,
     }
