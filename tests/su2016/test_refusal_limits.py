@@ -1,0 +1,36 @@
+"""No paper's own grid reaches EUGkM's refusal limit.
+
+EUGkM (and the hybrid, which runs it) refuses a grid above `max_grid_cells` (`dpclust.api.Refused`):
+the run record says `refused`. The leaderboard keeps such cells as `refused` rows; the papers' items
+do not (their renderers know "ok" and "data unavailable"), so a paper's configured grid must stay
+below the limit. This checks it for every paper run batch of the full and the quick preset, at the
+batch's largest ε (the hybrid's EUGkM stage gets at most the whole ε), from the registry's n and d.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dpclust.su2016.eugkm import grid_cells
+from dpclust.workflow import load_config, plan
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("preset", ["full", "quick"])
+def test_no_paper_grid_reaches_the_eugkm_refusal_limit(preset):
+    batches = [b for b in plan(load_config(REPO / "config", overrides={"preset": preset})).batches
+               if b.paper != "leaderboard" and "max_grid_cells" in b.spec["spec"]["settings"]]
+    assert batches, "EUGkM runs in the papers' protocols"
+    over = []
+    for batch in batches:
+        settings = batch.spec["spec"]["settings"]
+        for dataset, _k, epsilon, *_ in batch.spec["cells"]:
+            entry = batch.spec["entries"][dataset]
+            n = settings.get("public_n") or entry["n"]
+            _, m = grid_cells(int(n), float(epsilon), int(entry["d"]), float(settings["theta"]),
+                              settings["cells_rounding"])
+            if m ** int(entry["d"]) > int(settings["max_grid_cells"]):
+                over.append(f"{batch.path}: {dataset} at ε = {epsilon}: {m}^{entry['d']} cells")
+    assert not over, "a paper's grid would be refused (teach its items the 'refused' status first): " + "; ".join(over)
