@@ -13,6 +13,7 @@ One copy goes through a user's life (each test builds on the state the previous 
 5. a deleted or corrupt processed file is rebuilt and re-runs nothing else; result files follow
    the umask; no absolute path of the machine appears in results; the report builds.
 """
+import json
 import os
 import re
 import shutil
@@ -335,6 +336,25 @@ def test_a_deleted_or_corrupt_processed_file_is_rebuilt_alone(work, mirror_run, 
     assert "data/processed/s1.h5 is truncated or replaced" in out.stderr
     assert jobs_of(out.stdout + out.stderr) == {("prepare_dataset", "data/processed/iris.json"),
                                                  ("prepare_dataset", "data/processed/s1.json")}
+    assert _dry(work, mirror=mirror) == set()
+
+
+def test_a_deleted_run_or_audit_record_is_rebuilt_with_what_reads_it(work, mirror_run, mirror):
+    """`rule all` lists every run and audit record: a deleted one is run again (same seed, same
+    released outputs), its items aggregated again, and nothing else."""
+    p = _plan(work)
+    run = next(j.path for j in p.runs if "/su2016/fig1/" in j.path)
+    audit = p.audits[0].path
+    before = json.loads((work / run).read_text())
+    (work / run).unlink()
+    (work / audit).unlink()
+    dry = _dry(work, mirror=mirror)
+    assert ("run", run) in dry and ("audit_run", audit) in dry
+    assert {j for j in dry if j[0] != "audit_run" and "/audit" not in j[1]} == _downstream(p, [run])
+    _real(work, mirror=mirror)
+    after = json.loads((work / run).read_text())
+    assert [r["released"] for rec in after["records"] for r in rec["runs"]] == \
+        [r["released"] for rec in before["records"] for r in rec["runs"]]
     assert _dry(work, mirror=mirror) == set()
 
 
