@@ -134,7 +134,7 @@ def test_power_variant_is_planned_on_its_own_path_with_its_settings(cfg_dir):
 
     before = {j.path: j.spec_json for j in plan(load_config(cfg_dir)).audits}
     _with_tunable(cfg_dir, {"settings": {"blur": 1.0}, "design": "line_sums", "n": 4, "samples": 30,
-                            "note": "why these settings"})
+                            "epsilon": 2.0, "note": "why these settings"})
     jobs = plan(load_config(cfg_dir)).audits
     after = {j.path: j.spec_json for j in jobs}
     assert {p: after[p] for p in before} == before
@@ -145,7 +145,9 @@ def test_power_variant_is_planned_on_its_own_path_with_its_settings(cfg_dir):
     assert spec["variant"] == {"name": POWER, "settings": {"blur": 1.0}} and spec["settings"]["blur"] == 1.0
     assert (spec["design"], spec["n"], spec["k"], spec["samples"], spec["note"]) == ("line_sums", 4, 1, 30,
                                                                                       "why these settings")
+    assert spec["epsilon"] == 2.0
     own = tunable["results/audits/audit.tunable/line_sums.json"].spec
+    assert own["epsilon"] == 1.0
     assert own["settings"]["blur"] == 50.0 and "variant" not in own and own["seed"] != spec["seed"]
 
 
@@ -180,6 +182,8 @@ def test_real_config_audits_every_private_algorithm():
         assert audited == private
         for job in p.audits:
             spec = job.spec
+            if job.variant == "power":
+                continue                                                # its own budget: test_real_config_power_variants
             if job.algorithm.startswith("lushen2020."):
                 assert spec["epsilon"] == 10.0                          # the cap: ε_step = 0.1
             else:
@@ -245,7 +249,8 @@ def test_real_config_power_variants():
     expected = {"su2016.dplloyd": {"iterations": 1}, "examples.noisy_lloyd": {"iterations": 1},
                 "su2016.eugkm": {"theta": 0.25, "n_init_sets": 1}, "su2016.hybrid": {"theta": 0.25, "n_init_sets": 1},
                 "su2016.gkm": {"range_fraction": 0.01}, "su2016.gkm3k": {"range_fraction": 0.01},
-                "su2016.hybrid_forced": {"budget_split": 0.01, "theta": 0.25, "n_init_sets": 1}}
+                "su2016.hybrid_forced": {"budget_split": 0.01, "theta": 0.25, "n_init_sets": 1},
+                "lushen2020.dwork_dp": {"public_iterations": 1}}
     for preset in ("full", "quick"):
         audits = plan(load_config(REPO / "config", overrides={"preset": preset})).audits
         power = {j.algorithm: j for j in audits if j.variant == POWER}
@@ -254,5 +259,6 @@ def test_real_config_power_variants():
             spec = job.spec
             assert job.path.endswith(f"/{alg}/{job.design}.{POWER}.json") and spec["note"].startswith("power: ")
             assert all(spec["settings"][key] == value for key, value in expected[alg].items())
+            assert spec["epsilon"] == (100.0 if alg == "lushen2020.dwork_dp" else 1.0)   # Lu & Shen: a cap of 100
             if "public_n" in spec["settings"] and spec["settings"]["public_n"] is not None:
                 assert spec["settings"]["public_n"] == spec["n"] and PUBLIC_N_FIXED in spec["relation_source"]

@@ -180,7 +180,8 @@ def audit_jobs(config: dict, paper: str, item_name: str, audit: dict, results_di
                         if fixed_n and variant != N_FROM_DATA else {})
             spec = {**alg_spec, **public_n, "design": name, "n": n, "k": k, "relation": relation,
                     "relation_source": variant_source if variant == N_FROM_DATA else source,
-                    "epsilon": float(p.get("epsilon", audit["epsilon"])), "delta": delta,
+                    "epsilon": float((power if variant == POWER else {}).get("epsilon", p.get("epsilon", audit["epsilon"]))),
+                    "delta": delta,
                     "samples": int(sizes["samples"]),
                     "confidence": float(audit.get("confidence", 0.95)),
                     "seed": derive_seed(int(config["base_seed"]), "audit", alg, name, *([variant] if variant else [])),
