@@ -244,7 +244,10 @@ def render_audit_figure(table: pd.DataFrame, item: Mapping, stem: str) -> None:
 
     rows = table[table["summary"].astype(bool)].reset_index(drop=True) if len(table) else table
     n = max(len(rows), 1)
-    fig, ax = plt.subplots(figsize=(7.5, 0.9 + 0.32 * n), layout="constrained")
+    labels = [f"{r.name} [{_figure_guarantee(r)}]" for r in rows.itertuples()]
+    # the labels take ≈ 0.055 in a character at 7 pt: keep ≈ 4.5 in for the axis beside them
+    width = max(7.5, 4.5 + 0.055 * max((len(label) for label in labels), default=0))
+    fig, ax = plt.subplots(figsize=(width, 0.9 + 0.32 * n), layout="constrained")
     if len(rows) == 0:
         ax.text(0.5, 0.5, "no audit planned under this preset", ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
@@ -257,7 +260,6 @@ def render_audit_figure(table: pd.DataFrame, item: Mapping, stem: str) -> None:
         ax.scatter([r.halved_lower_bound], [yi], marker="o", facecolors="none", edgecolors=colour, s=36, zorder=3)
         ax.scatter([r.lower_bound], [yi], marker="o", color=colour, s=36, zorder=4)
         ax.scatter([r.epsilon_claimed], [yi], marker="|", color="black", s=160, linewidths=2, zorder=5)
-    labels = [f"{r.name} [{_figure_guarantee(r)}]" for r in rows.itertuples()]
     ax.set_yticks(y)
     ax.set_yticklabels(labels, fontsize=7)
     ax.set_xscale("symlog", linthresh=0.5, linscale=0.6)
