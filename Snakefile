@@ -80,7 +80,7 @@ rule all:
         # every processed dataset the plan uses: a deleted or corrupt one is rebuilt (and, being
         # content-addressed, re-runs nothing when its content is unchanged)
         [processed(d) for d in PLAN.datasets],
-        # every run and audit record: a deleted one is rebuilt (same seed, same released outputs) and
-        # the items that read it are aggregated again
-        [batch.path for batch in PLAN.batches],
-        [job.path for job in PLAN.audits],
+        # every run and audit record: a deleted or damaged one is rebuilt (same seed, same released
+        # outputs) and the items that read it are aggregated again
+        [checked_record(batch.path) for batch in PLAN.batches],
+        [checked_record(job.path) for job in PLAN.audits],

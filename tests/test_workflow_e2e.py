@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dpclust.api import DPClustError
 from dpclust.codehash import closure
 from dpclust.workflow import function_module, load_config, plan
 
@@ -356,6 +357,46 @@ def test_a_deleted_run_or_audit_record_is_rebuilt_with_what_reads_it(work, mirro
     assert [r["released"] for rec in after["records"] for r in rec["runs"]] == \
         [r["released"] for rec in before["records"] for r in rec["runs"]]
     assert _dry(work, mirror=mirror) == set()
+
+
+def _timeless(obj):
+    """A record without its wall times (the only values a re-run may change)."""
+    if isinstance(obj, dict):
+        return {k: _timeless(v) for k, v in obj.items() if k != "wall_time_s"}
+    if isinstance(obj, list):
+        return [_timeless(v) for v in obj]
+    return obj
+
+
+def test_a_damaged_record_is_moved_aside_and_run_again(work, mirror_run, mirror):
+    """A record cut short (an interrupted copy) or emptied is not trusted: the next invocation says
+    so in one line, moves it aside and runs it again with what reads it (the same record, wall times aside), and nothing
+    else; a record that is whole but does not parse fails its reader with one error naming it."""
+    from dpclust.integrity import load_records, record_intact
+
+    p = _plan(work)
+    run = next(j.path for j in p.runs if "/su2016/fig1/" in j.path)
+    audit = p.audits[0].path
+    run_bytes, audit_bytes = (work / run).read_bytes(), (work / audit).read_bytes()
+    assert record_intact(work / run) == (True, "")
+    (work / run).write_bytes(run_bytes[: len(run_bytes) // 2])
+    (work / audit).write_bytes(b"")
+    assert not record_intact(work / run)[0] and not record_intact(work / audit)[0]
+    out = _snakemake(work, mirror=mirror)
+    assert f"dpclust: {run} is not a whole record" in out.stderr
+    jobs = jobs_of(out.stdout + out.stderr)
+    assert ("run", run) in jobs and ("audit_run", audit) in jobs
+    assert {j for j in jobs if j[0] != "audit_run" and "/audit" not in j[1]} == _downstream(p, [run])
+    assert _timeless(json.loads((work / run).read_bytes())) == _timeless(json.loads(run_bytes))
+    assert _timeless(json.loads((work / audit).read_bytes())) == _timeless(json.loads(audit_bytes))
+    assert (work / f"{run}.corrupt").stat().st_size == len(run_bytes) // 2
+    assert _dry(work, mirror=mirror) == set()
+    # whole-looking but not JSON: the reader names the record and the fix
+    bad = work / "bad.json"
+    bad.write_text("{not json}\n")
+    assert record_intact(bad) == (True, "")
+    with pytest.raises(DPClustError, match=r"record .*bad\.json is damaged .* delete it and run the same command"):
+        load_records([bad])
 
 
 def test_result_files_follow_the_umask_and_hold_no_local_paths(work, mirror_run, mirror):

@@ -24,9 +24,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from .aggregate import Context, checks_frame, load_records, tidy
+from .aggregate import Context, checks_frame, tidy
 from .api import DPClustError
 from .fileio import write_csv_atomic, write_text_atomic
+from .integrity import load_records
 from .resolve import import_object
 
 

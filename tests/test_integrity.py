@@ -1,0 +1,37 @@
+"""dpclust.integrity: a record cut anywhere is caught by its three bytes; a damaged one is named."""
+import pytest
+
+from dpclust.api import DPClustError
+from dpclust.fileio import write_json_atomic
+from dpclust.integrity import load_records, record_intact
+
+
+def _record():
+    return {"schema": 2, "records": [{"spec": {"note": "a line\nand another }\n", "k": 3},
+                                      "runs": [{"released": {"centers": [[0.5, -1.0]]}, "diagnostics": {}}]}]}
+
+
+def test_every_strict_prefix_of_a_written_record_is_caught(tmp_path):
+    path = tmp_path / "r.json"
+    write_json_atomic(_record(), path)
+    whole = path.read_bytes()
+    assert record_intact(path) == (True, "")
+    cut = tmp_path / "cut.json"
+    for n in range(len(whole)):
+        cut.write_bytes(whole[:n])
+        ok, why = record_intact(cut)
+        assert not ok and "not a whole record" in why, n
+
+
+def test_a_missing_record_is_missing_and_a_whole_one_loads(tmp_path):
+    assert record_intact(tmp_path / "none.json") == (False, "missing")
+    write_json_atomic(_record(), tmp_path / "r.json")
+    (record,) = load_records([tmp_path / "r.json"])
+    assert record["spec"]["k"] == 3 and record["runs"] == [{"centers": [[0.5, -1.0]]}]
+
+
+def test_a_record_that_does_not_parse_is_one_error_naming_it_and_the_fix(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'{"schema": 2, "records": [}\n')
+    with pytest.raises(DPClustError, match=r"record .*bad\.json is damaged .*delete it and run the same command again"):
+        load_records([bad])
