@@ -76,11 +76,12 @@ rule all:
     default_target: True
     localrule: True
     input:
-        PLAN.outputs,
+        # every final output; a table cut short (results/tables, results/checks) is made again
+        [checked_intermediate(path) for path in PLAN.outputs],
         # every processed dataset the plan uses: a deleted or corrupt one is rebuilt (and, being
         # content-addressed, re-runs nothing when its content is unchanged)
         [processed(d) for d in PLAN.datasets],
         # every run and audit record: a deleted or damaged one is rebuilt (same seed, same released
         # outputs) and the items that read it are aggregated again
-        [checked_record(batch.path) for batch in PLAN.batches],
-        [checked_record(job.path) for job in PLAN.audits],
+        [checked_intermediate(batch.path) for batch in PLAN.batches],
+        [checked_intermediate(job.path) for job in PLAN.audits],

@@ -1,9 +1,10 @@
-"""dpclust.integrity: a record cut anywhere is caught by its three bytes; a damaged one is named."""
+"""dpclust.integrity: a record cut anywhere is caught by its three bytes, a table cut inside a row by
+its last; a damaged record is named."""
 import pytest
 
 from dpclust.api import DPClustError
-from dpclust.fileio import write_json_atomic
-from dpclust.integrity import load_records, record_intact
+from dpclust.fileio import write_csv_atomic, write_json_atomic
+from dpclust.integrity import intact, load_records, record_intact, table_intact
 
 
 def _record():
@@ -35,3 +36,19 @@ def test_a_record_that_does_not_parse_is_one_error_naming_it_and_the_fix(tmp_pat
     bad.write_bytes(b'{"schema": 2, "records": [}\n')
     with pytest.raises(DPClustError, match=r"record .*bad\.json is damaged .*delete it and run the same command again"):
         load_records([bad])
+
+
+def test_a_table_cut_inside_a_row_is_caught_and_only_a_cut_between_rows_is_not(tmp_path):
+    import pandas as pd
+
+    path = tmp_path / "t.csv"
+    write_csv_atomic(pd.DataFrame({"algorithm": ["a", "b, c"], "mean": [1.5, 2.25]}), path)
+    whole = path.read_bytes()
+    assert table_intact(path) == (True, "") and intact(path) == (True, "")
+    row_ends = {i + 1 for i, b in enumerate(whole) if b == ord("\n")}
+    cut = tmp_path / "cut.csv"
+    for n in range(len(whole)):
+        cut.write_bytes(whole[:n])
+        assert table_intact(cut)[0] == (n in row_ends), n
+    assert intact(tmp_path / "figure.png") == (True, "")
+    assert intact(tmp_path / "none.csv") == (False, "missing")

@@ -399,6 +399,21 @@ def test_a_damaged_record_is_moved_aside_and_run_again(work, mirror_run, mirror)
         load_records([bad])
 
 
+def test_a_table_cut_short_is_made_again_with_what_reads_it(work, mirror_run, mirror):
+    """A table cut inside a row would be read with empty fields: the next invocation moves it aside
+    and aggregates it again (the same bytes: its records are unchanged), then renders and checks
+    that item again, and nothing else."""
+    p = _plan(work)
+    item = p.item("su2016", "fig1")
+    whole = (work / item.table).read_bytes()
+    (work / item.table).write_bytes(whole[:-5])
+    out = _snakemake(work, mirror=mirror)
+    assert f"dpclust: {item.table} is not a whole table" in out.stderr
+    assert jobs_of(out.stdout + out.stderr) == _item_jobs(p, [item])
+    assert (work / item.table).read_bytes() == whole
+    assert _dry(work, mirror=mirror) == set()
+
+
 def test_result_files_follow_the_umask_and_hold_no_local_paths(work, mirror_run, mirror):
     results = work / "results"
     modes = {oct(p.stat().st_mode & 0o777) for p in results.rglob("*") if p.is_file()}

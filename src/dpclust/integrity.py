@@ -1,11 +1,13 @@
-"""Is a record whole? What the workflow checks before it trusts a run or audit record.
+"""Is an intermediate whole? What the workflow checks before it trusts a record or a table.
 
-Records are written by `dpclust.fileio.write_json_atomic` as compact JSON: one object on one line
-that ends in a newline, moved into place whole. A record can still be damaged afterwards (an
-interrupted copy between machines, a full disk, an edit by hand). `rule all` asks `record_intact`
-of every record and moves a damaged one aside, so that it is run again like a deleted one;
-`load_records` names a record that does not parse and the fix. (Processed data files have their
-own check, `dpclust.data.store.intact`.) Not imported by the runner: editing it re-runs no run.
+Run and audit records are written by `dpclust.fileio.write_json_atomic` as compact JSON: one object
+on one line that ends in a newline; tables (`results/tables`, `results/checks`) by
+`write_csv_atomic`, every row ending in a newline. Both are moved into place whole, but can be
+damaged afterwards (an interrupted copy between machines, a full disk, an edit by hand). `rule all`
+asks `intact` of every record and every planned table and moves a damaged one aside, so that it is
+made again like a deleted one, with what reads it; `load_records` names a record that does not
+parse and the fix. (Processed data files have their own check, `dpclust.data.store.intact`.) Not
+imported by the runner: editing it re-runs no run.
 """
 
 from __future__ import annotations
@@ -36,6 +38,36 @@ def record_intact(path: str | Path) -> tuple[bool, str]:
         return False, f"cannot be read ({exc.strerror})"
     if head != b"{" or tail != b"}\n":
         return False, f"is not a whole record (cut short or overwritten: {size} bytes)"
+    return True, ""
+
+
+def table_intact(path: str | Path) -> tuple[bool, str]:
+    """(True, "") if the CSV table at `path` ends where a row ends; else (False, what is wrong). A
+    cut inside a row (the partial row would be read with empty fields) is always caught; a cut
+    exactly between two rows leaves a shorter, well-formed table that this cannot tell apart."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            fh.seek(max(size - 1, 0))
+            tail = fh.read(1)
+    except FileNotFoundError:
+        return False, "missing"
+    except OSError as exc:
+        return False, f"cannot be read ({exc.strerror})"
+    if tail != b"\n":
+        return False, f"is not a whole table (cut short inside a row: {size} bytes)"
+    return True, ""
+
+
+def intact(path: str | Path) -> tuple[bool, str]:
+    """`record_intact` for a .json record, `table_intact` for a .csv table, (True, "") for any other
+    file (figures and reports are final outputs: nothing reads them)."""
+    suffix = Path(path).suffix
+    if suffix == ".json":
+        return record_intact(path)
+    if suffix == ".csv":
+        return table_intact(path)
     return True, ""
 
 

@@ -8,7 +8,7 @@ from dpclust.data.parsers import parser_module
 from dpclust.data.store import content_id, intact
 from dpclust.itemkit import runs_note
 from dpclust.pipeline import caption_text
-from dpclust.integrity import record_intact
+from dpclust.integrity import intact as intermediate_intact
 from dpclust.workflow import canonical_json, function_module, registry_entry, run_path, source_entry
 
 
@@ -81,14 +81,14 @@ def _checked(dataset):
 _CHECKED = set()
 
 
-def checked_record(path):
-    """A run or audit record's path (`rule all` lists each). A record that is not whole (cut short
-    or overwritten: `dpclust.integrity.record_intact`) is moved aside here, with one line saying so,
-    so that it is run again like a deleted one (same seeds, same released outputs) and the items
-    that read it are aggregated again."""
-    ok, why = record_intact(path)
+def checked_intermediate(path):
+    """The path of a run or audit record or a planned table (`rule all` lists each). One that is not
+    whole (`dpclust.integrity.intact`: a record or a table cut short) is moved aside here to
+    `<path>.corrupt`, with one line saying so, so that it is made again like a deleted one (a
+    record: same seeds, same released outputs) and what reads it follows."""
+    ok, why = intermediate_intact(path)
     if not ok and why != "missing":
-        print(f"dpclust: {path} {why}: it will be run again", file=sys.stderr)
+        print(f"dpclust: {path} {why}: it will be made again", file=sys.stderr)
         if not workflow.dryrun:
             os.replace(path, f"{path}.corrupt")
     return path
