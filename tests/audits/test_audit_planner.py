@@ -250,7 +250,7 @@ def test_real_config_power_variants():
                 "su2016.eugkm": {"theta": 0.25, "n_init_sets": 1}, "su2016.hybrid": {"theta": 0.25, "n_init_sets": 1},
                 "su2016.gkm": {"range_fraction": 0.01}, "su2016.gkm3k": {"range_fraction": 0.01},
                 "su2016.hybrid_forced": {"budget_split": 0.01, "theta": 0.25, "n_init_sets": 1},
-                "lushen2020.dwork_dp": {"public_iterations": 1}}
+                "lushen2020.dwork_dp": {"public_iterations": 1}, "lushen2020.gupt": {"gupt": {"range_fraction": 0.01}}}
     for preset in ("full", "quick"):
         audits = plan(load_config(REPO / "config", overrides={"preset": preset})).audits
         power = {j.algorithm: j for j in audits if j.variant == POWER}
@@ -259,6 +259,6 @@ def test_real_config_power_variants():
             spec = job.spec
             assert job.path.endswith(f"/{alg}/{job.design}.{POWER}.json") and spec["note"].startswith("power: ")
             assert all(spec["settings"][key] == value for key, value in expected[alg].items())
-            assert spec["epsilon"] == (100.0 if alg == "lushen2020.dwork_dp" else 1.0)   # Lu & Shen: a cap of 100
+            assert spec["epsilon"] == (100.0 if alg.startswith("lushen2020.") else 1.0)   # Lu & Shen: a cap of 100
             if "public_n" in spec["settings"] and spec["settings"]["public_n"] is not None:
                 assert spec["settings"]["public_n"] == spec["n"] and PUBLIC_N_FIXED in spec["relation_source"]
