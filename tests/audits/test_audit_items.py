@@ -167,3 +167,5 @@ def test_power_variant_is_its_own_row_within_the_guarantee(records):
     assert "at blur = 1" in list(tunable)[1]
     bugs = [c for c in checks.values() if "privacy bug" in c.why]
     assert {c.claim.split(": ", 1)[1].split(" (ε-DP")[0] for c in bugs} == {"Buggy sum (test)", "Buggy sum (test), at blur = 1"}
+    nested = {"variant": {"name": POWER, "settings": {"inner": {"range_fraction": 0.01, "rounds": 1}, "blur": 1.0}}}
+    assert I.power_suffix(nested) == ", at inner.range_fraction = 0.01, inner.rounds = 1, blur = 1"

@@ -85,10 +85,16 @@ def variant_of(rec: Mapping) -> str:
 
 
 def power_suffix(rec: Mapping) -> str:
-    """", at iterations = 1": the settings of a `power` variant's record, appended to its name."""
-    overrides = (rec.get("variant") or {}).get("settings") or {}
-    return ", at " + ", ".join(f"{key} = {value:g}" if isinstance(value, float) else f"{key} = {value}"
-                               for key, value in overrides.items())
+    """", at iterations = 1": the settings of a `power` variant's record, appended to its name (a
+    nested setting by its dotted name: ", at gupt.range_fraction = 0.01")."""
+    def pairs(settings: Mapping, prefix: str = ""):
+        for key, value in settings.items():
+            if isinstance(value, Mapping):
+                yield from pairs(value, f"{prefix}{key}.")
+            else:
+                yield f"{prefix}{key} = {value:g}" if isinstance(value, float) else f"{prefix}{key} = {value}"
+
+    return ", at " + ", ".join(pairs((rec.get("variant") or {}).get("settings") or {}))
 
 
 def verdict(guarantee: str, lower: float, halved: float, claimed: float, outside: bool = False) -> str:
