@@ -6,9 +6,9 @@ import shlex
 from dpclust.codehash import code_hash
 from dpclust.data.parsers import parser_module
 from dpclust.data.store import content_id, intact
+from dpclust.integrity import intact as intermediate_intact
 from dpclust.itemkit import runs_note
 from dpclust.pipeline import caption_text
-from dpclust.integrity import intact as intermediate_intact
 from dpclust.workflow import canonical_json, function_module, registry_entry, run_path, source_entry
 
 
