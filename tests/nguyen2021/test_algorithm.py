@@ -181,3 +181,39 @@ def test_halved_noise_reaches_every_stage():
     assert calls["exponential_logit_scale"] == 1
     assert calls["laplace_scale"] >= 3          # proxy counts + NoisyAVG count (recovery, Lloyd)
     assert calls["gaussian_sigma"] >= 1
+
+
+def test_the_authors_sampler_is_refused_above_its_public_size_guard_before_any_spend():
+    """`authors_max_n` (an effort guard on the public N, like EUGkM's `max_grid_cells`): the authors'
+    sampler declines larger inputs with `api.Refused` before spending anything (the runner records the
+    block as refused); the paper's sampler ignores the setting; at or below the guard it runs."""
+    from dpclust.api import Refused
+
+    X, _ = _blobs(n=300)
+    with pytest.raises(Refused, match=r"N = 300 records exceeds authors_max_n = 299"):
+        nguyen(X, 3, 1.0, 1e-4, np.random.default_rng(0), _settings(em_sampler="authors", authors_max_n=299))
+    paper = nguyen(X, 3, 1.0, 1e-4, np.random.default_rng(0), _settings(authors_max_n=299))
+    assert paper.epsilon_spent == pytest.approx(1.0)
+    authors = nguyen(X, 3, 1.0, 1e-4, np.random.default_rng(0), _settings(em_sampler="authors", authors_max_n=300))
+    assert authors.centers.shape == (3, 3)
+
+
+def test_no_paper_batch_reaches_the_authors_sampler_guard():
+    """The papers' items know "ok" and "data unavailable", not "refused": every paper batch that runs
+    the authors' sampler stays at or below `authors_max_n` (the leaderboard shows refused cells)."""
+    from pathlib import Path
+
+    from dpclust.workflow import load_config, plan
+
+    repo = Path(__file__).resolve().parents[2]
+    checked = 0
+    for preset in ("full", "quick"):
+        for batch in plan(load_config(repo / "config", overrides={"preset": preset})).batches:
+            settings = batch.spec["spec"]["settings"]
+            if batch.paper == "leaderboard" or settings.get("em_sampler") != "authors":
+                continue
+            for dataset, *_ in batch.spec["cells"]:
+                n = settings.get("public_n") or batch.spec["entries"][dataset]["n"]
+                assert n <= settings["authors_max_n"], f"{batch.path}: {dataset} has N = {n}"
+                checked += 1
+    assert checked, "the authors' sampler runs in a paper's protocol"

@@ -22,7 +22,8 @@ BEFORE = {
     "nguyen2021.lloyd": {"init": "random_points", "max_iter": 10, "tol": -1.0, "record_trace": False},
 }
 #: Settings added since (their defaults keep the old behaviour: the paper's exponential mechanism).
-ADDED = {"em_sampler": "paper", "authors_estimate_draws": 64, "public_n": None}   # public_n: None = the data's size
+ADDED = {"em_sampler": "paper", "authors_estimate_draws": 64, "public_n": None,   # public_n: None = the data's size
+         "authors_max_n": 150_000}   # the authors' sampler's effort guard (unused by the paper's sampler)
 BEFORE["nguyen2021.ours"] = {**BEFORE["nguyen2021.ours"], **ADDED}
 #: Variants added since: Algorithm 1 with the authors' sampler (NOT DP), everything else as ours.
 NEW_VARIANTS = {"nguyen2021.ours_authors": {**BEFORE["nguyen2021.ours"], "em_sampler": "authors"}}
