@@ -19,24 +19,31 @@ from .api import DPClustError
 from .records import load_records as _load_records
 
 
+def _ends(path: Path, tail: int) -> tuple[int, bytes, bytes] | str:
+    """(size, first byte, last `tail` bytes) of the file, or why they cannot be read ("missing")."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            first = fh.read(1)
+            fh.seek(max(size - tail, 0))
+            return size, first, fh.read(tail)
+    except FileNotFoundError:
+        return "missing"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+
+
 def record_intact(path: str | Path) -> tuple[bool, str]:
     """(True, "") if `path` holds a whole record as the writers leave it; else (False, what is wrong).
 
     No strict prefix of a compact JSON line ends in its newline (a newline inside compact JSON is
     always escaped), so the first byte and the last two detect any truncation without reading the
     file; other damage is reported when the record is read (`load_records`)."""
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-        with open(path, "rb") as fh:
-            head = fh.read(1)
-            fh.seek(max(size - 2, 0))
-            tail = fh.read(2)
-    except FileNotFoundError:
-        return False, "missing"
-    except OSError as exc:
-        return False, f"cannot be read ({exc.strerror})"
-    if head != b"{" or tail != b"}\n":
+    ends = _ends(Path(path), 2)
+    if isinstance(ends, str):
+        return False, ends
+    size, first, last = ends
+    if first != b"{" or last != b"}\n":
         return False, f"is not a whole record (cut short or overwritten: {size} bytes)"
     return True, ""
 
@@ -45,17 +52,11 @@ def table_intact(path: str | Path) -> tuple[bool, str]:
     """(True, "") if the CSV table at `path` ends where a row ends; else (False, what is wrong). A
     cut inside a row (the partial row would be read with empty fields) is always caught; a cut
     exactly between two rows leaves a shorter, well-formed table that this cannot tell apart."""
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-        with open(path, "rb") as fh:
-            fh.seek(max(size - 1, 0))
-            tail = fh.read(1)
-    except FileNotFoundError:
-        return False, "missing"
-    except OSError as exc:
-        return False, f"cannot be read ({exc.strerror})"
-    if tail != b"\n":
+    ends = _ends(Path(path), 1)
+    if isinstance(ends, str):
+        return False, ends
+    size, _, last = ends
+    if last != b"\n":
         return False, f"is not a whole table (cut short inside a row: {size} bytes)"
     return True, ""
 
