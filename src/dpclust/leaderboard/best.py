@@ -146,7 +146,7 @@ def _matrix(table: pd.DataFrame, item, stem, title: str, note: str) -> None:
     rows = sorted({(o, d, int(k)) for o, d, k in zip(table["objective"], table["dataset"], table["k"])},
                   key=lambda t: (t[0] != "kmeans", order.get(t[1], len(order)), t[1], t[2]))
     eps_values = sorted(table["epsilon"].dropna().unique())
-    fig, ax = plt.subplots(figsize=(2.4 + 2.1 * max(1, len(eps_values)), 0.9 + 0.42 * max(1, len(rows))))
+    fig, ax = plt.subplots(figsize=(2.4 + 2.1 * max(1, len(eps_values)), 1.2 + 0.24 * max(1, len(rows))))
     ax.axis("off")
     colours = {"separated": "#cfe8d5", "overlapping": "#fbeec1", "only DP method": "#e8e8e8", "no DP method": "#ffffff"}
     cells, fills = [], []
