@@ -173,15 +173,20 @@ def _matrix(table: pd.DataFrame, item, stem, title: str, note: str) -> None:
         cells.append(line)
         fills.append(fill)
     row_labels = [f"{dataset_name(item, d)} k={k} ({OBJECTIVE_LABEL[o]})" for o, d, k in rows]
+    ax.set_title(title, fontsize=10)
+    note = "\n".join(textwrap.wrap(note, 150))
     if cells and eps_values:
         tab = ax.table(cellText=cells, cellColours=fills, rowLabels=row_labels,
-                       colLabels=[f"ε = {e:g}" for e in eps_values], loc="center", cellLoc="center")
+                       colLabels=[f"ε = {e:g}" for e in eps_values], loc="upper center", cellLoc="center")
         tab.auto_set_font_size(False)
         tab.set_fontsize(7)
         tab.scale(1.0, 1.25)
+        # the note right under the table (the saved figure is cropped to what is drawn)
+        fig.canvas.draw()
+        extent = tab.get_window_extent(fig.canvas.get_renderer()).transformed(ax.transAxes.inverted())
+        ax.text(extent.x0, extent.y0 - 0.01, note, fontsize=6.5, va="top", color="0.3", transform=ax.transAxes)
     else:
         ax.text(0.5, 0.5, "no private run available", ha="center", va="center", transform=ax.transAxes)
-    ax.set_title(title, fontsize=10)
-    fig.text(0.01, 0.0, "\n".join(textwrap.wrap(note, 150)), fontsize=6.5, va="top", color="0.3")
+        fig.text(0.01, 0.0, note, fontsize=6.5, va="top", color="0.3")
     save_figure(fig, stem)
 
