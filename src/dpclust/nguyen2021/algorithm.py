@@ -275,6 +275,15 @@ def candidate_set(Y: np.ndarray, n: int, alpha: float, k_prime: int, eps_E: floa
     return np.concatenate(cands), alive, scale_info
 
 
+def refuse_above_authors_max_n(n: int, settings: Mapping[str, Any]) -> None:
+    """The authors' sampler's effort guard on the public N (`authors_max_n`): `api.Refused` above it,
+    before any budget is spent; the paper's sampler is never refused."""
+    if settings["em_sampler"] == "authors" and n > int(settings["authors_max_n"]):
+        raise Refused(f"the authors' sampler on N = {n:,} records exceeds authors_max_n = "
+                      f"{int(settings['authors_max_n']):,} (an effort guard: its exact rejection sampler's work "
+                      "grows with N; raise the setting where time allows)")
+
+
 @declared(SETTINGS, guarantee=guarantee)
 def nguyen(X, k, epsilon, delta, rng: np.random.Generator, settings: Mapping[str, Any]) -> ClusteringResult:
     """Algorithm 1 (+ private Lloyd rounds): (ε, δ)-DP k-means centres in the original space.
@@ -285,10 +294,7 @@ def nguyen(X, k, epsilon, delta, rng: np.random.Generator, settings: Mapping[str
         raise DPClustError("Nguyen et al.'s Algorithm 1 is (ε, δ)-DP: delta must be > 0 (the paper uses n^-1.5)")
     lo, hi = public_box(settings, X)
     n, d = public_size(settings, X), X.shape[1]   # n: the public N (d', r_1 = 1/n, the m scales)
-    if settings["em_sampler"] == "authors" and n > int(settings["authors_max_n"]):
-        raise Refused(f"the authors' sampler on N = {n:,} records exceeds authors_max_n = "
-                      f"{int(settings['authors_max_n']):,} (an effort guard: its exact rejection sampler's work "
-                      "grows with N; raise the setting where time allows)")
+    refuse_above_authors_max_n(n, settings)
     alpha = float(settings["alpha"])
     split = _fractions(settings["budget_split"], _SPLIT_KEYS)
     dsplit = _fractions(settings["delta_split"], _DELTA_KEYS)
