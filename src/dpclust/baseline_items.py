@@ -14,7 +14,7 @@ import pandas as pd
 
 from .aggregate import Check, fmt
 from .itemkit import dataset_name, name
-from .plotting import mark_unavailable, panel_grid, save_figure, style_for, write_table
+from .plotting import mark_unavailable, panel_grid, panel_status, save_figure, style_for, write_table
 
 ALGORITHMS = ("baselines.lloyd", "baselines.kmeanspp")
 
@@ -49,7 +49,8 @@ def render_figure(table: pd.DataFrame, item: dict, stem: str) -> None:
     for ax, dataset in zip(axes, datasets):
         cell = rows[rows["dataset"] == dataset]
         if (cell["status"] != "ok").all():
-            mark_unavailable(ax, dataset_name(item, dataset), str(cell["reason"].iloc[0]) if "reason" in cell else "")
+            status, reason = panel_status(cell)
+            mark_unavailable(ax, dataset_name(item, dataset), reason, status)
             continue
         for i, alg in enumerate(ALGORITHMS):
             r = cell[cell["algorithm"] == alg].sort_values("k")

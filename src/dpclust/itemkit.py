@@ -106,14 +106,16 @@ def summarise(records: Iterable[Mapping], metrics: Sequence[str] = ("cost_kmeans
 
 
 def availability(table: pd.DataFrame, dataset: str) -> tuple[str, str]:
-    """('ok', ''), ('data_unavailable', reason) or ('absent', 'not run in this preset')."""
+    """('ok', ''), ('data_unavailable', reason), ('refused', reason) (every algorithm of the dataset
+    refused it: their own limit, not missing data) or ('absent', 'not run in this preset')."""
     part = table[table["dataset"] == dataset] if "dataset" in table else table.iloc[0:0]
     if part.empty:
         return "absent", "not run in this preset"
     if (part["status"] == "ok").any():
         return "ok", ""
-    reasons = part["reason"].dropna().astype(str)
-    return "data_unavailable", reasons.iloc[0] if len(reasons) else ""
+    status = "refused" if (part["status"] == "refused").all() else "data_unavailable"
+    reasons = part.loc[part["status"] == status, "reason"].dropna().astype(str)
+    return status, reasons.iloc[0] if len(reasons) else ""
 
 
 def short_reason(reason: str) -> str:

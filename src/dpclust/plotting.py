@@ -48,15 +48,74 @@ def panel_grid(n_panels: int, ncols: int = 3, panel_size=(3.6, 2.8), sharey: boo
     return fig, flat[:n_panels]
 
 
-def mark_unavailable(ax, title: str, reason: str = "") -> None:
-    """Draw the "data unavailable" panel in one short line (why, in three words; the full reason
-    is in the table and the log). No data is ever substituted."""
+#: What a panel or cell without results says, by the record's status (one home: figures, the
+#: leaderboard's tables and notes). `refused` is a documented limit of the algorithm (`api.Refused`,
+#: e.g. EUGkM's grid above its memory guard), never missing data.
+STATUS_TEXT = {"data_unavailable": "data unavailable", "no_reference": "no non-private reference",
+               "refused": "refused", "absent": "not run in this preset", "no_runs": "no runs"}
+
+
+def panel_status(rows: pd.DataFrame) -> tuple[str, str]:
+    """(status, reason) of a panel with nothing to draw: its first row that is not ok (a dataset that
+    cannot be had makes every row of its panel `data_unavailable`; an algorithm's refusal is its own
+    row's), or ('no_runs', '')."""
+    bad = rows[rows["status"] != "ok"] if "status" in rows else rows.iloc[:0]
+    if bad.empty:
+        return "no_runs", ""
+    reason = bad["reason"].iloc[0] if "reason" in bad else ""
+    return str(bad["status"].iloc[0]), "" if pd.isna(reason) else str(reason)
+
+
+def status_note(table: pd.DataFrame, item: dict, sep: str = ": ") -> str:
+    """One line naming what has no results, by status: "data unavailable: Skin; refused: PGkM on MNIST"
+    (the datasets whose data could not be had; the algorithms that refused a dataset), or ""."""
+    from .itemkit import dataset_name, name
+
+    bad = table[table["status"] != "ok"] if "status" in table else table.iloc[:0]
+    parts = []
+    for status in dict.fromkeys(bad["status"]):
+        rows = bad[bad["status"] == status]
+        if status == "refused" and "algorithm" in rows:
+            what = [f"{name(item, a)} on {dataset_name(item, d)}"
+                    for d, a in dict.fromkeys(zip(rows["dataset"], rows["algorithm"]))]
+        else:
+            what = [dataset_name(item, d) for d in sorted(set(rows["dataset"]))]
+        parts.append(STATUS_TEXT.get(status, str(status)) + sep + ", ".join(what))
+    return "; ".join(parts)
+
+
+def note_missing(ax, rows: pd.DataFrame, item: dict) -> None:
+    """On a drawn panel, name in small grey text the algorithms its rows have no results of, by
+    status ("refused: EUGkM"), so that a missing line is never silent."""
+    from .itemkit import name
+
+    bad = rows[rows["status"] != "ok"] if "status" in rows else rows.iloc[:0]
+    parts = [STATUS_TEXT.get(s, str(s)) + ": " + ", ".join(dict.fromkeys(name(item, a) for a in bad.loc[bad["status"] == s, "algorithm"]))
+             for s in dict.fromkeys(bad["status"])]
+    if parts:
+        ax.text(0.02, 0.02, "; ".join(parts), transform=ax.transAxes, fontsize=6.5, color="0.3", va="bottom")
+
+
+def mark_unavailable(ax, title: str, reason: str = "", status: str = "data_unavailable") -> None:
+    """Draw a panel without results in one short line: "data unavailable" (why, in three words) or
+    "refused" (the algorithm's own limit, shortened); the full reason is in the table and the log.
+    No data is ever substituted."""
+    import textwrap
+
     from .itemkit import short_reason
 
     ax.set_title(title)
     ax.set_xticks([])
     ax.set_yticks([])
-    text = "data unavailable" + (f"\n({short_reason(reason)})" if reason else "")
+    if status == "ok":                  # a panel whose runs have nothing to draw
+        status = "no_runs"
+    if status == "refused":
+        why = textwrap.fill(textwrap.shorten(str(reason), 64, placeholder=" …"), 32) if reason else ""
+    elif status == "data_unavailable":
+        why = short_reason(reason) if reason else ""
+    else:
+        why = ""
+    text = STATUS_TEXT.get(status, str(status)) + (f"\n({why})" if why else "")
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=8, color="0.3")
     for spine in ax.spines.values():
         spine.set_linestyle(":")

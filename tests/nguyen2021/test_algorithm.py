@@ -199,8 +199,9 @@ def test_the_authors_sampler_is_refused_above_its_public_size_guard_before_any_s
 
 
 def test_no_paper_batch_reaches_the_authors_sampler_guard():
-    """The papers' items know "ok" and "data unavailable", not "refused": every paper batch that runs
-    the authors' sampler stays at or below `authors_max_n` (the leaderboard shows refused cells)."""
+    """A refused cell is drawn as refused, but a paper's claims need every cell of its protocol: every
+    paper batch that runs the authors' sampler stays at or below `authors_max_n` (the leaderboard
+    shows refused cells)."""
     from pathlib import Path
 
     from dpclust.api import Refused

@@ -1,10 +1,11 @@
 """No paper's own grid reaches EUGkM's refusal limit.
 
 EUGkM (and the hybrid, which runs it) refuses a grid above `max_grid_cells` (`dpclust.api.Refused`):
-the run record says `refused`. The leaderboard keeps such cells as `refused` rows; the papers' items
-do not (their renderers know "ok" and "data unavailable"), so a paper's configured grid must stay
-below the limit. This checks it for every paper run batch of the full and the quick preset, at the
-batch's largest ε (the hybrid's EUGkM stage gets at most the whole ε), from the registry's n and d.
+the run record says `refused`. The leaderboard keeps such cells as `refused` rows and the papers'
+figures draw them as refused (tests/test_status_panels.py), but a paper's claims need every cell of
+its protocol, so a paper's configured grid must stay below the limit. This checks it for every paper
+run batch of the full and the quick preset, at the batch's largest ε (the hybrid's EUGkM stage gets
+at most the whole ε), from the registry's n and d.
 """
 from __future__ import annotations
 
@@ -34,4 +35,4 @@ def test_no_paper_grid_reaches_the_eugkm_refusal_limit(preset):
                 grid_for(int(n), float(epsilon), int(entry["d"]), settings, (0.0, 1.0))
             except Refused as exc:
                 over.append(f"{batch.path}: {dataset}: {exc}")
-    assert not over, "a paper's grid would be refused (teach its items the 'refused' status first): " + "; ".join(over)
+    assert not over, "a paper's grid would be refused (its claims would miss those cells): " + "; ".join(over)

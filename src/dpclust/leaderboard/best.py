@@ -26,13 +26,12 @@ import pandas as pd
 
 from ..fileio import write_text_atomic
 from ..itemkit import dataset_name, name, runs_note
-from ..plotting import html_table, save_figure, to_markdown
+from ..plotting import STATUS_TEXT, html_table, save_figure, to_markdown
 from .common import KEY, NON_PRIVATE, OBJECTIVE_LABEL, fmt_interval, leaderboard, planned
 
 COLUMNS = [*KEY, "best", "best_guarantee", "best_mean", "best_ci_low", "best_ci_high", "runner_up", "runner_up_mean",
            "runner_up_ci_low", "runner_up_ci_high", "decided", "dp_methods", "unranked_better",
            "unranked_better_guarantee", "unranked_better_mean", "status", "reason"]
-STATUS_TEXT = {"data_unavailable": "data unavailable", "no_reference": "no non-private reference", "refused": "refused"}
 MARK = {"separated": "✓", "overlapping": "≈", "only DP method": "(only)", "no DP method": ""}
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
 from ..itemkit import dataset_name, runs_note, step_options
-from ..plotting import mark_unavailable, panel_grid, save_figure
+from ..plotting import mark_unavailable, panel_grid, panel_status, save_figure
 from .common import DP_KINDS, LINESTYLE, NON_PRIVATE, OBJECTIVE_LABEL, label, leaderboard, palette, planned
 
 
@@ -58,8 +58,8 @@ def render_figure(table: pd.DataFrame, item, stem) -> None:
             if (sub["status"] == "no_reference").any():
                 _no_reference(ax, title)
             else:
-                reasons = sub["reason"].dropna().astype(str)
-                mark_unavailable(ax, title, reasons.iloc[0] if len(reasons) else "no runs")
+                status, reason = panel_status(sub)
+                mark_unavailable(ax, title, reason, status)
             continue
         private = ok[ok["epsilon"].notna()]
         floor = max(float(private["mean"].min()) / 3 if len(private) else 0.5, 1e-3)

@@ -63,7 +63,7 @@ def render_fig2(table: pd.DataFrame, item: dict, stem: str) -> None:
         title = panel_title(table, item, ds)
         status, reason = availability(table, ds)
         if status != "ok":
-            mark_unavailable(ax, title, reason)
+            mark_unavailable(ax, title, reason, status)
             continue
         for i, alg in enumerate(plotted):
             cell = table[(table["dataset"] == ds) & (table["algorithm"] == alg) & (table["status"] == "ok")].sort_values("k")

@@ -37,7 +37,7 @@ def render_fig2d(table: pd.DataFrame, item: dict, stem: str) -> None:
     ds = datasets[0] if datasets else "mnist70k"
     status, reason = availability(table, ds)
     if status != "ok":
-        mark_unavailable(ax, item["title"], reason)
+        mark_unavailable(ax, item["title"], reason, status)
         save_figure(fig, stem)
         return
     eps_grid = sorted(table.loc[table["epsilon"].notna(), "epsilon"].unique())

@@ -168,6 +168,8 @@ def why_not_evaluable(table: pd.DataFrame, item, dataset: str) -> str:
         return f"{label}: not run in this preset"
     if status == "data_unavailable":
         return f"{label}: data unavailable ({short_reason(reason)})"
+    if status == "refused":
+        return f"{label}: refused ({reason})"
     return f"{label}: no common k"
 
 
@@ -328,8 +330,8 @@ def render_normalised(table: pd.DataFrame, item, stem) -> None:
             title = f"({'abcdefgh'[c]}) {dataset_name(item, ds)}" + (f", ε = {eps:g}" if eps is not None else "")
             sub = ok[ok["dataset"] == ds]
             if sub.empty:
-                reason = table.loc[table["dataset"] == ds, "reason"]
-                mark_unavailable(ax, title, str(reason.iloc[0]) if len(reason) else "no runs")
+                status, reason = availability(table, ds)
+                mark_unavailable(ax, title, reason, status)
                 continue
             for alg in algs:
                 s = sub[sub["algorithm"] == alg]
@@ -356,7 +358,8 @@ def render_normalised(table: pd.DataFrame, item, stem) -> None:
             ax = grid[r][c]
             title = f"({'abcdefgh'[c]}) {dataset_name(item, ds)}: cost / {name(item, versus)}"
             if ok[ok["dataset"] == ds].empty:
-                mark_unavailable(ax, title, "no runs")
+                status, reason = availability(table, ds)
+                mark_unavailable(ax, title, reason, status)
                 continue
             ax.axhline(1.0, color="0.4", linewidth=0.8)
             eps_all = private_epsilons(table, ds)

@@ -69,10 +69,18 @@ def runs_table(records: Iterable[Mapping]) -> pd.DataFrame:
     return df
 
 
-def unavailable(df: pd.DataFrame) -> dict:
-    """{dataset: reason} of the datasets whose records say the data could not be obtained."""
+def status_rows(df: pd.DataFrame) -> list[dict]:
+    """The table rows of the records that are not ok: one per dataset whose data could not be had
+    (status `data_unavailable`), one per (dataset, algorithm) an algorithm refused (`refused`, its
+    own limit: the dataset's other algorithms ran)."""
     bad = df[df["status"] != "ok"]
-    return {d: str(r) for d, r in zip(bad["dataset"], bad["reason"])}
+    rows: dict[tuple, dict] = {}
+    for d, a, s, r in zip(bad["dataset"], bad["algorithm"], bad["status"], bad["reason"]):
+        if s == "refused":
+            rows.setdefault((d, a), {"dataset": d, "algorithm": a, "status": s, "reason": str(r)})
+        else:
+            rows[(d, None)] = {"dataset": d, "status": s, "reason": str(r)}
+    return list(rows.values())
 
 
 def dataset_order(datasets: Iterable[str], order: Sequence[str] = ()) -> list:

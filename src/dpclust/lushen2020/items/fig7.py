@@ -42,9 +42,9 @@ import pandas as pd
 from ...aggregate import Check, fmt
 from ...claims import Interval, decide, diff_ci, every
 from ...itemkit import dataset_name, step_options
-from ...plotting import mark_unavailable, panel_grid, save_figure, style_for
+from ...plotting import mark_unavailable, panel_grid, panel_status, save_figure, style_for
 from .common import (ALG1, BASELINES, ORDER, display_name, dataset_order, is_dp, legend_label, percentile_interval,
-                     resample_means, runs_table, unavailable)
+                     resample_means, runs_table, status_rows)
 
 COLUMNS = ["row", "dataset", "k", "algorithm", "epsilon", "eps_step", "guarantee", "n", "cost_mean", "cost_std",
            "lloyd_cost_mean", "lloyd_cost_std", "lloyd_n", "ratio", "gap", "gap_low", "gap_high",
@@ -85,7 +85,7 @@ def aggregate_fig7(records, item, ctx=None) -> pd.DataFrame:
     opts = step_options(item, "table")
     n_boot, width = int(opts.get("n_boot", N_BOOT)), float(opts.get("gap_linear_width", LINEAR_WIDTH))
     df = runs_table(records)
-    out = [{"row": "cell", "dataset": d, "status": "data_unavailable", "reason": r} for d, r in unavailable(df).items()]
+    out = [dict(row, row="cell") for row in status_rows(df)]
     ok = df[df["status"] == "ok"]
     rng = np.random.default_rng(int(opts.get("bootstrap_seed", 0)))
     reps: dict[tuple, np.ndarray] = {}       # (dataset, eps_step, algorithm) -> gap replicates
@@ -206,7 +206,8 @@ def render_fig7(table, item, stem) -> None:
         cell = cells[cells["dataset"] == dataset]
         title = dataset_name(item, dataset)
         if (cell["status"] != "ok").all():
-            mark_unavailable(ax, title, str(cell["reason"].iloc[0]))
+            status, reason = panel_status(cell)
+            mark_unavailable(ax, title, reason, status)
             continue
         for i, alg in enumerate(present):
             r = cell[cell["algorithm"] == alg].sort_values("eps_step")

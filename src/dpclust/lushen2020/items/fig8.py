@@ -21,8 +21,8 @@ import pandas as pd
 from ...aggregate import Check, fmt
 from ...claims import Interval, decide, every, proportion_ci
 from ...itemkit import dataset_name, step_options
-from ...plotting import panel_grid, save_figure, style_for
-from .common import ALG1, POSTERIOR, PRIOR, display_name, dataset_order, runs_table, unavailable
+from ...plotting import panel_grid, save_figure, status_note, style_for
+from .common import ALG1, POSTERIOR, PRIOR, display_name, dataset_order, runs_table, status_rows
 
 #: Panel captions of Figure 8 (the strategy's display name is prepended).
 PANELS = {POSTERIOR: "(a) {} (past knowledge)", PRIOR: "(b) {} (past and future knowledge)"}
@@ -35,7 +35,7 @@ def aggregate_fig8(records, item, ctx=None) -> pd.DataFrame:
     cost is below Lloyd's (`below_lloyd`) and the mean pre-noise cost ratio per (dataset, strategy,
     ε_step), then per (dataset, strategy) over all ε (eps_step empty, reason 'all ε')."""
     df = runs_table([r for r in records if r["algorithm"] in ALG1])
-    out = [{"dataset": d, "status": "data_unavailable", "reason": r} for d, r in unavailable(df).items()]
+    out = status_rows(df)
     ok = df[df["status"] == "ok"]
 
     def row(dataset, alg, eps, cell, reason):
@@ -61,7 +61,7 @@ def render_fig8(table, item, stem) -> None:
     opts = step_options(item, "figure")
     fig, axes = panel_grid(2, ncols=2, panel_size=(4.2, 3.2), sharey=True)
     ok = table[(table["status"] == "ok") & table["eps_step"].notna()]
-    unavailable_sets = sorted(table.loc[table["status"] != "ok", "dataset"].unique())
+    missing_note = status_note(table, item)
     for ax, alg in zip(axes, ALG1):
         order = dataset_order(ok["dataset"], opts.get("dataset_order", ()))
         for i, dataset in enumerate(order):
@@ -77,9 +77,8 @@ def render_fig8(table, item, stem) -> None:
         ax.set_title(PANELS[alg].format(display_name(item, alg)) + "\n(not DP as published)", fontsize=9)
         ax.set_xlabel("per-step ε (the paper's knob)")
         ax.set_ylabel("runs matching Lloyd (%)")
-        if unavailable_sets:
-            ax.text(0.02, 0.02, "data unavailable: " + ", ".join(dataset_name(item, d) for d in unavailable_sets),
-                    transform=ax.transAxes, fontsize=7, color="0.3")
+        if missing_note:
+            ax.text(0.02, 0.02, missing_note, transform=ax.transAxes, fontsize=7, color="0.3")
     handles, labels = axes[0].get_legend_handles_labels()
     if handles:
         fig.legend(handles, labels, loc="outside lower center", ncol=max(1, len(labels)), fontsize=7, frameon=False)

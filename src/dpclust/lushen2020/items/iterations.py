@@ -27,8 +27,8 @@ import pandas as pd
 from ...aggregate import Check, fmt
 from ...claims import Interval, decide, every, mean_ci
 from ...itemkit import dataset_name, step_options
-from ...plotting import save_figure, style_for
-from .common import PRIOR, display_name, dataset_order, lloyd_name, percentile_interval, runs_table, unavailable
+from ...plotting import save_figure, status_note, style_for
+from .common import PRIOR, display_name, dataset_order, lloyd_name, percentile_interval, runs_table, status_rows
 
 COLUMNS = ["dataset", "eps_step", "n", "count", "count_mean", "iterations_mean", "lloyd_steps_mean",
            "lloyd_iterations_mean", "lloyd_iterations_std", "ratio_of_means", "ratio_low", "ratio_high",
@@ -54,7 +54,7 @@ def aggregate_iterations(records, item, ctx=None) -> pd.DataFrame:
     if count not in COUNTS:
         raise ValueError(f"options.count must be one of {sorted(COUNTS)}, got {count!r}")
     df = runs_table([r for r in records if r["algorithm"] == alg])
-    out = [{"dataset": d, "status": "data_unavailable", "reason": r} for d, r in unavailable(df).items()]
+    out = [{k: v for k, v in row.items() if k != "algorithm"} for row in status_rows(df)]
     ok = df[df["status"] == "ok"].copy()
     paper = opts["paper_table"]
     rng = np.random.default_rng(int(opts.get("bootstrap_seed", 0)))
@@ -138,10 +138,9 @@ def render_iterations(table, item, stem) -> None:
     ax.set_ylabel(f"iterations {display_name(item, opts['strategy'])} / {lloyd_name(item)}")
     ax.set_title(f"(a) Iteration ratio; count: {COUNTS[count]}", fontsize=8)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
-    unavailable_sets = sorted(table.loc[table["status"] != "ok", "dataset"].unique())
-    if unavailable_sets:
-        ax.text(1.02, 0.02, "data unavailable:\n" + ", ".join(dataset_name(item, d) for d in unavailable_sets),
-                transform=ax.transAxes, fontsize=7, color="0.3", va="bottom")
+    missing_note = status_note(table, item, sep=":\n")
+    if missing_note:
+        ax.text(1.02, 0.02, missing_note, transform=ax.transAxes, fontsize=7, color="0.3", va="bottom")
     header, rows = _table_b(table, item)
     axt.axis("off")
     tab = axt.table(cellText=rows, colLabels=header, loc="center", cellLoc="center")

@@ -27,7 +27,7 @@ import pandas as pd
 from ...aggregate import Check, fmt, runs_frame, tidy
 from ...claims import Interval, diff_ci, every, ratio_ci, side_of
 from ...itemkit import dataset_name, name
-from ...plotting import mark_unavailable, mean_sd_line, panel_grid, save_figure, style_for
+from ...plotting import STATUS_TEXT, mark_unavailable, mean_sd_line, panel_grid, panel_status, save_figure, style_for
 
 OURS, BALCAN, LLOYD = "nguyen2021.ours", "balcan2017.balcan", "nguyen2021.lloyd"
 AUTHORS = "nguyen2021.ours_authors"   # NOT DP as published: shown beside, never compared
@@ -113,8 +113,8 @@ def render_fig1(table: pd.DataFrame, item: dict, stem: str) -> None:
         cell = rows[rows["dataset"] == dataset]
         ok = cell[cell["status"] == "ok"]
         if ok.empty:
-            reason = cell["reason"].dropna()
-            mark_unavailable(ax, dataset_name(item, dataset), str(reason.iloc[0]) if len(reason) else "")
+            status, reason = panel_status(cell)
+            mark_unavailable(ax, dataset_name(item, dataset), reason, status)
             continue
         for i, alg in enumerate(ORDER):
             r = ok[ok["algorithm"] == alg].sort_values("k")
@@ -124,8 +124,9 @@ def render_fig1(table: pd.DataFrame, item: dict, stem: str) -> None:
             if _kind(table, alg) == NOT_DP:
                 style["linestyle"] = "--"
             mean_sd_line(ax, r["k"], r["mean"], r["std"], label=_label(table, item, alg), **style)
-        missing = [name(item, a) for a in ORDER if (cell["algorithm"] == a).any() and ok[ok["algorithm"] == a].empty]
-        ax.set_title(dataset_name(item, dataset) + (f" ({', '.join(missing)}: unavailable)" if missing else ""))
+        missing = [f"{name(item, a)}: {STATUS_TEXT.get(panel_status(cell[cell['algorithm'] == a])[0], 'unavailable')}"
+                   for a in ORDER if (cell["algorithm"] == a).any() and ok[ok["algorithm"] == a].empty]
+        ax.set_title(dataset_name(item, dataset) + (f" ({'; '.join(missing)})" if missing else ""))
         ax.set_xlabel("k")
         ax.set_ylabel("k-means objective")
         ax.set_xticks(sorted(ok["k"].unique()))
@@ -138,7 +139,7 @@ def render_fig1(table: pd.DataFrame, item: dict, stem: str) -> None:
     if handles:  # one legend below the panels, never over the data
         fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8, frameon=False)
     if not datasets:
-        mark_unavailable(axes[0], item["title"], "no runs")
+        mark_unavailable(axes[0], item["title"], status="no_runs")
     fig.suptitle(item["title"])
     save_figure(fig, stem)
 

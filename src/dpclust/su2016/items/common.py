@@ -39,7 +39,7 @@ import pandas as pd
 from ...aggregate import Check, fmt, runs_frame
 from ...claims import Interval, diff_ci, every, side_of
 from ...itemkit import availability, dataset_name, name
-from ...plotting import mark_unavailable, panel_grid, save_figure, style_for
+from ...plotting import mark_unavailable, note_missing, panel_grid, panel_status, save_figure, style_for
 
 #: The §5.1 baseline: "standard k-means algorithm over the same 30 sets of initial centroids",
 #: minimum NICV among its runs.
@@ -188,7 +188,7 @@ def variant_name(item: dict, algorithm: str, group: str | None, variants: dict) 
 # rendering
 # ---------------------------------------------------------------------------------------------
 def mark_panel(ax, title: str, status: str, reason: str) -> None:
-    """A panel without data: "not run in this preset" or "data unavailable" (with why)."""
+    """A panel without data: "not run in this preset", "data unavailable" or "refused" (with why)."""
     if status == "absent":
         ax.set_title(title)
         ax.set_xticks([])
@@ -196,7 +196,7 @@ def mark_panel(ax, title: str, status: str, reason: str) -> None:
         ax.text(0.5, 0.5, "not run in this preset", ha="center", va="center", transform=ax.transAxes,
                 fontsize=8, color="0.3")
     else:
-        mark_unavailable(ax, title, reason)
+        mark_unavailable(ax, title, reason, status)
 
 
 def tight(fig, **kw) -> None:
@@ -236,6 +236,7 @@ def nicv_panels(table: pd.DataFrame, item: dict, stem: str, lines: list[str]) ->
         ax.set_title(f"{title} (k={int(part['k'].iloc[0])})")
         ax.set_xlabel("ε")
         ax.set_ylabel("NICV")
+        note_missing(ax, table[(table["dataset"] == ds) & table["algorithm"].isin([*lines, BASELINE])], item)
     handles, labels = [], []
     for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels()):
@@ -298,12 +299,15 @@ def heatmaps(table: pd.DataFrame, item: dict, stem: str) -> None:
     for ax, selector in zip(axes, panels):
         group, alg = split_selector(selector)
         title = variant_name(item, alg, group, variants)
+        mine = table[(table["algorithm"] == alg) & ((table["group"] == group) if group else True)]
         if selector not in grids:
-            if any_ok:
+            if (mine["status"] == "refused").any():
+                mark_panel(ax, title, *panel_status(mine[mine["status"] == "refused"]))
+            elif any_ok:
                 mark_panel(ax, title, "absent", "")
             else:
-                reason = str(table["reason"].dropna().iloc[0]) if table["reason"].notna().any() else ""
-                mark_unavailable(ax, title, reason)
+                status, reason = panel_status(table)
+                mark_unavailable(ax, title, reason, status)
             continue
         part, grid = grids[selector]
         im = ax.imshow(grid.to_numpy(), origin="lower", cmap="viridis", extent=(1.5, 10.5, 1.5, 10.5),
@@ -316,6 +320,11 @@ def heatmaps(table: pd.DataFrame, item: dict, stem: str) -> None:
                 ax.text(D, K, "=", ha="center", va="center", fontsize=8, color="white", fontweight="bold")
             if dup:
                 title += f" ('=': same grid as {variants.get(reference, reference)})"
+        refused = synthetic_grid(mine[mine["status"] == "refused"])
+        for K, D in zip(refused["K"], refused["D"]):
+            ax.text(D, K, "×", ha="center", va="center", fontsize=8, color="C3", fontweight="bold")
+        if len(refused):
+            title += " (×: refused)"
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("d")
         ax.set_ylabel("k")
