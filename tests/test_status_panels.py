@@ -125,3 +125,36 @@ def test_lushen_status_rows_keep_a_refused_algorithm_apart_from_missing_data():
                        "reason": ["", "too big", "offline", "offline"], "eps_step": np.nan})
     assert status_rows(df) == [{"dataset": "s1", "algorithm": "b", "status": "refused", "reason": "too big"},
                                {"dataset": "skin", "status": "data_unavailable", "reason": "offline"}]
+
+
+def test_a_claim_that_holds_beside_refused_cells_is_not_evaluable(tmp_path, monkeypatch):
+    """A paper's claim is about every cell of its protocol; the leaderboard ranks refused cells itself."""
+    from dpclust import pipeline
+    from dpclust.aggregate import Check
+
+    table = pd.DataFrame({"dataset": ["s1", "s1", "s1"], "algorithm": ["su2016.dplloyd", "su2016.eugkm", "su2016.eugkm"],
+                          "status": ["ok", "ok", "refused"], "reason": ["", "", eugkm_refusal()]})
+    table.to_csv(tmp_path / "t.csv", index=False)
+
+    def claims(_table, _spec):
+        return [Check("holds on the rest", True, "3 cells"), Check("fails", False, "x", why="genuine"),
+                Check("undecided", None, "y", undecided=True)]
+
+    monkeypatch.setattr(pipeline, "step_function", lambda spec, step, default=None: claims)
+    frame = pipeline.check_item({"paper": "p", "item": "i"}, tmp_path / "t.csv", tmp_path / "checks")
+    assert list(frame["result"]) == ["not evaluable", "does not hold", "not decidable"]
+    assert frame["detail"].iloc[0].startswith("not evaluable: cells refused by their algorithm (su2016.eugkm on s1)")
+    claims.handles_refused = True
+    frame = pipeline.check_item({"paper": "p", "item": "i"}, tmp_path / "t.csv", tmp_path / "checks")
+    assert list(frame["result"]) == ["holds", "does not hold", "not decidable"]
+    ok = table[table["status"] == "ok"]
+    ok.to_csv(tmp_path / "t.csv", index=False)
+    del claims.handles_refused
+    assert list(pipeline.check_item({"paper": "p", "item": "i"}, tmp_path / "t.csv", tmp_path / "checks")["result"]) \
+        == ["holds", "does not hold", "not decidable"]
+
+
+def test_the_leaderboard_ranks_refused_cells_itself():
+    from dpclust.leaderboard.table import check_table
+
+    assert check_table.handles_refused is True

@@ -103,10 +103,37 @@ def render_item(spec: dict, table_csv, stem) -> None:
                           stem.with_suffix(".html"))
 
 
+def refused_cells(table: pd.DataFrame) -> list[str]:
+    """The cells of an item's table that an algorithm refused (`api.Refused`), as "algorithm on dataset"."""
+    if "status" not in table:
+        return []
+    bad = table[table["status"] == "refused"]
+    algs = bad["algorithm"] if "algorithm" in bad else [None] * len(bad)
+    return list(dict.fromkeys(f"{a} on {d}" if isinstance(a, str) else str(d) for a, d in zip(algs, bad["dataset"])))
+
+
+def withhold_while_refused(checks: list, table: pd.DataFrame) -> list:
+    """A paper's claim is about every cell of its protocol: while some of the item's cells were refused,
+    a claim that holds on the others is reported not evaluable, naming them (a failure stays one).
+    Check functions that rank refused cells themselves (the leaderboard's) set `handles_refused`."""
+    refused = refused_cells(table)
+    if not refused:
+        return checks
+    note = "not evaluable: cells refused by their algorithm (" + ", ".join(refused[:6]) + (", …" if len(refused) > 6 else "") + ")"
+    for check in checks:
+        if check.holds is True:
+            check.holds = None
+            check.detail = f"{note}; on the other cells: {check.detail}" if check.detail else note
+    return checks
+
+
 def check_item(spec: dict, table_csv, stem) -> pd.DataFrame:
     func = step_function(spec, "checks")
-    checks = func(read_table(table_csv), spec)
-    frame = checks_frame(list(checks))
+    table = read_table(table_csv)
+    checks = list(func(table, spec))
+    if not getattr(func, "handles_refused", False):
+        checks = withhold_while_refused(checks, table)
+    frame = checks_frame(checks)
     stem = Path(stem)
     write_csv_atomic(frame, stem.with_suffix(".csv"))
     from .plotting import to_markdown

@@ -173,3 +173,6 @@ def check_table(table: pd.DataFrame, item) -> list[Check]:
         detail += f"; over budget: {len(bad)} cells, e.g. {bad[0]}"
     return [Check(SPENT_CLAIM, not bad, detail + skipped, quantity=worst, threshold=f"<= {1 + tol:.9g}")]
 
+
+
+check_table.handles_refused = True   # refused cells are the board's own rows ("refused"), not a gap in a claim
