@@ -1,5 +1,5 @@
 """dpclust.integrity: a record cut anywhere is caught by its three bytes, a table cut inside a row by
-its last; a damaged record is named."""
+its last, a figure or report page by its end marker; a damaged record is named."""
 import pytest
 
 from dpclust.api import DPClustError
@@ -50,5 +50,34 @@ def test_a_table_cut_inside_a_row_is_caught_and_only_a_cut_between_rows_is_not(t
     for n in range(len(whole)):
         cut.write_bytes(whole[:n])
         assert table_intact(cut)[0] == (n in row_ends), n
-    assert intact(tmp_path / "figure.png") == (True, "")
+    assert intact(tmp_path / "notes.txt") == (True, "")   # any other kind of file is not judged
     assert intact(tmp_path / "none.csv") == (False, "missing")
+
+
+def test_a_figure_or_report_page_cut_anywhere_is_caught(tmp_path):
+    """Figures and report pages as the renderers write them: every strict prefix of the PNG, the PDF
+    and the HTML page is caught by its end marker; a Markdown caption cut inside a line is."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from dpclust.fileio import write_text_atomic
+    from dpclust.plotting import html_table, save_figure, to_markdown
+
+    fig, ax = plt.subplots(figsize=(1.0, 0.8))
+    ax.plot([0, 1], [1, 0])
+    save_figure(fig, tmp_path / "fig")
+    frame = pd.DataFrame({"claim": ["a"], "result": ["holds"]})
+    write_text_atomic(html_table(frame, "t"), tmp_path / "fig.html")
+    write_text_atomic("**t**\n\n" + to_markdown(frame), tmp_path / "fig.md")
+    for suffix in (".png", ".pdf", ".html", ".md"):
+        path = tmp_path / f"fig{suffix}"
+        whole = path.read_bytes()
+        assert intact(path) == (True, ""), suffix
+        line_ends = {i + 1 for i, b in enumerate(whole) if b == ord("\n")} if suffix == ".md" else set()
+        cut = tmp_path / f"cut{suffix}"
+        for n in range(len(whole)):
+            cut.write_bytes(whole[:n])
+            ok, why = intact(cut)
+            assert ok == (n in line_ends), (suffix, n)
+            assert ok or f"not a whole {suffix[1:].upper()} file" in why
+    assert intact(tmp_path / "none.png") == (False, "missing")

@@ -414,6 +414,21 @@ def test_a_table_cut_short_is_made_again_with_what_reads_it(work, mirror_run, mi
     assert _dry(work, mirror=mirror) == set()
 
 
+def test_a_figure_cut_short_is_drawn_again_and_nothing_else_runs(work, mirror_run, mirror):
+    """A figure cut short (an interrupted copy) would stay broken, as nothing reads it: the next
+    invocation moves it aside and renders that item again (the same bytes), and nothing else."""
+    p = _plan(work)
+    item = p.item("su2016", "fig1")
+    png = work / (item.figure_stem + ".png")
+    whole = png.read_bytes()
+    png.write_bytes(whole[: len(whole) // 2])
+    out = _snakemake(work, mirror=mirror)
+    assert f"dpclust: {item.figure_stem}.png is not a whole PNG file" in out.stderr
+    assert jobs_of(out.stdout + out.stderr) == {("render", item.figure_stem + ".png")}
+    assert png.read_bytes() == whole
+    assert _dry(work, mirror=mirror) == set()
+
+
 def test_result_files_follow_the_umask_and_hold_no_local_paths(work, mirror_run, mirror):
     results = work / "results"
     modes = {oct(p.stat().st_mode & 0o777) for p in results.rglob("*") if p.is_file()}

@@ -4,8 +4,8 @@ Run and audit records are written by `dpclust.fileio.write_json_atomic` as compa
 on one line that ends in a newline; tables (`results/tables`, `results/checks`) by
 `write_csv_atomic`, every row ending in a newline. Both are moved into place whole, but can be
 damaged afterwards (an interrupted copy between machines, a full disk, an edit by hand). `rule all`
-asks `intact` of every record and every planned table and moves a damaged one aside, so that it is
-made again like a deleted one, with what reads it; `load_records` names a record that does not
+asks `intact` of every record and every planned output (tables, figures, report pages) and moves a
+damaged one aside, so that it is made again like a deleted one, with what reads it; `load_records` names a record that does not
 parse and the fix. (Processed data files have their own check, `dpclust.data.store.intact`.) Not
 imported by the runner: editing it re-runs no run.
 """
@@ -19,12 +19,12 @@ from .api import DPClustError
 from .records import load_records as _load_records
 
 
-def _ends(path: Path, tail: int) -> tuple[int, bytes, bytes] | str:
-    """(size, first byte, last `tail` bytes) of the file, or why they cannot be read ("missing")."""
+def _ends(path: Path, tail: int, head: int = 1) -> tuple[int, bytes, bytes] | str:
+    """(size, first `head` bytes, last `tail` bytes) of the file, or why they cannot be read ("missing")."""
     try:
         size = path.stat().st_size
         with open(path, "rb") as fh:
-            first = fh.read(1)
+            first = fh.read(head)
             fh.seek(max(size - tail, 0))
             return size, first, fh.read(tail)
     except FileNotFoundError:
@@ -61,14 +61,40 @@ def table_intact(path: str | Path) -> tuple[bool, str]:
     return True, ""
 
 
+#: How each kind of rendered file begins and ends as matplotlib and `dpclust.plotting` write it: a
+#: PNG's signature and its IEND chunk (CRC included), a PDF's header and `%%EOF`, a report page's
+#: closing tag, a Markdown caption's final newline. A file cut short loses its end marker.
+RENDERED_ENDS = {".png": (b"\x89PNG\r\n\x1a\n", b"\x00\x00\x00\x00IEND\xaeB`\x82"),
+                 ".pdf": (b"%PDF-", b"%%EOF\n"),
+                 ".html": (b"<", b"</html>\n"),
+                 ".md": (b"", b"\n")}
+
+
+def rendered_intact(path: str | Path) -> tuple[bool, str]:
+    """(True, "") if a figure (.png, .pdf) or a page of the report (.html, .md) begins and ends as its
+    writer leaves it; else (False, what is wrong). A Markdown file cut exactly between two lines is
+    not detectable this way (as for a table)."""
+    path = Path(path)
+    head, tail = RENDERED_ENDS[path.suffix]
+    ends = _ends(path, len(tail), len(head))
+    if isinstance(ends, str):
+        return False, ends
+    size, first, last = ends
+    if first != head or last != tail or size < len(head) + len(tail):
+        return False, f"is not a whole {path.suffix[1:].upper()} file (cut short or overwritten: {size} bytes)"
+    return True, ""
+
+
 def intact(path: str | Path) -> tuple[bool, str]:
-    """`record_intact` for a .json record, `table_intact` for a .csv table, (True, "") for any other
-    file (figures and reports are final outputs: nothing reads them)."""
+    """`record_intact` for a .json record, `table_intact` for a .csv table, `rendered_intact` for a
+    figure (.png, .pdf) or a page of the report (.html, .md); (True, "") for any other file."""
     suffix = Path(path).suffix
     if suffix == ".json":
         return record_intact(path)
     if suffix == ".csv":
         return table_intact(path)
+    if suffix in RENDERED_ENDS:
+        return rendered_intact(path)
     return True, ""
 
 

@@ -82,8 +82,8 @@ _CHECKED = set()
 
 
 def checked_intermediate(path):
-    """The path of a run or audit record or a planned table (`rule all` lists each). One that is not
-    whole (`dpclust.integrity.intact`: a record or a table cut short) is moved aside here to
+    """The path of a run or audit record or a planned output (`rule all` lists each). One that is not
+    whole (`dpclust.integrity.intact`: a record, table, figure or report page cut short) is moved aside here to
     `<path>.corrupt`, with one line saying so, so that it is made again like a deleted one (a
     record: same seeds, same released outputs) and what reads it follows."""
     ok, why = intermediate_intact(path)
