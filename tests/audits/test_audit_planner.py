@@ -251,7 +251,9 @@ def test_real_config_power_variants():
                 "su2016.gkm": {"range_fraction": 0.01}, "su2016.gkm3k": {"range_fraction": 0.01},
                 "su2016.hybrid_forced": {"budget_split": 0.01, "theta": 0.25, "n_init_sets": 1},
                 "lushen2020.dwork_dp": {"public_iterations": 1}, "lushen2020.gupt": {"gupt": {"range_fraction": 0.01}},
-                "balcan2017.kvariates_simhash": {"nodes": 1, "potential_fraction": 0.01}}
+                "balcan2017.kvariates_simhash": {"nodes": 1, "potential_fraction": 0.01},
+                "cohenaddad2022.hst": {"layers": 1, "lloyd_iterations": 0, "tree_budget_fraction": 1.0,
+                                       "weight_threshold_factor": 0.5}}
     for preset in ("full", "quick"):
         audits = plan(load_config(REPO / "config", overrides={"preset": preset})).audits
         power = {j.algorithm: j for j in audits if j.variant == POWER}
