@@ -203,10 +203,11 @@ def _ours_beats_balcan(table: pd.DataFrame, item: dict, datasets: list[str], una
     if not per:
         return Check(claim, None, f"needs runs of both algorithms ({balcan}'s algorithm or data missing)")
     detail = "Δ = mean(ours) − mean(Balcan), 95 % Welch interval"
-    if unavailable:
-        detail += "; not evaluable on " + ", ".join(
-            f"{dataset_name(item, d)} ({STATUS_TEXT.get(panel_status(rows[rows['dataset'] == d])[0], 'no runs')})"
-            for d in unavailable)
+    by_status: dict[str, list[str]] = {}
+    for d in unavailable:
+        by_status.setdefault(panel_status(rows[rows["dataset"] == d])[0], []).append(dataset_name(item, d))
+    for status, names in by_status.items():
+        detail += f"; not evaluable on {', '.join(names)} ({STATUS_TEXT.get(status, status)})"
     chk = every(claim, per, detail=detail)
     if chk.holds is True and unavailable:
         chk = Check(chk.claim, None, chk.detail)   # not evaluable: a dataset of the claim is missing
