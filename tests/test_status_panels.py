@@ -141,9 +141,10 @@ def test_a_claim_that_holds_beside_refused_cells_is_not_evaluable(tmp_path, monk
                 Check("undecided", None, "y", undecided=True)]
 
     monkeypatch.setattr(pipeline, "step_function", lambda spec, step, default=None: claims)
-    frame = pipeline.check_item({"paper": "p", "item": "i"}, tmp_path / "t.csv", tmp_path / "checks")
+    spec = {"paper": "p", "item": "i", "names": NAMES}
+    frame = pipeline.check_item(spec, tmp_path / "t.csv", tmp_path / "checks")
     assert list(frame["result"]) == ["not evaluable", "does not hold", "not decidable"]
-    assert frame["detail"].iloc[0].startswith("not evaluable: cells refused by their algorithm (su2016.eugkm on s1)")
+    assert frame["detail"].iloc[0] == "not evaluable: cells refused by their algorithm (EUGkM on S1); on the other cells: 3 cells"
     claims.handles_refused = True
     frame = pipeline.check_item({"paper": "p", "item": "i"}, tmp_path / "t.csv", tmp_path / "checks")
     assert list(frame["result"]) == ["holds", "does not hold", "not decidable"]

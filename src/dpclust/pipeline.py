@@ -103,20 +103,24 @@ def render_item(spec: dict, table_csv, stem) -> None:
                           stem.with_suffix(".html"))
 
 
-def refused_cells(table: pd.DataFrame) -> list[str]:
-    """The cells of an item's table that an algorithm refused (`api.Refused`), as "algorithm on dataset"."""
+def refused_cells(table: pd.DataFrame, spec: dict) -> list[str]:
+    """The cells of an item's table that an algorithm refused (`api.Refused`), as "algorithm on dataset"
+    (display names)."""
+    from .itemkit import dataset_name, name
+
     if "status" not in table:
         return []
     bad = table[table["status"] == "refused"]
     algs = bad["algorithm"] if "algorithm" in bad else [None] * len(bad)
-    return list(dict.fromkeys(f"{a} on {d}" if isinstance(a, str) else str(d) for a, d in zip(algs, bad["dataset"])))
+    return list(dict.fromkeys(f"{name(spec, a)} on {dataset_name(spec, d)}" if isinstance(a, str)
+                              else dataset_name(spec, d) for a, d in zip(algs, bad["dataset"])))
 
 
-def withhold_while_refused(checks: list, table: pd.DataFrame) -> list:
+def withhold_while_refused(checks: list, table: pd.DataFrame, spec: dict) -> list:
     """A paper's claim is about every cell of its protocol: while some of the item's cells were refused,
     a claim that holds on the others is reported not evaluable, naming them (a failure stays one).
     Check functions that rank refused cells themselves (the leaderboard's) set `handles_refused`."""
-    refused = refused_cells(table)
+    refused = refused_cells(table, spec)
     if not refused:
         return checks
     note = "not evaluable: cells refused by their algorithm (" + ", ".join(refused[:6]) + (", …" if len(refused) > 6 else "") + ")"
@@ -132,7 +136,7 @@ def check_item(spec: dict, table_csv, stem) -> pd.DataFrame:
     table = read_table(table_csv)
     checks = list(func(table, spec))
     if not getattr(func, "handles_refused", False):
-        checks = withhold_while_refused(checks, table)
+        checks = withhold_while_refused(checks, table, spec)
     frame = checks_frame(checks)
     stem = Path(stem)
     write_csv_atomic(frame, stem.with_suffix(".csv"))
