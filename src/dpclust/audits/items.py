@@ -243,6 +243,8 @@ def _figure_guarantee(r) -> str:
 
 
 def render_audit_figure(table: pd.DataFrame, item: Mapping, stem: str) -> None:
+    import textwrap
+
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
@@ -250,9 +252,12 @@ def render_audit_figure(table: pd.DataFrame, item: Mapping, stem: str) -> None:
 
     rows = table[table["summary"].astype(bool)].reset_index(drop=True) if len(table) else table
     n = max(len(rows), 1)
-    labels = [f"{r.name} [{_figure_guarantee(r)}]" for r in rows.itertuples()]
+    # a long label (a power variant's settings) goes on two lines, so that it does not squeeze the axis
+    # ("setting = value" is kept on one line: no-break spaces around "=")
+    labels = [textwrap.fill(f"{r.name} [{_figure_guarantee(r)}]".replace(" = ", "\u00a0=\u00a0"), 80)
+              for r in rows.itertuples()]
     # the labels take ≈ 0.055 in a character at 7 pt: keep ≈ 4.5 in for the axis beside them
-    width = max(7.5, 4.5 + 0.055 * max((len(label) for label in labels), default=0))
+    width = max(7.5, 4.5 + 0.055 * max((len(line) for label in labels for line in label.splitlines()), default=0))
     fig, ax = plt.subplots(figsize=(width, 0.9 + 0.32 * n), layout="constrained")
     if len(rows) == 0:
         ax.text(0.5, 0.5, "no audit planned under this preset", ha="center", va="center", transform=ax.transAxes)
