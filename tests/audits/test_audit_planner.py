@@ -253,7 +253,12 @@ def test_real_config_power_variants():
                 "lushen2020.dwork_dp": {"public_iterations": 1}, "lushen2020.gupt": {"gupt": {"range_fraction": 0.01}},
                 "balcan2017.kvariates_simhash": {"nodes": 1, "potential_fraction": 0.01},
                 "cohenaddad2022.hst": {"layers": 1, "lloyd_iterations": 0, "tree_budget_fraction": 1.0,
-                                       "weight_threshold_factor": 0.5}}
+                                       "weight_threshold_factor": 0.5},
+                "balcan2017.sulq": {"iterations": 1, "sum_mechanism": "laplace", "count_fraction": 0.01},
+                "balcan2017.balcan": {"budget_weights": {"candidate": 0.001, "local_swap": 0.001, "recovery": 0.001,
+                                                         "select": 0, "refine": 1},
+                                      "refine_iterations": 1, "refine_sum_mechanism": "laplace",
+                                      "refine_count_fraction": 0.01}}
     for preset in ("full", "quick"):
         audits = plan(load_config(REPO / "config", overrides={"preset": preset})).audits
         power = {j.algorithm: j for j in audits if j.variant == POWER}

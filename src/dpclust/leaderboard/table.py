@@ -174,5 +174,4 @@ def check_table(table: pd.DataFrame, item) -> list[Check]:
     return [Check(SPENT_CLAIM, not bad, detail + skipped, quantity=worst, threshold=f"<= {1 + tol:.9g}")]
 
 
-
 check_table.handles_refused = True   # refused cells are the board's own rows ("refused"), not a gap in a claim
