@@ -251,20 +251,22 @@ def render_audit_figure(table: pd.DataFrame, item: Mapping, stem: str) -> None:
     from ..plotting import save_figure
 
     rows = table[table["summary"].astype(bool)].reset_index(drop=True) if len(table) else table
-    n = max(len(rows), 1)
-    # a long label (a power variant's settings) goes on two lines, so that it does not squeeze the axis
+    # a long label (a power variant's settings) is wrapped, so that it does not squeeze the axis
     # ("setting = value" is kept on one line: no-break spaces around "=")
     labels = [textwrap.fill(f"{r.name} [{_figure_guarantee(r)}]".replace(" = ", "\u00a0=\u00a0"), 80)
               for r in rows.itertuples()]
     # the labels take ≈ 0.055 in a character at 7 pt: keep ≈ 4.5 in for the axis beside them
     width = max(7.5, 4.5 + 0.055 * max((len(line) for label in labels for line in label.splitlines()), default=0))
-    fig, ax = plt.subplots(figsize=(width, 0.9 + 0.32 * n), layout="constrained")
+    # each row is as tall as its label (≈ 0.12 in a line at 7 pt; one unit is 0.32 in)
+    heights = np.array([max(1.0, 0.38 * (label.count("\n") + 1)) for label in labels] or [1.0])
+    units = float(heights.sum())
+    fig, ax = plt.subplots(figsize=(width, 0.9 + 0.32 * units), layout="constrained")
     if len(rows) == 0:
         ax.text(0.5, 0.5, "no audit planned under this preset", ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
         save_figure(fig, stem)
         return
-    y = np.arange(len(rows))[::-1]
+    y = units - (np.cumsum(heights) - heights / 2)        # row centres, the first at the top
     for yi, r in zip(y, rows.itertuples(index=False)):
         colour = VERDICT_COLOURS.get(r.verdict, "black")
         ax.plot([0, max(r.lower_bound, r.halved_lower_bound)], [yi, yi], color="0.85", lw=1, zorder=1)
@@ -285,7 +287,7 @@ def render_audit_figure(table: pd.DataFrame, item: Mapping, stem: str) -> None:
     used = [v for v in VERDICT_COLOURS if v in set(rows["verdict"])]
     handles = [Line2D([], [], marker="o", ls="", color=VERDICT_COLOURS[v], label=v) for v in used]
     handles.append(Line2D([], [], marker="|", ls="", color="black", markersize=10, label="claimed ε"))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.6 / n - 0.04), ncol=3, fontsize=7,
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.6 / units - 0.04), ncol=3, fontsize=7,
               frameon=False)
     conf = rows["confidence"].min()
     ax.set_title(f"{item.get('title', 'Privacy audit')} ({100 * conf:.3g} % confidence)")
