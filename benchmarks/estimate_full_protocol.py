@@ -1,12 +1,16 @@
 """Estimate what the full protocol (the default config) costs on this machine, before running it.
 
     .venv/bin/python benchmarks/estimate_full_protocol.py --mirror ../shared/datasets [--all-datasets]
-        [--preset full] [--budget-s 0.5] [--top 15] [--data-dir DIR] [--jobs 2] [--cache FILE]
+        [--preset full] [--budget-s 0.5] [--epsilon-points 3] [--paper P ...] [--top 15]
+        [--data-dir DIR] [--jobs 2] [--cache FILE]
 
 For every (algorithm, dataset, transform, k, settings) the blocks of the plan use, the script times
-a sample of real runs (a block's own spec at its middle ε, one thread, data loaded once per dataset
-as a run job does) and extrapolates to every seed of every block that shares it, adding the
-measured process overhead once per run job (a batch of blocks, shared by the groups it runs).
+a sample of real runs (a block's own spec, one thread, data loaded once per dataset as a run job
+does) at the smallest, the middle and the largest ε of those blocks (`--epsilon-points`), and
+extrapolates to every seed of every block that shares it: a block's time per run is interpolated
+between the two sampled ε around its own, linearly in log ε (many algorithms cost more at larger ε:
+more PrivGene rounds, larger candidate sets). It adds the measured process overhead once per run job
+(a batch of blocks, shared by the groups it runs). `--paper` restricts the estimate to some papers.
 `--jobs 2` times on two processes at once, as `snakemake --cores 2` runs two jobs. With `--cache`
 a timing is kept while the algorithm's code is unchanged (`dpclust.codehash`), so after a speed-up
 only the changed algorithms are timed again. It prints a line per sample as it goes, then the
@@ -86,6 +90,26 @@ def _process_overhead(spec: dict, data: str) -> float:
     return max(0.0, total - runs)
 
 
+def _epsilon_points(values: list, points: int) -> list:
+    """The ε values to time among `values`, the ε of a sample key's blocks in ascending order (one per
+    block, None for a non-private block): `points` of them spread over the blocks, both ends when
+    points >= 2 and the middle block's (values[len // 2], the one point timed with points = 1)."""
+    if None in values or points <= 1 or len(set(values)) == 1:
+        return [values[len(values) // 2]]
+    idx = {int(i * (len(values) - 1) / (points - 1) + 0.5) for i in range(points)}   # half up: len // 2
+    return sorted({values[i] for i in idx})
+
+
+def _interpolate(epsilon, timed: dict) -> float:
+    """Seconds per run at `epsilon` from the times at the sampled ε (`timed`: ε -> s/run), linear in
+    log ε between the sampled neighbours; a single sample (or a non-private run) is used as is."""
+    if epsilon is None or len(timed) == 1:
+        return next(iter(timed.values()))
+    xs = sorted(timed)
+    e = min(max(float(epsilon), xs[0]), xs[-1])
+    return float(np.interp(np.log(e), np.log(xs), [timed[x] for x in xs]))
+
+
 def _sample_key(spec: dict) -> tuple:
     """What a run's cost depends on: the algorithm, the data (and its transform), k and the settings.
     Items that run the same (algorithm, dataset, k, settings) at other ε or seeds share one sample."""
@@ -120,8 +144,9 @@ def _time_samples(task) -> list:
             n_timed += 1
         out.append((list(key), timed / n_timed))
         if not quiet:
-            print(f"  {key[0].rsplit('.', 1)[-1]} {key[1]} k={key[3]}: {timed / n_timed:.4f} s/run x {seeds} = "
-                  f"{timed / n_timed * seeds / 60:.1f} CPU-min", flush=True)
+            eps = "" if key[-1] is None else f" ε={key[-1]:g}"
+            print(f"  {key[0].rsplit('.', 1)[-1]} {key[1]} k={key[3]}{eps}: {timed / n_timed:.4f} s/run "
+                  f"(blocks of {seeds} runs share this key)", flush=True)
     return out
 
 
@@ -130,7 +155,10 @@ def main(argv=None) -> int:
     parser.add_argument("--mirror", default=os.environ.get("DPCLUST_DATA_MIRROR"))
     parser.add_argument("--preset", default="full", choices=["full", "quick", "test"])
     parser.add_argument("--all-datasets", action="store_true", help="time unavailable datasets on stand-ins")
-    parser.add_argument("--budget-s", type=float, default=0.5, help="seconds of sampled runs per sample key")
+    parser.add_argument("--budget-s", type=float, default=0.5, help="seconds of sampled runs per sample key and ε")
+    parser.add_argument("--epsilon-points", type=int, default=3,
+                        help="ε values timed per sample key (smallest, ..., largest); 1: the middle ε only")
+    parser.add_argument("--paper", action="append", default=None, help="estimate only this paper (repeatable)")
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument("--data-dir", default=None, help="where processed files are (default: a temp dir)")
     parser.add_argument("--json", default=None, help="also write the per-group estimates here")
@@ -146,7 +174,10 @@ def main(argv=None) -> int:
     data_dir = Path(args.data_dir or tempfile.mkdtemp(prefix="dpclust-estimate-"))
     paths = _prepare(config, the_plan.datasets, data_dir, args.mirror, args.all_datasets)
     groups: dict[tuple, list] = defaultdict(list)
-    for job in the_plan.runs:
+    planned = [job for job in the_plan.runs if not args.paper or job.paper in args.paper]
+    if not planned:
+        parser.error(f"no run job of paper(s) {args.paper} in preset {args.preset}")
+    for job in planned:
         groups[(job.paper, job.item, job.algorithm, job.dataset, job.k)].append(job)
     # one process per run job (a batch of blocks, dpclust.workflow.RunBatch): its start-up is shared
     # by the groups whose blocks it runs
@@ -154,9 +185,9 @@ def main(argv=None) -> int:
     for key, jobs in groups.items():
         for job in jobs:
             groups_of_batch[job.path].add(key)
-    # one timing sample per (algorithm, data, k, settings), at the middle ε of its blocks
+    # timing samples per (algorithm, data, k, settings), at --epsilon-points ε of its blocks
     by_key: dict[tuple, list] = defaultdict(list)
-    for job in the_plan.runs:
+    for job in planned:
         if job.dataset in paths:
             by_key[_sample_key(job.spec)].append(job)
     from dpclust.codehash import code_hash
@@ -165,21 +196,24 @@ def main(argv=None) -> int:
         return code_hash(function.split(":")[0])
 
     cache = json.loads(Path(args.cache).read_text()) if args.cache and Path(args.cache).exists() else {}
-    per_seed: dict[tuple, float] = {}
+    per_seed: dict[tuple, float] = {}         # sample key + (ε,) -> seconds per run
     todo: dict[str, list] = defaultdict(list)   # data set -> its sample specs (one worker loads it once)
     for key, jobs in by_key.items():
-        jobs = sorted(jobs, key=lambda j: (j.epsilon is None, j.epsilon or 0.0))
-        spec = jobs[len(jobs) // 2].spec
-        cached = cache.get(_cache_key(code_of(spec["function"]), key))
-        if cached is not None:
-            per_seed[key] = cached
-        else:
-            todo[spec["dataset"]].append((key, spec, sum(j.seed_count for j in jobs)))
+        values = sorted((j.epsilon for j in jobs), key=lambda e: (e is None, e or 0.0))
+        for eps in _epsilon_points(values, args.epsilon_points):
+            spec = next(j.spec for j in jobs if j.epsilon == eps)
+            point = key + (eps,)
+            cached = cache.get(_cache_key(code_of(spec["function"]), point))
+            if cached is not None:
+                per_seed[point] = cached
+            else:
+                todo[spec["dataset"]].append((point, spec, sum(j.seed_count for j in jobs)))
+    n_samples = sum(len(v) for v in todo.values()) + len(per_seed)
     first = next(iter(by_key.values()))[0].spec
     overhead = _process_overhead(first, paths[first["dataset"]])
     t_start = time.perf_counter()
     n_todo = sum(len(v) for v in todo.values())
-    print(f"{len(by_key)} timing samples: {len(by_key) - n_todo} from the cache (same code), {n_todo} to time "
+    print(f"{n_samples} timing samples ({len(by_key)} keys): {n_samples - n_todo} from the cache (same code), {n_todo} to time "
           f"on {args.jobs} process(es)", flush=True)
     work = [(paths[name], items, args.budget_s, args.quiet) for name, items in
             sorted(todo.items(), key=lambda kv: -len(kv[1]))]
@@ -194,20 +228,24 @@ def main(argv=None) -> int:
             print(f"[{done}/{n_todo} timed, {time.perf_counter() - t_start:.0f} s]", flush=True)
             if args.cache:
                 Path(args.cache).write_text(json.dumps(cache, indent=0, sort_keys=True))
+    timed_at: dict[tuple, dict] = defaultdict(dict)   # sample key -> {ε: seconds per run}
+    for point, seconds in per_seed.items():
+        timed_at[point[:-1]][point[-1]] = seconds
     rows = []
     for key, jobs in sorted(groups.items()):
         seeds = sum(j.seed_count for j in jobs)
         if key[3] not in paths:
             rows.append({"group": key, "jobs": len(jobs), "seeds": seeds, "cpu_s": 0.0, "skipped": True})
             continue
-        runs = sum(per_seed[_sample_key(j.spec)] * j.seed_count for j in jobs)
+        runs = sum(_interpolate(j.epsilon, timed_at[_sample_key(j.spec)]) * j.seed_count for j in jobs)
         cpu = runs + (overhead or 0.0) * sum(1 / len(groups_of_batch[p]) for p in {j.path for j in jobs})
         rows.append({"group": key, "jobs": len(jobs), "seeds": seeds, "per_seed_s": runs / seeds, "cpu_s": cpu,
                      "skipped": False})
     total = sum(r["cpu_s"] for r in rows)
     skipped = sorted({r["group"][3] for r in rows if r["skipped"]})
-    print(f"\npreset {args.preset}: {len(the_plan.batches)} run jobs ({len(the_plan.runs)} blocks) in {len(groups)} groups; "
-          f"{len(by_key)} timing samples ({n_todo} timed now, on {args.jobs} process(es), in "
+    print(f"\npreset {args.preset}{' (' + ', '.join(args.paper) + ')' if args.paper else ''}: "
+          f"{len({j.path for j in planned})} run jobs ({len(planned)} blocks) in {len(groups)} groups; "
+          f"{n_samples} timing samples ({n_todo} timed now, on {args.jobs} process(es), in "
           f"{time.perf_counter() - t_start:.0f} s); per-job process overhead "
           f"{overhead or 0:.2f} s")
     if skipped:
