@@ -1,6 +1,7 @@
 """Shared fixtures: repository paths and the local dataset mirror (../shared/datasets)."""
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -15,6 +16,14 @@ def shared_datasets_dir() -> Path:
     env = os.environ.get("DPCLUST_TEST_MIRROR")
     path = Path(env) if env else REPO.parent / "shared" / "datasets"
     return path
+
+
+def load_benchmark(name: str):
+    """A script of benchmarks/ imported as a module (its functions tested without running main)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def pytest_collection_modifyitems(config, items):

@@ -3,12 +3,13 @@ or updates the cost table that sizes SLURM requests (dpclust.cluster_resources).
 from __future__ import annotations
 
 import csv
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from .conftest import load_benchmark
 
 from dpclust import cluster_resources
 
@@ -18,10 +19,7 @@ SCRIPT = REPO / "benchmarks" / "cluster_costs.py"
 
 @pytest.fixture(scope="module")
 def costs():
-    spec = importlib.util.spec_from_file_location("cluster_costs", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("cluster_costs")
 
 
 def _raw(**over) -> dict:

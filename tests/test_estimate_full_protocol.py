@@ -2,7 +2,6 @@
 cost between them, and one small estimate end to end."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -11,17 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import load_benchmark
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "benchmarks" / "estimate_full_protocol.py"
-MIRROR = REPO.parent / "shared" / "datasets"
 
 
 @pytest.fixture(scope="module")
 def estimate():
-    spec = importlib.util.spec_from_file_location("estimate_full_protocol", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("estimate_full_protocol")
 
 
 def test_the_smallest_middle_and_largest_epsilon_are_timed(estimate):
@@ -49,11 +46,10 @@ def test_a_block_costs_what_its_sampled_neighbours_say_linearly_in_log_epsilon(e
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not MIRROR.is_dir(), reason="needs ../shared/datasets")
-def test_one_paper_is_estimated_from_timings_at_each_sampled_epsilon(tmp_path):
+def test_one_paper_is_estimated_from_timings_at_each_sampled_epsilon(tmp_path, mirror):
     out = tmp_path / "groups.json"
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--mirror", str(MIRROR), "--preset", "test",
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--mirror", str(mirror), "--preset", "test",
                            "--paper", "su2016", "--budget-s", "0", "--data-dir", str(tmp_path / "data"),
                            "--json", str(out), "--cache", str(tmp_path / "cache.json")],
                           capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
