@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import load_benchmark
-
 from dpclust import cluster_resources
+
+from .conftest import load_benchmark
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "benchmarks" / "cluster_costs.py"
