@@ -48,6 +48,17 @@ def panel_grid(n_panels: int, ncols: int = 3, panel_size=(3.6, 2.8), sharey: boo
     return fig, flat[:n_panels]
 
 
+def legend_below(fig, handles: list, labels: list, ncol: int, fontsize: float = 7, title_lines: int = 0) -> None:
+    """A figure legend under the panels, `ncol` wide, with the figure made taller by the legend's rows
+    (and `title_lines` of a suptitle) so that a long legend never squeezes the panels: with one row of
+    panels and 40 entries the legend would otherwise take most of the height."""
+    rows = math.ceil(len(labels) / max(1, ncol))
+    width, height = fig.get_size_inches()
+    line = 1.6 * fontsize / 72                 # one legend row (text plus spacing), inches
+    fig.set_size_inches(width, height + rows * line + title_lines * 1.6 * 10 / 72)
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=fontsize, frameon=False)
+
+
 #: What a panel or cell without results says, by the record's status (one home: figures, the
 #: leaderboard's tables and notes). `refused` is a documented limit of the algorithm (`api.Refused`,
 #: e.g. EUGkM's grid above its memory guard), never missing data.

@@ -80,3 +80,21 @@ def test_everything_unavailable_still_renders_every_item(tmp_path):
         assert (tmp_path / f"{stem}.png").stat().st_size > 0
     [check] = table.check_table(t, spec("table", "checks"))
     assert check.holds is None
+
+
+def test_a_long_legend_under_one_row_of_panels_leaves_the_panels_their_height():
+    """One dataset on the board: one row of four panels above a legend of 40 methods. The legend
+    makes the figure taller instead of squeezing the panels (it took most of their height)."""
+    import matplotlib.pyplot as plt
+
+    from dpclust.plotting import legend_below, panel_grid
+
+    fig, axes = panel_grid(4, ncols=4, panel_size=(3.4, 2.7))
+    lines = [axes[0].plot([0, 1], [i, i + 1], label=f"method {i}")[0] for i in range(40)]
+    legend_below(fig, lines, [line.get_label() for line in lines], ncol=4, title_lines=2)
+    fig.suptitle("title\nnote")
+    fig.canvas.draw()
+    height = fig.get_size_inches()[1]
+    for ax in axes:
+        assert ax.get_position().height * height > 1.5, "panel squeezed by the legend"
+    plt.close(fig)

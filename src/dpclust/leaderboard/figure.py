@@ -16,7 +16,7 @@ import pandas as pd
 from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
 from ..itemkit import dataset_name, runs_note, step_options
-from ..plotting import mark_unavailable, panel_grid, panel_status, save_figure
+from ..plotting import legend_below, mark_unavailable, panel_grid, panel_status, save_figure
 from .common import DP_KINDS, LINESTYLE, NON_PRIVATE, OBJECTIVE_LABEL, label, leaderboard, palette, planned
 
 
@@ -96,9 +96,9 @@ def render_figure(table: pd.DataFrame, item, stem) -> None:
         ax.set_xlabel("ε (total budget)")
         ax.set_ylabel("cost / best non-private")
         ax.grid(alpha=0.3, which="both")
-    if handles:
-        fig.legend(list(handles.values()), list(handles.keys()), loc="outside lower center",
-                   ncol=int(options.get("legend_ncol", 4)), fontsize=7, frameon=False)
     note = runs_note(item)
+    if handles:
+        legend_below(fig, list(handles.values()), list(handles.keys()), ncol=int(options.get("legend_ncol", 4)),
+                     title_lines=2 if note else 1)
     fig.suptitle((item.get("title") or "") + (f"\n{note}" if note else ""), fontsize=10)
     save_figure(fig, stem)
