@@ -98,6 +98,20 @@ def test_a_refused_cell_keeps_its_row_and_reason_and_is_never_ranked(agg_spec, t
     table.render_table(t, agg_spec, str(tmp_path / "board"))
     md = (tmp_path / "board.md").read_text()
     assert "Refused (the algorithm's documented limit" in md and "| refused |" in md
+    assert "su2016.eugkm on s1 (k = 5, ε = 1)." in md              # (this test spec has no display names)
+
+
+def test_the_note_names_each_refused_algorithm_and_dataset_once_with_its_k_and_eps(agg_spec, tmp_path):
+    """Eight refused cells of one algorithm on one dataset are one entry of the note, not eight."""
+    reason = "the authors' sampler on N = 245,057 records exceeds authors_max_n = 150,000"
+    recs = [record("s1", KMEANSPP, k, None, "reference_kmeans", kmeans=[10], guarantee="nonprivate") for k in (5, 10)]
+    recs += [dict(record("s1", "su2016.eugkm", k, eps, "kmeans", guarantee="eps", status="refused"), reason=reason)
+             for k in (5, 10) for eps in (0.1, 0.3, 1.0, 3.0)]
+    t = table.aggregate_table(recs, agg_spec, None)
+    table.render_table(t, agg_spec, str(tmp_path / "board"))
+    md = (tmp_path / "board.md").read_text()
+    assert "su2016.eugkm on s1 (k ∈ {5, 10}, ε ∈ {0.1, 0.3, 1, 3})." in md
+    assert md.count("su2016.eugkm on s1 (") == 1
 
 
 def test_seed_blocks_of_one_cell_are_pooled(agg_spec):

@@ -33,6 +33,11 @@ def aggregate_table(records, item, ctx) -> pd.DataFrame:
     return leaderboard(records, item)
 
 
+def _values(symbol: str, values: list) -> str:
+    """"k = 5" for one value, "k ∈ {5, 10}" for several."""
+    return f"{symbol} = {values[0]}" if len(values) == 1 else f"{symbol} ∈ {{{', '.join(map(str, values))}}}"
+
+
 def _note(table: pd.DataFrame, item) -> str:
     unavailable = sorted(set(table.loc[table["status"] == "data_unavailable", "dataset"]))
     note = runs_note(item)
@@ -45,8 +50,11 @@ def _note(table: pd.DataFrame, item) -> str:
         parts.append("Data unavailable: " + ", ".join(f"{dataset_name(item, d)} ({r})" for d, r in reasons.items()) + ".")
     refused = table[table["status"] == "refused"]
     if len(refused):
-        cells = [f"{name(item, r.algorithm)} on {dataset_name(item, r.dataset)} (k = {r.k}, ε = {r.epsilon:g})"
-                 for r in refused.itertuples()]
+        cells = []                             # one entry per (algorithm, dataset): its refused k and ε
+        for (alg, data), g in refused.groupby(["algorithm", "dataset"], sort=False):
+            ks, eps = sorted(set(g["k"].astype(int))), sorted(set(g["epsilon"].astype(float)))
+            cells.append(f"{name(item, alg)} on {dataset_name(item, data)} ({_values('k', ks)}, "
+                         f"{_values('ε', [f'{e:g}' for e in eps])})")
         parts.append("Refused (the algorithm's documented limit, no run; the reason is in the row's note): "
                      + ", ".join(cells) + ".")
     return " ".join(p for p in parts if p)
