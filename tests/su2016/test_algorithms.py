@@ -487,3 +487,62 @@ def test_eugkm_uses_the_declared_cells_rounding_when_the_caller_omits_it():
     r = eugkm.eugkm(X, 3, 1.0, 0.0, np.random.default_rng(0), {"bounds": BOUNDS, "init_seed": 7})
     assert r.info["cells_per_dim"] == eugkm.grid_cells(5000, 1.0, 2, 10.0, "round_log")[1] == 22
     assert eugkm.grid_cells(5000, 1.0, 2, 10.0, "ceil")[1] == 23
+
+
+def _pool_costs_per_slot(X, pool, chunk_entries=4_000_000):
+    """The reference: k GEMMs of the P candidates' [−2c; ‖c‖²] columns per row block, a running
+    minimum, rows summed in order (pool_costs before it computed repeated centres once)."""
+    P, k, d = pool.shape
+    n = X.shape[0]
+    X_sq = np.einsum("ij,ij->i", X, X)
+    Xa = np.hstack([X, np.ones((n, 1))])
+    slots = []
+    for j in range(k):
+        s = np.ascontiguousarray(pool[:, j, :].T)
+        a = np.empty((d + 1, P))
+        a[:d] = s * -2.0
+        a[d] = np.einsum("ij,ij->j", s, s)
+        slots.append(a)
+    out = np.zeros(P)
+    step = max(1, chunk_entries // P)
+    sub = max(1, min(step, privgene._CACHE_ENTRIES // P))
+    best_buf, d_buf, part = np.empty((min(sub, n), P)), np.empty((min(sub, n), P)), np.empty(P)
+    for s0 in range(0, n, step):
+        s1 = min(s0 + step, n)
+        part[:] = 0.0
+        for r0 in range(s0, s1, sub):
+            xb = Xa[r0:min(r0 + sub, s1)]
+            best, D = best_buf[:xb.shape[0]], d_buf[:xb.shape[0]]
+            np.matmul(xb, slots[0], out=best)
+            for j in range(1, k):
+                np.matmul(xb, slots[j], out=D)
+                np.minimum(best, D, out=best)
+            best += X_sq[r0:r0 + xb.shape[0], None]
+            np.maximum(best, 0.0, out=best)
+            best[0] += part
+            np.sum(best, axis=0, out=part)
+        out += part
+    return out
+
+
+@pytest.mark.parametrize("n, d, k, P, chunk", [(1000, 2, 15, 200, 4_000_000), (997, 3, 5, 200, 5_000),
+                                               (1500, 100, 16, 200, 4_000_000), (2000, 784, 10, 200, 4_000_000),
+                                               (700, 6, 4, 50, 4_000_000), (400, 40, 3, 64, 3_000)])
+@pytest.mark.parametrize("gather_cost", [None, 0])     # None: the module's rule; 0: always the distinct columns
+def test_pool_costs_computing_repeated_centres_once_gives_the_same_bits(n, d, k, P, chunk, gather_cost, monkeypatch):
+    """Over GA rounds (children share most centres with their parents), the cost of every candidate
+    equals, bit for bit, the per-slot GEMMs over the whole pool."""
+    if gather_cost is not None:
+        monkeypatch.setattr(privgene, "_GATHER_COST_PRODUCTS", gather_cost)
+    rng = np.random.default_rng(n + d)
+    X = rng.normal(size=(n, d)) * 7.0
+    lo, hi = float(X.min()), float(X.max())
+    pool = rng.uniform(lo, hi, size=(P, k, d))
+    settings = {"mutation_scale": 0.5, "mutation_decay": 0.8}
+    for rnd in range(3):
+        want = _pool_costs_per_slot(X, pool, chunk)
+        assert privgene.pool_costs(X, pool, chunk).tobytes() == want.tobytes(), f"round {rnd}"
+        pool = privgene._offspring(pool[np.argsort(want)[:10]], P, rnd, settings, lo, hi, rng)
+    if gather_cost == 0 and P % privgene._GEMM_COLUMN_ALIGN == 0:
+        blocks, gather = privgene._gemm_blocks(np.zeros((k, P, d + 1)) + np.arange(P)[None, :, None] % 7)
+        assert gather is not None and blocks[0].shape[1] % privgene._GEMM_COLUMN_ALIGN == 0   # the path was taken

@@ -33,7 +33,7 @@ N is treated as public (it sets the number of rounds, as in the paper).
 
 `gene` is the same GA with exact top-m' selection (no privacy) for `generations` rounds; it
 records the NICV of the best candidate after every generation (`info.trace_nicv`, Figure 4).
-Fitness of the whole pool is one batched GEMM per row chunk (`pool_costs`).
+Fitness of the whole pool is one GEMM per row block over the pool's distinct centres (`pool_costs`).
 """
 
 from __future__ import annotations
@@ -80,19 +80,53 @@ GENE_SETTINGS = SETTINGS.without("x", "min_rounds").extend(
 _CACHE_ENTRIES = 65_536   # entries (n_rows × P float64, 512 KiB) of one cache-resident distance block
 
 
+#: OpenBLAS computes a GEMM entry from its row and column alone, except in the last N mod 8 columns
+#: (a narrower kernel): a column block of a multiple of 8 gives every column the same bits wherever
+#: it stands (`tests/su2016/test_algorithms.py`).
+_GEMM_COLUMN_ALIGN = 8
+#: Gathering a candidate's k columns costs about as much as 32 GEMM products per (row, candidate,
+#: slot) (measured here): the distinct columns are worth computing alone only where the products
+#: they save, (d + 1)·(P·k − u), exceed 32·P·k, i.e. for long centres (MNIST's d = 784) and not on
+#: 2-D data, nor in the first round, whose random pool has no repeated centre.
+_GATHER_COST_PRODUCTS = 32
+
+
+def _gemm_blocks(columns: np.ndarray) -> tuple[list[np.ndarray], np.ndarray | None]:
+    """GEMM operands for the centre columns (k, P, d + 1): ([B], gather). Either one block B of the
+    distinct columns (zero columns pad it to a multiple of `_GEMM_COLUMN_ALIGN`) with gather (k, P)
+    the column of B that is slot j of candidate p, or, where that does not pay or P is not a
+    multiple of the alignment, one block per slot (its P columns are the candidates, gather None)."""
+    k, P, w = columns.shape
+    per_slot = [np.ascontiguousarray(columns[j].T) for j in range(k)], None
+    if P % _GEMM_COLUMN_ALIGN or w <= _GATHER_COST_PRODUCTS:    # (short centres: it cannot pay)
+        return per_slot
+    rows = columns.reshape(k * P, w)
+    _, first, inverse = np.unique(rows.view(np.dtype((np.void, 8 * w))).ravel(),
+                                  return_index=True, return_inverse=True)
+    u = len(first)
+    if w * (k * P - u) <= _GATHER_COST_PRODUCTS * k * P:
+        return per_slot
+    B = np.zeros((w, -(-u // _GEMM_COLUMN_ALIGN) * _GEMM_COLUMN_ALIGN))
+    B[:, :u] = rows[first].T
+    return [B], inverse.reshape(k, P)
+
+
 def pool_costs(X: np.ndarray, pool: np.ndarray, chunk_entries: int = 4_000_000) -> np.ndarray:
     """k-means cost of every candidate: pool (P, k, d) → (P,).
 
-    For each centre slot j one GEMM gives ‖c_j‖² − 2x·c_j for all candidates at once and a running
-    elementwise minimum keeps the nearest slot (contiguous, no small-axis reductions); ‖x‖² is added
-    after the minimum. Rows are processed in chunks of at most `chunk_entries` (n × P) entries, each
-    in cache-sized sub-blocks whose rows are summed in order into the chunk's total (the same
-    floating-point sums as one pass over the whole chunk).
+    Each centre's GEMM column is [−2c; ‖c‖²], so that [x, 1]·column = ‖c‖² − 2x·c (the ‖c‖² term is
+    accumulated by the GEMM itself after the d products; −2 scaling is exact), built per centre slot
+    over all P candidates. A child of the genetic algorithm shares all but one or two centres with
+    its parents (crossover copies whole centres except the one the cut falls in; mutation changes
+    one coordinate), so after the first round most of the P·k columns repeat: one GEMM per row block
+    computes each distinct column once where that pays (`_gemm_blocks`; identical bytes, so
+    identical distances) and every candidate gathers its k columns and keeps the nearest (a minimum is exact
+    in any order). ‖x‖² is added after the minimum. Rows are processed in chunks of at most
+    `chunk_entries` (n × P) entries, each in cache-sized sub-blocks whose rows are summed in order
+    into the chunk's total (the same floating-point sums as one pass over the whole chunk).
 
-    The GEMM operands are augmented, [x, 1]·[−2c_j; ‖c_j‖²], so the ‖c_j‖² term is accumulated
-    by the GEMM itself after the d products (−2 scaling is exact). With a BLAS that accumulates
-    the inner dimension in order (OpenBLAS here) this is bit-identical to (x·c_j)·(−2) + ‖c_j‖²;
-    another BLAS may differ in the last bit, as any GEMM may.
+    With OpenBLAS (here) this is bit-identical to k GEMMs of P columns, one per slot; another BLAS
+    may differ in the last bit, as any GEMM may.
     """
     P, k, d = pool.shape
     n = X.shape[0]
@@ -100,30 +134,39 @@ def pool_costs(X: np.ndarray, pool: np.ndarray, chunk_entries: int = 4_000_000) 
     Xa = np.empty((n, d + 1))
     Xa[:, :d] = X
     Xa[:, d] = 1.0
-    slots = []
+    columns = np.empty((k, P, d + 1))                                         # slot j, candidate p
     for j in range(k):
         s = np.ascontiguousarray(pool[:, j, :].T)                              # (d, P)
         a = np.empty((d + 1, P))
         a[:d] = s * -2.0
         a[d] = np.einsum("ij,ij->j", s, s)
-        slots.append(a)
+        columns[j] = a.T
+    blocks, gather = _gemm_blocks(columns)
     out = np.zeros(P)
     step = max(1, int(chunk_entries) // P)
     sub = max(1, min(step, _CACHE_ENTRIES // P))
-    best_buf = np.empty((min(sub, n), P))
-    d_buf = np.empty_like(best_buf)
     part = np.empty(P)
+    best_buf = np.empty((min(sub, n), P))
+    near_buf = np.empty_like(best_buf)
+    d_buf = np.empty((min(sub, n), blocks[0].shape[1]))
     for s0 in range(0, n, step):
         s1 = min(s0 + step, n)
         part[:] = 0.0
         for r0 in range(s0, s1, sub):
             xb = Xa[r0:min(r0 + sub, s1)]
             r = xb.shape[0]
-            best, D = best_buf[:r], d_buf[:r]
-            np.matmul(xb, slots[0], out=best)
-            for j in range(1, k):
-                np.matmul(xb, slots[j], out=D)
-                np.minimum(best, D, out=best)
+            best, near, D = best_buf[:r], near_buf[:r], d_buf[:r]   # C order: row sums below keep their order
+            if gather is None:                    # one GEMM per slot, a running minimum
+                np.matmul(xb, blocks[0], out=best)
+                for B in blocks[1:]:
+                    np.matmul(xb, B, out=near)
+                    np.minimum(best, near, out=best)
+            else:                                 # one GEMM of the distinct columns, gathered per slot
+                np.matmul(xb, blocks[0], out=D)
+                np.take(D, gather[0], axis=1, out=best)
+                for g in gather[1:]:
+                    np.take(D, g, axis=1, out=near)
+                    np.minimum(best, near, out=best)
             best += X_sq[r0:r0 + r, None]
             np.maximum(best, 0.0, out=best)
             best[0] += part                      # running row-by-row sum, continued across sub-blocks
