@@ -33,7 +33,8 @@ N is treated as public (it sets the number of rounds, as in the paper).
 
 `gene` is the same GA with exact top-m' selection (no privacy) for `generations` rounds; it
 records the NICV of the best candidate after every generation (`info.trace_nicv`, Figure 4).
-Fitness of the whole pool is one GEMM per row block over the pool's distinct centres (`pool_costs`).
+Fitness of the whole pool: GEMMs per row block, over the pool's distinct centres where that pays
+(`pool_costs`).
 """
 
 from __future__ import annotations
@@ -118,10 +119,10 @@ def pool_costs(X: np.ndarray, pool: np.ndarray, chunk_entries: int = 4_000_000) 
     accumulated by the GEMM itself after the d products; −2 scaling is exact), built per centre slot
     over all P candidates. A child of the genetic algorithm shares all but one or two centres with
     its parents (crossover copies whole centres except the one the cut falls in; mutation changes
-    one coordinate), so after the first round most of the P·k columns repeat: one GEMM per row block
-    computes each distinct column once where that pays (`_gemm_blocks`; identical bytes, so
-    identical distances) and every candidate gathers its k columns and keeps the nearest (a minimum is exact
-    in any order). ‖x‖² is added after the minimum. Rows are processed in chunks of at most
+    one coordinate), so after the first round most of the P·k columns repeat: where that pays
+    (`_gemm_blocks`), one GEMM per row block computes each distinct column once (identical bytes,
+    identical distances) and every candidate gathers its k columns and keeps the nearest (a minimum
+    is exact in any order). ‖x‖² is added after the minimum. Rows are processed in chunks of at most
     `chunk_entries` (n × P) entries, each in cache-sized sub-blocks whose rows are summed in order
     into the chunk's total (the same floating-point sums as one pass over the whole chunk).
 
