@@ -544,5 +544,5 @@ def test_pool_costs_computing_repeated_centres_once_gives_the_same_bits(n, d, k,
         assert privgene.pool_costs(X, pool, chunk).tobytes() == want.tobytes(), f"round {rnd}"
         pool = privgene._offspring(pool[np.argsort(want)[:10]], P, rnd, settings, lo, hi, rng)
     if gather_cost == 0 and P % privgene._GEMM_COLUMN_ALIGN == 0:
-        blocks, gather = privgene._gemm_blocks(np.zeros((k, P, d + 1)) + np.arange(P)[None, :, None] % 7)
+        blocks, gather = privgene._gemm_blocks([np.zeros((d + 1, P)) + np.arange(P) % 7 for _ in range(k)])
         assert gather is not None and blocks[0].shape[1] % privgene._GEMM_COLUMN_ALIGN == 0   # the path was taken

@@ -92,21 +92,20 @@ _GEMM_COLUMN_ALIGN = 8
 _GATHER_COST_PRODUCTS = 32
 
 
-def _gemm_blocks(columns: np.ndarray) -> tuple[list[np.ndarray], np.ndarray | None]:
-    """GEMM operands for the centre columns (k, P, d + 1): ([B], gather). Either one block B of the
-    distinct columns (zero columns pad it to a multiple of `_GEMM_COLUMN_ALIGN`) with gather (k, P)
-    the column of B that is slot j of candidate p, or, where that does not pay or P is not a
-    multiple of the alignment, one block per slot (its P columns are the candidates, gather None)."""
-    k, P, w = columns.shape
-    per_slot = [np.ascontiguousarray(columns[j].T) for j in range(k)], None
+def _gemm_blocks(slots: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray | None]:
+    """GEMM operands for the centre columns, one (d + 1, P) array per slot: ([B], gather). Either
+    one block B of the distinct columns (zero columns pad it to a multiple of `_GEMM_COLUMN_ALIGN`)
+    with gather (k, P) the column of B that is slot j of candidate p, or, where that does not pay or
+    P is not a multiple of the alignment, the slots themselves (gather None)."""
+    k, (w, P) = len(slots), slots[0].shape
     if P % _GEMM_COLUMN_ALIGN or w <= _GATHER_COST_PRODUCTS:    # (short centres: it cannot pay)
-        return per_slot
-    rows = columns.reshape(k * P, w)
+        return slots, None
+    rows = np.ascontiguousarray(np.concatenate([a.T for a in slots]))        # (k·P, d + 1), slot-major
     _, first, inverse = np.unique(rows.view(np.dtype((np.void, 8 * w))).ravel(),
                                   return_index=True, return_inverse=True)
     u = len(first)
     if w * (k * P - u) <= _GATHER_COST_PRODUCTS * k * P:
-        return per_slot
+        return slots, None
     B = np.zeros((w, -(-u // _GEMM_COLUMN_ALIGN) * _GEMM_COLUMN_ALIGN))
     B[:, :u] = rows[first].T
     return [B], inverse.reshape(k, P)
@@ -135,34 +134,35 @@ def pool_costs(X: np.ndarray, pool: np.ndarray, chunk_entries: int = 4_000_000) 
     Xa = np.empty((n, d + 1))
     Xa[:, :d] = X
     Xa[:, d] = 1.0
-    columns = np.empty((k, P, d + 1))                                         # slot j, candidate p
+    slots = []
     for j in range(k):
         s = np.ascontiguousarray(pool[:, j, :].T)                              # (d, P)
         a = np.empty((d + 1, P))
         a[:d] = s * -2.0
         a[d] = np.einsum("ij,ij->j", s, s)
-        columns[j] = a.T
-    blocks, gather = _gemm_blocks(columns)
+        slots.append(a)
+    blocks, gather = _gemm_blocks(slots)
     out = np.zeros(P)
     step = max(1, int(chunk_entries) // P)
     sub = max(1, min(step, _CACHE_ENTRIES // P))
     part = np.empty(P)
     best_buf = np.empty((min(sub, n), P))
     near_buf = np.empty_like(best_buf)
-    d_buf = np.empty((min(sub, n), blocks[0].shape[1]))
+    d_buf = None if gather is None else np.empty((min(sub, n), blocks[0].shape[1]))
     for s0 in range(0, n, step):
         s1 = min(s0 + step, n)
         part[:] = 0.0
         for r0 in range(s0, s1, sub):
             xb = Xa[r0:min(r0 + sub, s1)]
             r = xb.shape[0]
-            best, near, D = best_buf[:r], near_buf[:r], d_buf[:r]   # C order: row sums below keep their order
+            best, near = best_buf[:r], near_buf[:r]   # C order: the row sums below keep their order
             if gather is None:                    # one GEMM per slot, a running minimum
                 np.matmul(xb, blocks[0], out=best)
                 for B in blocks[1:]:
                     np.matmul(xb, B, out=near)
                     np.minimum(best, near, out=best)
             else:                                 # one GEMM of the distinct columns, gathered per slot
+                D = d_buf[:r]
                 np.matmul(xb, blocks[0], out=D)
                 np.take(D, gather[0], axis=1, out=best)
                 for g in gather[1:]:
