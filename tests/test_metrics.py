@@ -33,3 +33,29 @@ def test_assign_with_precomputed_row_norms_gives_the_same_bytes(monkeypatch):
     d2 = ((X[:, None, :] - C[None]) ** 2).sum(axis=2)
     assert np.array_equal(a[0], d2.argmin(axis=1)) and np.allclose(a[1], d2.min(axis=1))
     assert np.array_equal(metrics.nearest(X, C), a[0])
+
+
+def _sequential_sums(X, labels, k):
+    """The reference order: each cluster's rows added one after another, in index order, from 0.0."""
+    out = np.zeros((k, X.shape[1]))
+    for i in range(X.shape[0]):
+        out[labels[i]] += X[i]
+    return out
+
+
+@pytest.mark.parametrize("d", [3, metrics.SPARSE_SUMS_MIN_D])
+def test_cluster_sums_in_order_adds_in_index_order_on_both_paths(d):
+    # magnitudes 1e-8 .. 1e8 make float addition order visible: a pairwise or blocked sum differs
+    rng = np.random.default_rng(3)
+    n, k = 3000, 5
+    X = rng.standard_normal((n, d)) * 10.0 ** rng.integers(-8, 9, size=(n, 1))
+    labels = rng.integers(0, k - 1, n)             # cluster k-1 stays empty
+    ref = _sequential_sums(X, labels, k)
+    got = metrics.cluster_sums_in_order(X, labels, k)
+    assert got.view(np.uint64).tolist() == ref.view(np.uint64).tolist()
+    assert not got[k - 1].any()
+    XT = np.ascontiguousarray(X.T)
+    assert np.array_equal(metrics.cluster_sums_in_order(X, labels, k, XT).view(np.uint64), ref.view(np.uint64))
+    # the check can fail: the same numbers added in another order give other bits
+    shuffled = _sequential_sums(X[::-1], labels[::-1], k)
+    assert not np.array_equal(shuffled.view(np.uint64), ref.view(np.uint64))

@@ -69,7 +69,7 @@ from ..baselines import lloyd
 from ..blocks.domain import public_box
 from ..blocks.initialisation import initial_centers
 from ..mechanisms import laplace_mechanism
-from ..metrics import assign, data_views, kmeans_cost
+from ..metrics import assign, cluster_sums_in_order, data_views, kmeans_cost
 from ..settings import Boolean, Interval, Options, Setting, Settings, declared, not_dp
 from . import sampling_zone as sz
 
@@ -154,14 +154,10 @@ def _check_settings(s: dict) -> dict:
 
 
 def _means(X, labels, k, fallback, XT=None):
-    """Cluster means (empty clusters keep `fallback`), sums and counts via np.bincount; `XT`, when
-    given, is X's columns as contiguous rows (computed once per run: the same sums, without a
-    strided copy of every column at every call)."""
+    """Cluster means (empty clusters keep `fallback`), sums (`cluster_sums_in_order`) and counts;
+    `XT`, when given, is X's columns as contiguous rows (computed once per run)."""
     counts = np.bincount(labels, minlength=k)
-    sums = np.empty((k, X.shape[1]))
-    cols = X.T if XT is None else XT
-    for j in range(X.shape[1]):  # loop over the d coordinates, not over points
-        sums[:, j] = np.bincount(labels, weights=cols[j], minlength=k)
+    sums = cluster_sums_in_order(X, labels, k, XT)
     S = fallback.copy()
     nonempty = counts > 0
     S[nonempty] = sums[nonempty] / counts[nonempty, None]
