@@ -98,3 +98,23 @@ def test_a_long_legend_under_one_row_of_panels_leaves_the_panels_their_height():
     for ax in axes:
         assert ax.get_position().height * height > 1.5, "panel squeezed by the legend"
     plt.close(fig)
+
+
+def test_a_narrow_log_panel_labels_at_least_three_y_ticks(board, tmp_path, monkeypatch):
+    """Costs within 1–1.7× of the best (Skin's k-median panels at full scale) showed two labelled y
+    ticks (1, 2); the figure labels at least three in every panel, and keeps 1, 2, 5 on a wide one."""
+    captured = {}
+    monkeypatch.setattr(figure, "save_figure", lambda fig, stem: captured.setdefault("fig", fig))
+    narrow = board.copy()
+    ok = narrow["status"] == "ok"
+    narrow.loc[ok, ["mean", "ci_low", "ci_high"]] = 1.0 + (narrow.loc[ok, ["mean", "ci_low", "ci_high"]] % 0.7)
+    figure.render_figure(narrow, spec("figure", "render"), tmp_path / "figure")
+    fig = captured["fig"]
+    fig.canvas.draw()
+    drawn = [ax for ax in fig.axes if ax.lines]
+    assert drawn
+    for ax in drawn:
+        lo, hi = ax.get_ylim()
+        labelled = [t for t in ax.yaxis.get_majorticklocs() if lo <= t <= hi]
+        assert len(labelled) >= 3, (ax.get_title(), labelled)
+    assert figure.log_tick_subs(0.5, 50.0) == (1.0, 2.0, 5.0)

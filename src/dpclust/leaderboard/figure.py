@@ -32,6 +32,21 @@ def panels_of(table: pd.DataFrame, item) -> list[tuple[str, str, int]]:
     return sorted(keys, key=lambda t: (t[0] != "kmeans", order.get(t[1], len(order)), t[1], t[2]))
 
 
+#: Mantissas of the labelled ticks of a log y axis, sparsest first (`log_tick_subs`).
+LOG_TICK_SUBS = ((1.0, 2.0, 5.0), (1.0, 1.5, 2.0, 3.0, 5.0, 7.0), (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0))
+
+
+def log_tick_subs(lo: float, hi: float, at_least: int = 3) -> tuple[float, ...]:
+    """The sparsest `LOG_TICK_SUBS` that puts `at_least` labelled ticks in [lo, hi] (a narrow range,
+    e.g. costs within 0.9–2× of the best, otherwise shows one or two); the densest if none does."""
+    for subs in LOG_TICK_SUBS:
+        ticks = [m * 10.0 ** e for e in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1)
+                 for m in subs]
+        if sum(lo <= t <= hi for t in ticks) >= at_least:
+            return subs
+    return LOG_TICK_SUBS[-1]
+
+
 def _no_reference(ax, title: str) -> None:
     """A panel whose runs cannot be normalised: no non-private reference ran at this (dataset, k)."""
     ax.set_title(title, fontsize=9)
@@ -83,8 +98,10 @@ def render_figure(table: pd.DataFrame, item, stem) -> None:
         ax.set_xscale("log")
         ax.set_yscale("log")
         shown = np.r_[private["mean"].astype(float), ok.loc[ok["epsilon"].isna(), "mean"].astype(float)]
-        ax.set_ylim(float(np.nanmin(shown)) / 1.5, float(np.nanmax(shown)) * 1.5)
-        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        lo, hi = float(np.nanmin(shown)), float(np.nanmax(shown))
+        margin = 1.5 if hi / lo > 10.0 else 1.15
+        ax.set_ylim(lo / margin, hi * margin)
+        ax.yaxis.set_major_locator(LogLocator(subs=log_tick_subs(lo / margin, hi * margin)))
         ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
         ax.yaxis.set_minor_formatter(NullFormatter())
         eps_ticks = sorted(private["epsilon"].unique())
