@@ -18,7 +18,7 @@ import numpy as np
 
 from .api import ClusteringResult
 from .blocks.initialisation import INITIALISATIONS, initial_centers, kmedian_plus_plus
-from .metrics import assign, centre_scores, centre_terms
+from .metrics import assign, centre_scores, centre_terms, cluster_sums_in_order
 from .settings import Boolean, Interval, Options, Setting, Settings, declared
 
 LLOYD_SETTINGS = Settings(
@@ -46,16 +46,9 @@ class LloydResult:
     trace: list[float] = field(default_factory=list)
 
 
-def cluster_sums(X: np.ndarray, labels: np.ndarray, k: int, weights: np.ndarray | None = None):
-    """Per-cluster weighted sums (k, d) and counts (k,) via one sparse one-hot product."""
-    from scipy import sparse
-
-    n = X.shape[0]
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
-    onehot = sparse.csr_matrix((w, labels, np.arange(n + 1)), shape=(n, k)).T.tocsr()
-    sums = np.asarray(onehot @ X)
-    counts = np.bincount(labels, weights=w, minlength=k)
-    return sums, counts
+def cluster_sums(X: np.ndarray, labels: np.ndarray, k: int):
+    """Per-cluster sums (k, d) (`metrics.cluster_sums_in_order`) and counts (k,), as floats."""
+    return cluster_sums_in_order(X, labels, k), np.bincount(labels, minlength=k).astype(float)
 
 
 #: Rows per block of the fused Lloyd step: small enough that a block of X stays in cache between

@@ -101,7 +101,7 @@ def render_figure(table: pd.DataFrame, item, stem) -> None:
         lo, hi = float(np.nanmin(shown)), float(np.nanmax(shown))
         margin = 1.5 if hi / lo > 10.0 else 1.15
         ax.set_ylim(lo / margin, hi * margin)
-        ax.yaxis.set_major_locator(LogLocator(subs=log_tick_subs(lo / margin, hi * margin)))
+        ax.yaxis.set_major_locator(LogLocator(subs=log_tick_subs(*ax.get_ylim())))
         ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
         ax.yaxis.set_minor_formatter(NullFormatter())
         eps_ticks = sorted(private["epsilon"].unique())
