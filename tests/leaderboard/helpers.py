@@ -26,9 +26,9 @@ def spec(item: str, step: str, preset: str = "full") -> dict:
 
 
 def record(dataset, algorithm, k, eps, group, *, kmeans=None, kmedian=None, guarantee=None, status="ok",
-           spent=None, delta=1e-6, delta_spent=0.0, wall=0.1, private=None):
+           spent=None, delta=1e-6, delta_spent=0.0, wall=0.1, private=None, sizes=None):
     """One run record (runs flattened, as the aggregate step receives them); `guarantee` is a key of
-    GUARANTEES or None (undeclared)."""
+    GUARANTEES or None (undeclared); `sizes`, one list of cluster sizes per run (optional)."""
     rec = {"dataset": dataset, "algorithm": algorithm, "k": k, "epsilon": eps, "group": group,
            "private": eps is not None if private is None else private, "status": status,
            "reason": "" if status == "ok" else "source unreachable (network down), not mirrored", "runs": []}
@@ -44,6 +44,8 @@ def record(dataset, algorithm, k, eps, group, *, kmeans=None, kmedian=None, guar
         rec["runs"].append({"seed": i, "init_seed": i, "cost_kmeans": a, "cost_kmedian": b, "nicv": a,
                             "iterations": 3, "epsilon_spent": (eps or 0.0) if spent is None else spent,
                             "delta_spent": delta_spent, "wall_time_s": wall + i})
+        if sizes is not None:
+            rec["runs"][-1]["cluster_sizes"] = list(sizes[i])
     return rec
 
 

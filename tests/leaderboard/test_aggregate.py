@@ -122,6 +122,23 @@ def test_seed_blocks_of_one_cell_are_pooled(agg_spec):
     assert cell(t, DPLLOYD, 1.0)["n"] == 3 and cell(t, DPLLOYD, 1.0)["mean"] == pytest.approx(3.0)
 
 
+def test_non_empty_clusters_are_counted_and_named_where_the_best_is_decided(agg_spec):
+    """A collapsed solution (every point in one cluster) shows in the table and in the sentence."""
+    recs = [record("s1", KMEANSPP, 3, None, "reference_kmeans", kmeans=[10], guarantee="nonprivate",
+                   sizes=[[5, 5, 5]]),
+            record("s1", HST, 3, 1.0, "kmeans", kmeans=[20, 20], guarantee="eps", sizes=[[15, 0, 0], [0, 15, 0]]),
+            record("s1", DPLLOYD, 3, 1.0, "kmeans", kmeans=[30, 30], guarantee="eps", sizes=[[5, 10, 0], [5, 5, 5]]),
+            record("s1", BALCAN, 3, 1.0, "kmeans", kmeans=[40, 40], guarantee="eps")]   # no sizes recorded
+    t = table.aggregate_table(recs, agg_spec, None)
+    assert cell(t, HST, 1.0)["nonempty_mean"] == 1.0 and cell(t, DPLLOYD, 1.0)["nonempty_mean"] == 2.5
+    assert cell(t, KMEANSPP, None)["nonempty_mean"] == 3.0 and math.isnan(cell(t, BALCAN, 1.0)["nonempty_mean"])
+    assert "non-empty clusters (mean)" in common.display_frame(t, agg_spec).columns
+    b = best.aggregate_best(recs, agg_spec, None).iloc[0]
+    assert (b["best_nonempty"], b["runner_up_nonempty"]) == (1.0, 2.5)
+    text = best.how_decided(b, spec("best", "render"))
+    assert "(1 of 3 clusters non-empty)" in text and "(2.5 of 3 clusters non-empty)" in text
+
+
 def test_a_group_without_an_objective_is_a_clear_error(agg_spec):
     with pytest.raises(DPClustError, match="run group 'elsewhere' has no objective"):
         table.aggregate_table([record("s1", DPLLOYD, 5, 1.0, "elsewhere", kmeans=[1.0])], agg_spec, None)

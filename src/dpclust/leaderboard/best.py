@@ -29,9 +29,9 @@ from ..itemkit import dataset_name, name, runs_note
 from ..plotting import STATUS_TEXT, html_table, save_figure, to_markdown
 from .common import KEY, NON_PRIVATE, OBJECTIVE_LABEL, fmt_interval, leaderboard, planned
 
-COLUMNS = [*KEY, "best", "best_guarantee", "best_mean", "best_ci_low", "best_ci_high", "runner_up", "runner_up_mean",
-           "runner_up_ci_low", "runner_up_ci_high", "decided", "dp_methods", "unranked_better",
-           "unranked_better_guarantee", "unranked_better_mean", "status", "reason"]
+COLUMNS = [*KEY, "best", "best_guarantee", "best_mean", "best_ci_low", "best_ci_high", "best_nonempty", "runner_up",
+           "runner_up_mean", "runner_up_ci_low", "runner_up_ci_high", "runner_up_nonempty", "decided", "dp_methods",
+           "unranked_better", "unranked_better_guarantee", "unranked_better_mean", "status", "reason"]
 MARK = {"separated": "✓", "overlapping": "≈", "only DP method": "(only)", "no DP method": ""}
 
 
@@ -66,10 +66,11 @@ def aggregate_best(records, item, ctx) -> pd.DataFrame:
         row.update(decided=decide(best, runner), dp_methods=len(ranked), status="ok", reason="")
         if best is not None:
             row.update(best=best["algorithm"], best_guarantee=best["guarantee"], best_mean=best["mean"],
-                       best_ci_low=best["ci_low"], best_ci_high=best["ci_high"])
+                       best_ci_low=best["ci_low"], best_ci_high=best["ci_high"], best_nonempty=best["nonempty_mean"])
         if runner is not None:
             row.update(runner_up=runner["algorithm"], runner_up_mean=runner["mean"],
-                       runner_up_ci_low=runner["ci_low"], runner_up_ci_high=runner["ci_high"])
+                       runner_up_ci_low=runner["ci_low"], runner_up_ci_high=runner["ci_high"],
+                       runner_up_nonempty=runner["nonempty_mean"])
         unranked = ok[ok["rank"].isna() & (ok["guarantee"] != NON_PRIVATE) & np.isfinite(ok["mean"].astype(float))]
         if len(unranked):
             top = unranked.sort_values(["mean", "algorithm"]).iloc[0]
@@ -84,18 +85,28 @@ def _present(value) -> bool:
     return isinstance(value, str) and value != ""
 
 
+def _kept(mean, k) -> str:
+    """' (2.3 of 10 clusters non-empty)': how many clusters the method's centres keep, on average."""
+    if mean is None or not np.isfinite(float(mean)):
+        return ""
+    return f" ({float(mean):.2g} of {int(k)} clusters non-empty)"
+
+
 def how_decided(row, item) -> str:
-    """One sentence: the best's interval against the runner-up's."""
+    """One sentence: the best's interval against the runner-up's, each with the mean number of
+    clusters its centres keep non-empty (a collapsed solution shows there, not in the cost)."""
     if row.status != "ok":
         reason = row.reason if isinstance(row.reason, str) and row.reason else ""
         return STATUS_TEXT.get(row.status, str(row.status)) + (f" ({reason})" if reason else "")
-    best = fmt_interval(row.best_mean, row.best_ci_low, row.best_ci_high) if _present(row.best) else ""
+    best = (fmt_interval(row.best_mean, row.best_ci_low, row.best_ci_high) + _kept(row.best_nonempty, row.k)
+            if _present(row.best) else "")
     if row.decided == "no DP method":
         text = "no method with a declared DP guarantee ran here"
     elif row.decided == "only DP method":
         text = f"the only DP method: {best}"
     else:
-        runner = fmt_interval(row.runner_up_mean, row.runner_up_ci_low, row.runner_up_ci_high)
+        runner = (fmt_interval(row.runner_up_mean, row.runner_up_ci_low, row.runner_up_ci_high)
+                  + _kept(row.runner_up_nonempty, row.k))
         rel = "lies below" if row.decided == "separated" else "overlaps"
         text = f"best {best} {rel} runner-up {name(item, row.runner_up)} {runner}"
     if _present(row.unranked_better):

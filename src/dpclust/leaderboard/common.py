@@ -15,7 +15,9 @@ Aggregation (`leaderboard`), from the run records alone:
   Student-t 95 % interval (`dpclust.claims.mean_ci`), sd, number of runs, wall time per run (the
   median over runs, so that a one-off import in a job's first run, e.g. diffprivlib's scikit-learn,
   does not count),
-  mean and largest ε spent, δ budget and largest δ spent.
+  mean and largest ε spent, δ budget and largest δ spent, and the mean number of non-empty clusters
+  of the released centres (a diagnostic: it shows a collapsed solution, e.g. every point in one
+  cluster, that a cost ratio alone does not).
 * **Guarantee.** From each record's `guarantee` (planned from the algorithm's declaration): ε-DP,
   (ε, δ)-DP, non-private or "not DP as published", with its note and neighbouring relation
   (add/remove or replace one record: shown, since ε means twice as much under one as the other). A
@@ -49,8 +51,8 @@ METRIC = {"kmeans": "cost_kmeans", "kmedian": "cost_kmedian"}
 OBJECTIVE_LABEL = {"kmeans": "k-means", "kmedian": "k-median"}
 KEY = ["objective", "dataset", "k", "epsilon"]
 COLUMNS = [*KEY, "algorithm", "guarantee", "guarantee_note", "relation", "rank", "dp_methods", "mean", "ci_low", "ci_high",
-           "sd", "n", "cost_mean", "best_nonprivate", "wall_s", "eps_spent_mean", "eps_spent_max", "delta",
-           "delta_spent_max", "status", "reason"]
+           "sd", "n", "cost_mean", "best_nonprivate", "nonempty_mean", "wall_s", "eps_spent_mean", "eps_spent_max",
+           "delta", "delta_spent_max", "status", "reason"]
 
 
 def guarantee_kind(record: Mapping) -> str:
@@ -93,7 +95,7 @@ def leaderboard(records: Iterable[Mapping], item: Mapping) -> pd.DataFrame:
         cell = cells.setdefault(key, {"guarantee": kind, "note": declared.get("note", ""),
                                       "relation": declared.get("relation", ""),
                                       "delta": math.nan, "status": "data_unavailable", "reason": "",
-                                      "cost": [], "wall": [], "eps": [], "dlt": []})
+                                      "cost": [], "wall": [], "eps": [], "dlt": [], "nonempty": []})
         if rec.get("status", "ok") != "ok":
             if cell["status"] != "ok":   # data_unavailable, or refused (api.Refused: the algorithm's limit)
                 cell["status"] = str(rec.get("status"))
@@ -114,6 +116,8 @@ def leaderboard(records: Iterable[Mapping], item: Mapping) -> pd.DataFrame:
             cell["wall"].append(float(run.get("wall_time_s") or 0.0))
             cell["eps"].append(float(run.get("epsilon_spent") or 0.0))
             cell["dlt"].append(float(run.get("delta_spent") or 0.0))
+            if run.get("cluster_sizes") is not None:  # a diagnostic: how many clusters the centres keep
+                cell["nonempty"].append(int(np.count_nonzero(np.asarray(run["cluster_sizes"]))))
     rows = []
     for (objective, dataset, k, eps, alg), cell in cells.items():
         row = {"objective": objective, "dataset": dataset, "k": k, "epsilon": eps, "algorithm": alg,
@@ -125,7 +129,8 @@ def leaderboard(records: Iterable[Mapping], item: Mapping) -> pd.DataFrame:
             cost = np.asarray(cell["cost"])
             row.update(cost_mean=float(cost.mean()), wall_s=float(np.median(cell["wall"])),
                        eps_spent_mean=float(np.mean(cell["eps"])), eps_spent_max=float(np.max(cell["eps"])),
-                       delta_spent_max=float(np.max(cell["dlt"])))
+                       delta_spent_max=float(np.max(cell["dlt"])),
+                       nonempty_mean=float(np.mean(cell["nonempty"])) if cell["nonempty"] else math.nan)
             if ref is None or not ref > 0:
                 row.update(status="no_reference", reason=f"no non-private {OBJECTIVE_LABEL[objective]} run at "
                                                          f"this (dataset, k) to normalise by")
@@ -207,6 +212,7 @@ def display_frame(table: pd.DataFrame, item: Mapping) -> pd.DataFrame:
         "95% CI low": t["ci_low"],
         "95% CI high": t["ci_high"],
         "runs": t["n"],
+        "non-empty clusters (mean)": t["nonempty_mean"],
         "wall s/run (median)": t["wall_s"],
         "ε spent (mean)": t["eps_spent_mean"],
         "status": [s if s != "ok" else "" for s in t["status"]],
