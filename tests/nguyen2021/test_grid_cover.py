@@ -156,3 +156,19 @@ def test_grid_em_stays_exact_after_points_are_removed():
     exp = np.array([p[c == v].sum() for v in levels]) * n
     chi2 = ((obs - exp) ** 2 / exp).sum()
     assert stats.chi2.sf(chi2, len(levels) - 1) > 1e-3
+
+
+def test_log_expm1_gives_a_scalar_the_bits_of_the_array_path():
+    """The samplers call log_expm1 per trial on scalars (a fast path); every value must be the bit
+    the vectorised path gives, at 0 (−inf), around the switch at 30 and far above it."""
+    from dpclust.nguyen2021.grid_cover import log_expm1
+
+    rng = np.random.default_rng(3)
+    xs = np.concatenate([[0.0, 5e-324, 1e-300, 1e-8, 29.999999, 30.0, 30.000001, 700.0, 1e5],
+                         rng.uniform(0, 60, 5000), rng.exponential(1e-3, 5000), 0.0037 * np.arange(200)])
+    array_path = log_expm1(xs)
+    for x, want in zip(xs, array_path):
+        for scalar in (float(x), np.float64(x)):
+            got = log_expm1(scalar)
+            assert isinstance(got, float) and (got == want and np.signbit(got) == np.signbit(want)), (x, got, want)
+    assert log_expm1(0) == -np.inf and log_expm1(np.int64(7)) == log_expm1(np.array([7.0]))[0]

@@ -415,7 +415,15 @@ class GridEM:
 
 
 def log_expm1(x):
-    """log(e^x − 1) for x ≥ 0, stable for large x; −inf at 0 (vectorised)."""
+    """log(e^x − 1) for x ≥ 0, stable for large x; −inf at 0 (vectorised). A scalar takes the same
+    NumPy loops on one element without the array bookkeeping (the samplers call it per trial)."""
+    if isinstance(x, (float, int, np.floating, np.integer)):
+        v = np.float64(x)
+        if v > 30.0:
+            return float(v + np.log1p(-np.exp(-v)))
+        if v == 0.0:
+            return -math.inf
+        return float(np.log(np.expm1(v)))
     x = np.asarray(x, dtype=float)
     flat = np.atleast_1d(x)
     out = np.empty_like(flat)
