@@ -24,7 +24,8 @@ REPO = Path(__file__).resolve().parents[1]
 CELLS = ["su2016.dplloyd:adult_num:5", "su2016.dplloyd:s1:15", "su2016.dplloyd:su_synth_k5_d5:5",
          "su2016.gkm:adult_num:5", "su2016.gkm3k:adult_num:5", "leaderboard.gkm3k:balcan_synth:16",
          "lushen2020.prior:mnist70k:10", "lushen2020.posterior:mnist70k:10", "leaderboard.pgkm:mnist70k:10",
-         "leaderboard.privgene:mnist70k:10", "leaderboard.dwork:mnist70k:10", "leaderboard.ours_authors:shuttle:10"]
+         "leaderboard.privgene:mnist70k:10", "leaderboard.dwork:mnist70k:10", "leaderboard.ours_authors:shuttle:10",
+         "balcan2017.balcan_kmedian:skin:20"]
 
 CHILD = r"""
 import hashlib, json, sys, time

@@ -35,21 +35,49 @@ def _new_losses_as_before(st):
     return base[None, :] + grouped
 
 
+def _order_sensitive_data(rng):
+    """Points whose distances span twelve orders of magnitude: any other order of the row sums (e.g.
+    a block's partial sum added to the chunk's) gives other bits."""
+    Y = rng.normal(size=(500, 4)) * 10.0 ** rng.integers(-6, 7, size=(500, 1))
+    return Y, rng.normal(size=(40, 4)) * 10.0 ** rng.integers(-3, 4, size=(40, 1))
+
+
 @pytest.mark.parametrize("power", [1, 2])
-@pytest.mark.parametrize("cached", [True, False])
-def test_gain_table_bytes_equal_the_unfused_computation(power, cached, monkeypatch):
-    """Same bytes as before the speed-up, on data with exact ties (a lattice with repeated points,
-    candidates on the lattice, duplicate centres) and on continuous data, over several swaps."""
+@pytest.mark.parametrize("cache", ["float32", "float64", "none"])
+@pytest.mark.parametrize("block_rows", [37, 5, 8, 1])
+@pytest.mark.parametrize("public_product", [False, True])
+def test_gain_table_bytes_equal_the_unfused_computation(power, cache, block_rows, public_product, monkeypatch):
+    """Same bytes as before the speed-ups (whole chunks, a fresh float64 copy, the public sparse
+    product), on data with exact ties (a lattice with repeated points, candidates on the lattice,
+    duplicate centres), continuous data and data whose sums depend on their order, over several
+    swaps: with blocks of 37 (one per chunk), 5, 8 (not dividing the chunk's 37 rows) and 1 row,
+    through SciPy's accumulating kernel and through the fallback without it."""
     import dpclust.balcan2017.local_swap as ls
     monkeypatch.setattr(ls, "CHUNK_ENTRIES", 40 * 37)
-    monkeypatch.setattr(ls, "SWAP_CACHE_ENTRIES", 10**9 if cached else 0)
+    monkeypatch.setattr(ls, "BLOCK_ENTRIES", 40 * block_rows)
+    monkeypatch.setattr(ls, "SWAP_CACHE_ENTRIES", 10**9 if cache == "float32" else 0)
+    monkeypatch.setattr(ls, "SWAP_CACHE64_ENTRIES", 0 if cache == "none" else 10**9)
+    if public_product:
+        monkeypatch.setattr(ls, "_csr_matvecs", None)
     rng = np.random.default_rng(7)
     for Y, C in ((rng.integers(0, 6, size=(500, 3)).astype(float) / 5, rng.integers(0, 6, size=(40, 3)).astype(float) / 5),
-                 (rng.normal(size=(500, 4)), rng.normal(size=(40, 4)))):
+                 (rng.normal(size=(500, 4)), rng.normal(size=(40, 4))), _order_sensitive_data(rng)):
         st = SwapState(Y, C, np.array([0, 3, 3, 7, 12]), power)
         for j, y in ((1, 20), (4, 0), (0, 39)):
             assert st.new_losses().tobytes() == _new_losses_as_before(st).tobytes()
             st.swap(j, y)
+        assert (st._cache.dtype.name if st._cache is not None else "none") == cache
+
+
+def test_the_order_sensitive_data_tells_another_summation_order_apart():
+    """The check above can fail: adding each block's partial sums to the chunk's (instead of the rows
+    one after another) gives other bits on the order-sensitive data."""
+    import dpclust.balcan2017.local_swap as ls
+    Y, C = _order_sensitive_data(np.random.default_rng(7))
+    D = np.sqrt(ls.squared_distances(Y[:37], C))
+    rowwise = D.sum(axis=0)
+    blockwise = sum(D[b:b + 5].sum(axis=0) for b in range(0, 37, 5))
+    assert rowwise.tobytes() != blockwise.tobytes()
 
 
 def _float64_cached(monkeypatch, on: bool):

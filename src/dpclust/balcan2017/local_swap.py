@@ -30,9 +30,12 @@ so one pass over the points per round (in row chunks: a GEMM for D, elementwise 
 (k × rows)·(rows × |C|) product for the grouped sums) gives the whole (k, |C|) gain table. After a
 swap only one column of the (n, k) distance matrix changes. The point-candidate distances D are
 computed once and cached (float32 up to `SWAP_CACHE_ENTRIES`, float64 up to `SWAP_CACHE64_ENTRIES`),
-else again in every round. The chunk's float64 work arrays are allocated once per state and reused
-across chunks and rounds (fresh arrays cost more in page faults than the arithmetic); the
-arithmetic is unchanged, so are the bytes.
+else again in every round. A chunk is worked in blocks of rows small enough for the cache
+(`BLOCK_ENTRIES`): each block's minima and differences are added to the chunk's sums by SciPy's
+CSR kernel, which accumulates row after row in place, so every sum adds the chunk's rows in the
+same order as one product over the whole chunk (without that kernel: whole chunks through the
+public product, the same bytes). The float64 work arrays are allocated once per state and reused
+across blocks and rounds (fresh arrays cost more in page faults than the arithmetic).
 
 Interpretation: `swap_rounds_rule` — the theory uses T = 100·k·ln(n/δ) (STATED Alg. 3), which is
 ~10⁵ rounds at k = 64; the paper's experiments do not state T; the authors' code runs min(k, 20)
@@ -46,6 +49,11 @@ import math
 import numpy as np
 from scipy import sparse
 
+try:  # Y += A·X for a CSR matrix A: SciPy's kernel behind `csr_matrix @ dense`, accumulating into Y
+    from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
+except ImportError:  # pragma: no cover - a SciPy without it: the public product of whole chunks, same bits
+    _csr_matvecs = None
+
 from ..mechanisms import exponential_mechanism
 from ..metrics import CHUNK_ENTRIES, squared_distances
 
@@ -56,6 +64,11 @@ SWAP_CACHE_ENTRIES = 150_000_000
 #: kept in float64: the very values every round would compute again (same chunks, same arithmetic),
 #: so the bytes are those of computing them each round (e.g. Skin at ε = 2: |C| ≈ 900, 10–20 rounds).
 SWAP_CACHE64_ENTRIES = 250_000_000
+#: A chunk's rows are taken in blocks of about this many (row, candidate) entries, so that a block's
+#: work arrays stay in cache across its passes (minima, differences, the two sums). Speed only: every
+#: sum still adds the chunk's rows one after another in row order, so the bytes are those of whole
+#: chunks (tests/balcan2017/test_local_swap.py compares both).
+BLOCK_ENTRIES = 131_072
 
 
 def swap_rounds(rule: str, cap: int, k: int, n: int, delta: float) -> int:
@@ -137,24 +150,43 @@ class SwapState:
         base = np.zeros(m)
         grouped = np.zeros((k, m))
         step = max(1, min(n, CHUNK_ENTRIES // max(m, 1)))
+        block = step if _csr_matvecs is None else max(1, min(step, BLOCK_ENTRIES // max(m, 1)))
         for s in range(0, n, step):
-            sl = slice(s, s + step)
-            D = self._candidate_distances(sl)
-            rows = D.shape[0]
-            W, m1 = self._work_arrays(rows, m)
-            if self._cache is None:
-                W = D              # fresh float64: worked on in place
-            else:
-                np.copyto(W, D)    # the cache is read only (float32 widens exactly)
-            D = W
-            d1 = self.d1[sl, None]
-            np.minimum(D, d1, out=m1)
-            base += m1.sum(axis=0)
-            np.minimum(D, self.d2[sl, None], out=D)
-            D -= m1
-            onehot = sparse.csr_matrix((np.ones(rows), (self.a[sl], np.arange(rows))), shape=(k, rows))
-            grouped += onehot @ D
+            D = self._candidate_distances(slice(s, s + step))
+            base_c, grouped_c = np.zeros(m), np.zeros((k, m))
+            for b in range(0, D.shape[0], block):
+                self._add_block(D[b:b + block], s + b, base_c, grouped_c)
+            base += base_c
+            grouped += grouped_c
         return base[None, :] + grouped
+
+    def _add_block(self, D: np.ndarray, start: int, base: np.ndarray, grouped: np.ndarray) -> None:
+        """Add rows start.. of the point-candidate distances `D` to a chunk's sums, in row order:
+        base[y] += min(d1_i, D_iy) and grouped[a_i, y] += min(d2_i, D_iy) − min(d1_i, D_iy)."""
+        rows, m = D.shape
+        k = grouped.shape[0]
+        W, m1 = self._work_arrays(rows, m)
+        if self._cache is None:
+            W = D              # fresh float64: worked on in place
+        else:
+            np.copyto(W, D)    # the cache is read only (float32 widens exactly)
+        sl = slice(start, start + rows)
+        np.minimum(W, self.d1[sl, None], out=m1)
+        if _csr_matvecs is None:
+            base += m1.sum(axis=0)
+        else:
+            _csr_matvecs(1, rows, m, np.array([0, rows], dtype=np.int32), np.arange(rows, dtype=np.int32),
+                         np.ones(rows), m1.ravel(), base)
+        np.minimum(W, self.d2[sl, None], out=W)
+        W -= m1
+        a = self.a[sl]
+        if _csr_matvecs is None:
+            grouped += sparse.csr_matrix((np.ones(rows), (a, np.arange(rows))), shape=(k, rows)) @ W
+        else:
+            indptr = np.zeros(k + 1, dtype=np.int32)
+            indptr[1:] = np.cumsum(np.bincount(a, minlength=k))
+            _csr_matvecs(k, rows, m, indptr, np.argsort(a, kind="stable").astype(np.int32), np.ones(rows),
+                         W.ravel(), grouped.ravel())
 
 
 def local_swap(Y: np.ndarray, C: np.ndarray, k: int, epsilon: float, radius: float, rounds: int,
