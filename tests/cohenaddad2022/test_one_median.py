@@ -125,3 +125,47 @@ def test_huge_epsilon_is_one_clear_error_before_any_charge():
     with pytest.raises(DPClustError, match="too large"):
         private_one_median(_cluster(10)[:, :1], 1e4, 0.0, [0, 1], np.random.default_rng(0), acc, {})
     assert acc.spent_epsilon == 0.0
+
+
+def test_newton_pieces_give_the_bytes_of_the_direct_formulas():
+    """The gradient and the Hessian (formed without a d × d identity, and only when a step is taken)
+    are the bytes of the direct formulas (Λ·I + Σ(I − vvᵀ/s²)/s), at small and MNIST-sized d, and
+    a whole minimisation is the bytes of Newton with the direct formulas."""
+    from dpclust.blocks import one_median as om
+
+    def direct(P, theta, lam, Lam, c, b):
+        V = theta[None, :] - P
+        s = np.sqrt(np.einsum("ij,ij->i", V, V) + lam * lam)
+        inv = 1.0 / s
+        g = V.T @ inv + Lam * (theta - c) + b
+        return g, (inv.sum() + Lam) * np.eye(theta.size) - (V * (inv ** 3)[:, None]).T @ V
+
+    def newton_direct(P, lam, Lam, c, b, gamma, max_iter):
+        theta = c.copy()
+        f = om._objective(P, theta, lam, Lam, c, b)
+        for it in range(1, max_iter + 1):
+            g, H = direct(P, theta, lam, Lam, c, b)
+            if np.linalg.norm(g) <= gamma:
+                return theta, it - 1
+            step = np.linalg.solve(H, g)
+            t, slope = 1.0, float(np.dot(g, step))
+            while True:
+                cand = theta - t * step
+                fc = om._objective(P, cand, lam, Lam, c, b)
+                if fc <= f - 1e-4 * t * slope + 1e-12 * max(1.0, abs(f)) or t < 1e-12:
+                    break
+                t *= 0.5
+            theta, f = cand, fc
+        return theta, max_iter
+
+    rng = np.random.default_rng(5)
+    for d, m in [(1, 5), (3, 400), (28, 300), (784, 60)]:
+        P = rng.random((m, d)) * 10.0 ** rng.integers(-3, 3)
+        theta, c, b = rng.random(d), np.full(d, 0.5), rng.normal(size=d) * 100
+        for Lam in (1e-3, 7.8e4):
+            g, H = direct(P, theta, 0.1, Lam, c, b)
+            g2, V, inv = om._gradient(P, theta, 0.1, Lam, c, b)
+            assert g2.tobytes() == g.tobytes() and om._hessian(V, inv, Lam).tobytes() == H.tobytes()
+        want, iters = newton_direct(P, 0.1, 50.0, c, b, 1e-7, 200)
+        got, _, got_iters = om.minimise_perturbed(P, 0.1, 50.0, c, b, 1e-7, 200)
+        assert got.tobytes() == want.tobytes() and got_iters == iters

@@ -133,28 +133,38 @@ def _objective(P, theta, lam, Lam, c, b):
     return float(s.sum() + 0.5 * Lam * np.dot(theta - c, theta - c) + np.dot(b, theta))
 
 
-def _grad_hess(P, theta, lam, Lam, c, b):
-    d = theta.shape[0]
+def _gradient(P, theta, lam, Lam, c, b):
+    """∇F(θ), with what the Hessian reuses (V = θ − P and 1/s per point)."""
     V = theta[None, :] - P
     s = np.sqrt(np.einsum("ij,ij->i", V, V) + lam * lam)
     inv = 1.0 / s
-    g = V.T @ inv + Lam * (theta - c) + b
-    H = (inv.sum() + Lam) * np.eye(d) - (V * (inv ** 3)[:, None]).T @ V
-    return g, H
+    return V.T @ inv + Lam * (theta - c) + b, V, inv
+
+
+def _hessian(V, inv, Lam):
+    """∇²F(θ) = (Σ 1/s + Λ)·I − Σ vvᵀ/s³, formed as −Σ vvᵀ/s³ plus the diagonal term (no d × d
+    identity; −h + a is a − h exactly, so the bytes are those of the direct formula)."""
+    d = V.shape[1]
+    H = (V * (inv ** 3)[:, None]).T @ V
+    np.negative(H, out=H)
+    H.flat[::d + 1] += inv.sum() + Lam
+    return H
 
 
 def minimise_perturbed(P, lam, Lam, c, b, gamma, max_iter) -> tuple[np.ndarray, float, int]:
     """Damped Newton (Armijo backtracking) on the Λ-strongly convex perturbed objective F.
 
-    Returns (θ_a, ‖∇F(θ_a)‖, iterations). Deterministic given its inputs."""
+    Returns (θ_a, ‖∇F(θ_a)‖, iterations). Deterministic given its inputs. The Hessian (a d × d
+    product over the points, the dear part at large d) is formed only when a step is taken."""
     theta = c.copy()
     f = _objective(P, theta, lam, Lam, c, b)
     for it in range(1, max_iter + 1):
-        g, H = _grad_hess(P, theta, lam, Lam, c, b)
+        g, V, inv = _gradient(P, theta, lam, Lam, c, b)
         gn = float(np.linalg.norm(g))
         if gn <= gamma:
             return theta, gn, it - 1
-        step = np.linalg.solve(H, g)
+        step = np.linalg.solve(_hessian(V, inv, Lam), g)
+        del V
         t = 1.0
         slope = float(np.dot(g, step))
         # Armijo backtracking; the 1e-12·|f| slack stops round-off from blocking the last steps
@@ -165,7 +175,7 @@ def minimise_perturbed(P, lam, Lam, c, b, gamma, max_iter) -> tuple[np.ndarray, 
                 break
             t *= 0.5
         theta, f = cand, fc
-    g, _ = _grad_hess(P, theta, lam, Lam, c, b)
+    g = _gradient(P, theta, lam, Lam, c, b)[0]
     return theta, float(np.linalg.norm(g)), max_iter
 
 
