@@ -90,3 +90,35 @@ def test_kmedian_pipeline(blobs, rng):
     C0 = kmedian_plus_plus(blobs, 3, rng)
     res = lloyd_kmedian(blobs, C0, max_iter=10)
     assert res.cost <= kmedian_cost(blobs, C0) + 1e-9
+
+
+def test_geometric_median_gives_the_bytes_of_the_direct_weiszfeld_formulas():
+    """The work array shared by an iteration's per-point arrays changes no bit: the same iterates as
+    ((P − y)²).sum(axis=1) and (P·w).sum(axis=0) on fresh arrays (with a point on a data point too)."""
+    from dpclust.baselines import geometric_median
+
+    def direct(P, max_iter=200, tol=1e-9):
+        y = P.mean(axis=0)
+        for _ in range(max_iter):
+            d = np.sqrt(((P - y) ** 2).sum(axis=1))
+            near = d < 1e-12
+            w = 1.0 / np.where(near, 1.0, d)
+            w[near] = 0.0
+            if w.sum() == 0:
+                return y
+            t = (P * w[:, None]).sum(axis=0) / w.sum()
+            if near.any():
+                r = np.linalg.norm((P[~near] - y).T @ w[~near])
+                eta = near.sum()
+                t = max(0.0, 1 - eta / r) * t + min(1.0, eta / r) * y if r > 0 else y
+            if np.linalg.norm(t - y) <= tol * max(1.0, np.linalg.norm(y)):
+                return t
+            y = t
+        return y
+
+    rng = np.random.default_rng(2)
+    cases = [rng.random((m, d)) * 10.0 ** rng.integers(-4, 4) for m, d in [(1, 3), (7, 2), (500, 5), (300, 784)]]
+    cases.append(np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]]))   # mean on a point
+    for P in cases:
+        assert geometric_median(P).tobytes() == direct(P).tobytes()
+        assert geometric_median(P, max_iter=3).tobytes() == direct(P, max_iter=3).tobytes()

@@ -128,16 +128,22 @@ def _weighted_cost(X, C, weights):
 
 
 def geometric_median(P: np.ndarray, max_iter: int = 200, tol: float = 1e-9) -> np.ndarray:
-    """Exact 1-median of the rows of P by Weiszfeld's algorithm (with the Vardi-Zhang guard)."""
+    """Exact 1-median of the rows of P by Weiszfeld's algorithm (with the Vardi-Zhang guard). The
+    per-point arrays of an iteration share one work array (the arithmetic of ((P − y)²).sum(axis=1)
+    and (P·w).sum(axis=0), without two fresh (m, d) arrays an iteration)."""
     y = P.mean(axis=0)
+    work = np.empty_like(P, dtype=float)
     for _ in range(max_iter):
-        d = np.sqrt(((P - y) ** 2).sum(axis=1))
+        np.subtract(P, y, out=work)
+        np.square(work, out=work)
+        d = np.sqrt(work.sum(axis=1))
         near = d < 1e-12
         w = 1.0 / np.where(near, 1.0, d)
         w[near] = 0.0
         if w.sum() == 0:
             return y
-        t = (P * w[:, None]).sum(axis=0) / w.sum()
+        np.multiply(P, w[:, None], out=work)
+        t = work.sum(axis=0) / w.sum()
         if near.any():  # Vardi & Zhang (2000) step when y sits on a data point
             r = np.linalg.norm((P[~near] - y).T @ w[~near])
             eta = near.sum()
