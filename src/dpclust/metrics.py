@@ -101,11 +101,12 @@ def cluster_sums_in_order(X: np.ndarray, labels: np.ndarray, k: int, XT: np.ndar
     return sums
 
 
-def data_views(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def data_views(X: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """(`row_norms(X)`, X's columns as contiguous rows): what every Lloyd-type iteration reads of X
-    (`assign`'s `X_sq`, the bincount sums' columns), computed once by a caller that runs many."""
+    (`assign`'s `X_sq`, the bincount sums' columns), computed once by a caller that runs many. From
+    `SPARSE_SUMS_MIN_D` coordinates on the sums do not read columns, and the second view is None."""
     X = np.asarray(X, dtype=float)
-    return row_norms(X), np.ascontiguousarray(X.T)
+    return row_norms(X), (np.ascontiguousarray(X.T) if X.shape[1] < SPARSE_SUMS_MIN_D else None)
 
 
 def assign(X: np.ndarray, C: np.ndarray, X_sq: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
