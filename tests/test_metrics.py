@@ -59,3 +59,45 @@ def test_cluster_sums_in_order_adds_in_index_order_on_both_paths(d):
     # the check can fail: the same numbers added in another order give other bits
     shuffled = _sequential_sums(X[::-1], labels[::-1], k)
     assert not np.array_equal(shuffled.view(np.uint64), ref.view(np.uint64))
+
+
+@pytest.mark.parametrize("d", [metrics.SPARSE_SUMS_MIN_D, 784, 40])
+@pytest.mark.parametrize("k", [1, 3, 10, 17, 64])
+def test_assign_with_sums_gives_the_bytes_of_assign_then_cluster_sums(d, k, monkeypatch):
+    """One pass (blocks of rows: GEMM, nearest centre, the block's rows added to their sums) gives
+    the bytes of `assign` and `cluster_sums_in_order`: on row counts whose last block is short
+    (joined to the one before) or not, across `assign`'s chunks (a chunk of 997 rows, not a multiple
+    of 8), with and without precomputed row norms, with an empty cluster, on data whose sums show
+    their order; without SciPy's kernel, and below SPARSE_SUMS_MIN_D (d = 40), the two calls."""
+    rng = np.random.default_rng(k * 1000 + d)
+    for n in (5, 255, 256, 257, 575, 576, 2047, 2048 + 63, 2048 + 64):
+        X = rng.standard_normal((n, d)) * 10.0 ** rng.integers(-8, 9, size=(n, 1))
+        C = rng.standard_normal((k, d)) * 1e4
+        C[-1] = 1e12                                        # never the nearest: an empty cluster
+        for chunk_rows in (None, 997):
+            if chunk_rows:
+                monkeypatch.setattr(metrics, "CHUNK_ENTRIES", k * chunk_rows)
+            want_labels, want_d2 = metrics.assign(X, C)
+            want_sums = metrics.cluster_sums_in_order(X, want_labels, k)
+            for X_sq in (None, metrics.row_norms(X)):
+                labels, d2, sums = metrics.assign_with_sums(X, C, X_sq)
+                assert labels.tobytes() == want_labels.tobytes() and d2.tobytes() == want_d2.tobytes()
+                assert sums.tobytes() == want_sums.tobytes(), (n, chunk_rows)
+            monkeypatch.undo()
+    monkeypatch.setattr(metrics, "csr_accumulate", lambda: None)
+    labels, d2, sums = metrics.assign_with_sums(X, C)
+    assert sums.tobytes() == metrics.cluster_sums_in_order(X, metrics.assign(X, C)[0], k).tobytes()
+
+
+def test_add_rows_by_label_continues_one_product_across_blocks():
+    """Blocks of rows added in turn (and all rows to one group) are the sequential sums."""
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((700, 6)) * 10.0 ** rng.integers(-8, 9, size=(700, 1))
+    labels = rng.integers(0, 4, 700)
+    kernel = metrics.csr_accumulate()
+    out, total = np.zeros((4, 6)), np.zeros((1, 6))
+    for s in range(0, 700, 64):
+        metrics.add_rows_by_label(out, X[s:s + 64], labels[s:s + 64], kernel)
+        metrics.add_rows_by_label(total, X[s:s + 64], None, kernel)
+    assert out.tobytes() == _sequential_sums(X, labels, 4).tobytes()
+    assert total.tobytes() == _sequential_sums(X, np.zeros(700, dtype=int), 1).tobytes()

@@ -101,6 +101,78 @@ def cluster_sums_in_order(X: np.ndarray, labels: np.ndarray, k: int, XT: np.ndar
     return sums
 
 
+def csr_accumulate():
+    """SciPy's kernel behind `csr_matrix @ dense`, which adds A·X into Y in place (Y += A·X, row i
+    of A taken nonzero after nonzero), or None where SciPy does not have it (imported on first use:
+    run jobs on small data never import scipy.sparse)."""
+    try:
+        from scipy.sparse._sparsetools import csr_matvecs
+    except ImportError:  # pragma: no cover - every SciPy we know has it; callers then take the public product
+        return None
+    return csr_matvecs
+
+
+def add_rows_by_label(out: np.ndarray, block: np.ndarray, labels: np.ndarray | None, kernel) -> None:
+    """out[j] += block[i] for every row i with labels[i] = j (every row into out[0] when labels is
+    None), one row after another in row order, in place: the additions of the one-hot product over
+    these rows, continued from what `out` holds (so blocks of rows added in turn give the bytes of
+    one product over all of them). `kernel` = `csr_accumulate()`; out and block C-contiguous float64."""
+    rows, d = block.shape
+    if labels is None:
+        indptr, order = np.array([0, rows], dtype=np.int32), np.arange(rows, dtype=np.int32)
+    else:
+        indptr = np.zeros(out.shape[0] + 1, dtype=np.int32)
+        indptr[1:] = np.cumsum(np.bincount(labels, minlength=out.shape[0]))
+        order = np.argsort(labels, kind="stable").astype(np.int32)
+    kernel(indptr.size - 1, rows, d, indptr, order, np.ones(rows), block.ravel(), out.ravel())
+
+
+#: Rows per block of `assign_with_sums`: a block of MNIST's rows (256 × 784 float64, 1.6 MB) stays in
+#: cache from its distance GEMM to its sums. A multiple of 8, so every block starts where the GEMM
+#: of a whole chunk has a column group boundary (OpenBLAS computes such a column with the same bits
+#: wherever it stands); a last block shorter than `_FUSED_MIN_TAIL` rows joins the one before it.
+FUSED_BLOCK_ROWS = 256
+_FUSED_MIN_TAIL = 64
+
+
+def assign_with_sums(X: np.ndarray, C: np.ndarray, X_sq: np.ndarray | None = None):
+    """(`assign(X, C, X_sq)`, `cluster_sums_in_order(X, labels, k)`) in one pass over X from
+    `SPARSE_SUMS_MIN_D` coordinates on: per block of rows, the distance GEMM, the nearest centre,
+    then the block's rows added to their clusters' sums (`add_rows_by_label`), so a block is read
+    from memory once. The same bytes as the two calls (tests/test_metrics.py): the blocks lie inside
+    `assign`'s chunks, aligned to them, and the sums add every cluster's rows in index order from 0.0.
+    With OpenBLAS (here) the GEMM of a block is bit-identical to the chunk's columns; another BLAS
+    may differ in the last bit, as any GEMM may. Below that d (or without SciPy's kernel) the two
+    calls themselves."""
+    X = np.asarray(X, dtype=float)
+    C = np.atleast_2d(np.asarray(C, dtype=float))
+    n, d = X.shape
+    k = C.shape[0]
+    kernel = csr_accumulate() if d >= SPARSE_SUMS_MIN_D else None
+    if kernel is None or not X.flags.c_contiguous:
+        labels, d2 = assign(X, C, X_sq)
+        return labels, d2, cluster_sums_in_order(X, labels, k)
+    labels = np.empty(n, dtype=np.int64)
+    d2 = np.empty(n, dtype=float)
+    sums = np.zeros((k, d))
+    terms = centre_terms(C)
+    step = _chunk_rows(n, k)
+    for c0 in range(0, n, step):
+        c1 = min(n, c0 + step)
+        starts = list(range(c0, c1, FUSED_BLOCK_ROWS))
+        if len(starts) > 1 and c1 - starts[-1] < _FUSED_MIN_TAIL:
+            starts.pop()
+        for s0, s1 in zip(starts, starts[1:] + [c1]):
+            block = X[s0:s1]
+            D = centre_scores(block, terms)
+            D += (row_norms(block) if X_sq is None else X_sq[s0:s1])[None, :]
+            lab, m = first_argmin_down(D)
+            labels[s0:s1] = lab
+            np.maximum(m, 0.0, out=d2[s0:s1])
+            add_rows_by_label(sums, block, lab, kernel)
+    return labels, d2, sums
+
+
 def data_views(X: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """(`row_norms(X)`, X's columns as contiguous rows): what every Lloyd-type iteration reads of X
     (`assign`'s `X_sq`, the bincount sums' columns), computed once by a caller that runs many. From

@@ -49,13 +49,8 @@ import math
 import numpy as np
 from scipy import sparse
 
-try:  # Y += A·X for a CSR matrix A: SciPy's kernel behind `csr_matrix @ dense`, accumulating into Y
-    from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
-except ImportError:  # pragma: no cover - a SciPy without it: the public product of whole chunks, same bits
-    _csr_matvecs = None
-
 from ..mechanisms import exponential_mechanism
-from ..metrics import CHUNK_ENTRIES, squared_distances
+from ..metrics import CHUNK_ENTRIES, add_rows_by_label, csr_accumulate, squared_distances
 
 #: The (n, |C|) point-candidate distances do not change between rounds: they are cached in float32
 #: when n·|C| is at most this many entries (≤ 600 MB), else computed per round in row chunks.
@@ -149,20 +144,23 @@ class SwapState:
         n, k, m = self.Y.shape[0], self.idx.size, self.C.shape[0]
         base = np.zeros(m)
         grouped = np.zeros((k, m))
+        kernel = csr_accumulate()
         step = max(1, min(n, CHUNK_ENTRIES // max(m, 1)))
-        block = step if _csr_matvecs is None else max(1, min(step, BLOCK_ENTRIES // max(m, 1)))
+        block = step if kernel is None else max(1, min(step, BLOCK_ENTRIES // max(m, 1)))
         for s in range(0, n, step):
             D = self._candidate_distances(slice(s, s + step))
             base_c, grouped_c = np.zeros(m), np.zeros((k, m))
             for b in range(0, D.shape[0], block):
-                self._add_block(D[b:b + block], s + b, base_c, grouped_c)
+                self._add_block(D[b:b + block], s + b, base_c, grouped_c, kernel)
             base += base_c
             grouped += grouped_c
         return base[None, :] + grouped
 
-    def _add_block(self, D: np.ndarray, start: int, base: np.ndarray, grouped: np.ndarray) -> None:
+    def _add_block(self, D: np.ndarray, start: int, base: np.ndarray, grouped: np.ndarray, kernel) -> None:
         """Add rows start.. of the point-candidate distances `D` to a chunk's sums, in row order:
-        base[y] += min(d1_i, D_iy) and grouped[a_i, y] += min(d2_i, D_iy) − min(d1_i, D_iy)."""
+        base[y] += min(d1_i, D_iy) and grouped[a_i, y] += min(d2_i, D_iy) − min(d1_i, D_iy)
+        (`metrics.add_rows_by_label`; without SciPy's kernel, `D` is a whole chunk and the sums are
+        the public products, the same bytes)."""
         rows, m = D.shape
         k = grouped.shape[0]
         W, m1 = self._work_arrays(rows, m)
@@ -172,21 +170,16 @@ class SwapState:
             np.copyto(W, D)    # the cache is read only (float32 widens exactly)
         sl = slice(start, start + rows)
         np.minimum(W, self.d1[sl, None], out=m1)
-        if _csr_matvecs is None:
+        if kernel is None:
             base += m1.sum(axis=0)
         else:
-            _csr_matvecs(1, rows, m, np.array([0, rows], dtype=np.int32), np.arange(rows, dtype=np.int32),
-                         np.ones(rows), m1.ravel(), base)
+            add_rows_by_label(base[None, :], m1, None, kernel)
         np.minimum(W, self.d2[sl, None], out=W)
         W -= m1
-        a = self.a[sl]
-        if _csr_matvecs is None:
-            grouped += sparse.csr_matrix((np.ones(rows), (a, np.arange(rows))), shape=(k, rows)) @ W
+        if kernel is None:
+            grouped += sparse.csr_matrix((np.ones(rows), (self.a[sl], np.arange(rows))), shape=(k, rows)) @ W
         else:
-            indptr = np.zeros(k + 1, dtype=np.int32)
-            indptr[1:] = np.cumsum(np.bincount(a, minlength=k))
-            _csr_matvecs(k, rows, m, indptr, np.argsort(a, kind="stable").astype(np.int32), np.ones(rows),
-                         W.ravel(), grouped.ravel())
+            add_rows_by_label(grouped, W, self.a[sl], kernel)
 
 
 def local_swap(Y: np.ndarray, C: np.ndarray, k: int, epsilon: float, radius: float, rounds: int,
