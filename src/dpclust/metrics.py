@@ -135,8 +135,8 @@ FUSED_BLOCK_ROWS = 256
 _FUSED_MIN_TAIL = 64
 
 
-def assign_with_sums(X: np.ndarray, C: np.ndarray, X_sq: np.ndarray | None = None):
-    """(`assign(X, C, X_sq)`, `cluster_sums_in_order(X, labels, k)`) in one pass over X from
+def assign_with_sums(X: np.ndarray, C: np.ndarray, X_sq: np.ndarray | None = None, XT: np.ndarray | None = None):
+    """(`assign(X, C, X_sq)`, `cluster_sums_in_order(X, labels, k, XT)`) in one pass over X from
     `SPARSE_SUMS_MIN_D` coordinates on: per block of rows, the distance GEMM, the nearest centre,
     then the block's rows added to their clusters' sums (`add_rows_by_label`), so a block is read
     from memory once. The same bytes as the two calls (tests/test_metrics.py): the blocks lie inside
@@ -151,7 +151,7 @@ def assign_with_sums(X: np.ndarray, C: np.ndarray, X_sq: np.ndarray | None = Non
     kernel = csr_accumulate() if d >= SPARSE_SUMS_MIN_D else None
     if kernel is None or not X.flags.c_contiguous:
         labels, d2 = assign(X, C, X_sq)
-        return labels, d2, cluster_sums_in_order(X, labels, k)
+        return labels, d2, cluster_sums_in_order(X, labels, k, XT)
     labels = np.empty(n, dtype=np.int64)
     d2 = np.empty(n, dtype=float)
     sums = np.zeros((k, d))

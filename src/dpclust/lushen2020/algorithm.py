@@ -170,7 +170,7 @@ def _prior_controller(X, S, a, S_prev, nonempty, s, rng, views=(None, None)):
     """X^(t) = S^(t+1): one more Lloyd step from the true means S^(t) (Alg. 2 line 2); `views` =
     (row norms, contiguous columns) of X, computed once per run."""
     k = S.shape[0]
-    labels_next, _, sums_next = assign_with_sums(X, S, views[0])
+    labels_next, _, sums_next = assign_with_sums(X, S, *views)
     Xc, _, counts_next = _means(X, labels_next, k, S, views[1], sums_next)
     dist = np.linalg.norm(Xc - S, axis=1)
     if s["prior_clip"]:
@@ -227,7 +227,7 @@ def lushen(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     views = data_views(X)   # what every iteration reads of X, once
     while True:
         iterations += 1
-        labels, _, sums = assign_with_sums(X, S_hat, views[0])
+        labels, _, sums = assign_with_sums(X, S_hat, *views)
         S, _, counts = _means(X, labels, k, S_hat, views[1], sums)
         a = np.linalg.norm(S - S_hat, axis=1)
         if s["convergence"] == "memberships":

@@ -10,8 +10,8 @@
 * `OpenUnitInterval` — the constraint "a number in (0, 1)" of budget fractions.
 * `sum_sensitivity_radius` — r of the paper's [−r, r]^d for a general public box [lo, hi]^d: a
   tuple changes a coordinate sum by at most max(|lo|, |hi|) under add/remove neighbours (§3.1).
-* `cluster_stats` / `batched_weighted_lloyd` — one-pass cluster sums, counts; Lloyd with
-  (possibly negative) weights run for many initialisations at once (used by EUGkM, Lloyd).
+* `batched_weighted_lloyd` — Lloyd with (possibly negative) weights run for many initialisations
+  at once (used by EUGkM, Lloyd). (DPLloyd's cluster sums: `metrics.assign_with_sums`.)
 
 Every initialisation set is a function of `settings["init_seed"]` only, so runs with the same
 init_seed (the runner's `init_sets`) share their initial centres (§5.1's 30 sets).
@@ -27,7 +27,7 @@ from scipy import sparse
 from ..api import DPClustError, data_bounds
 from ..blocks import initialisation
 from ..blocks.initialisation import init_set_seeds, sphere_packing_init  # noqa: F401 (used by eugkm, gupt)
-from ..metrics import cluster_sums_in_order, squared_distances
+from ..metrics import squared_distances
 from ..settings import Constraint, Interval, Options, Setting, Settings
 
 #: The settings `initial_centers` reads; every algorithm that calls it declares them (spread into
@@ -72,14 +72,6 @@ def initial_centers(X: np.ndarray, k: int, settings: Mapping, seed: int | None =
 def sum_sensitivity_radius(bounds) -> float:
     lo, hi = bounds
     return float(max(abs(lo), abs(hi)))
-
-
-def cluster_stats(X: np.ndarray, labels: np.ndarray, k: int, XT: np.ndarray | None = None):
-    """Per-cluster sums (k, d) and counts (k,) in one pass (`metrics.cluster_sums_in_order`, no
-    Python loop over points). `XT`, when given, is X's columns as contiguous rows
-    (`metrics.data_views`, for a caller that runs many passes over one X)."""
-    counts = np.bincount(labels, minlength=k).astype(float)
-    return cluster_sums_in_order(X, labels, k, XT), counts
 
 
 def batched_weighted_lloyd(P: np.ndarray, w: np.ndarray, inits: np.ndarray, max_iter: int, tol: float,

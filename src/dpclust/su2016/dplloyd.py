@@ -44,9 +44,9 @@ from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, va
 from ..blocks.domain import public_box
 from ..blocks.public_size import PUBLIC_N, public_size
 from ..mechanisms import laplace_mechanism
-from ..metrics import assign, data_views
+from ..metrics import assign_with_sums, data_views
 from ..settings import Boolean, Interval, Options, Setting, Settings, declared
-from .common import INIT_SETTINGS, cluster_stats, initial_centers, sum_sensitivity_radius
+from .common import INIT_SETTINGS, initial_centers, sum_sensitivity_radius
 
 #: DPLloyd's noisy-update settings, shared with the one DPLloyd iteration of the hybrid (hybrid.py).
 MIN_COUNT = Setting(1.0, "MISSING→REC a noisy count below this keeps the previous centre (PINQ's noisy "
@@ -106,8 +106,8 @@ def noisy_lloyd_step(X, C, budget, acc: Accountant, rng, r: float, bounds, setti
     caller that runs many iterations (the same bytes either way)."""
     k, d = C.shape
     X_sq, XT = views if views is not None else (None, None)
-    labels, _ = assign(X, C, X_sq)
-    sums, counts = cluster_stats(X, labels, k, XT=XT)
+    labels, _, sums = assign_with_sums(X, C, X_sq, XT)          # (cluster_stats' sums, in one pass at large d)
+    counts = np.bincount(labels, minlength=k).astype(float)
     e_joint, e_sum = budget
     if e_sum is None:
         # counts and sums released together: L1 sensitivity d·r + 1 (§4.1.1)
