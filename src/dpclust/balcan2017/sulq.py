@@ -40,10 +40,9 @@ import numpy as np
 
 from ..accountant import Accountant
 from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
-from ..baselines import cluster_sums
 from ..blocks.domain import public_box
 from ..mechanisms import gaussian_mechanism, laplace_mechanism
-from ..metrics import assign
+from ..metrics import assign, assign_with_sums
 from ..settings import APPROXIMATE, PURE, Guarantee, Interval, Options, Setting, Settings, declared, nullable
 
 #: Λ and the Gaussian calibration are shared with Algorithm 4 (`algorithm.SETTINGS` reuses them).
@@ -130,9 +129,9 @@ def private_lloyd_steps(Xc: np.ndarray, C0c: np.ndarray, iterations: int, epsilo
     C = np.array(C0c, dtype=float, copy=True)
     trace = []
     for it in range(iterations):
-        labels, d2 = assign(Xc, C)
+        labels, d2, sums = assign_with_sums(Xc, C)     # `cluster_sums`' sums, in one pass over Xc at large d
         trace.append(float(d2.sum()))
-        sums, counts = cluster_sums(Xc, labels, k)
+        counts = np.bincount(labels, minlength=k).astype(float)
         noisy_counts = laplace_mechanism(counts, 1.0, eps_c, rng, accountant, label=f"{label} it {it + 1} counts")
         if sum_mechanism == "gaussian":
             noisy_sums = gaussian_mechanism(sums, radius_l2, eps_s, delta_it, rng, accountant,
