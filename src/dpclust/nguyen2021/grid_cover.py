@@ -290,11 +290,13 @@ class GridEM:
         split axis's term. The test is loosened by a relative 1e-9 on R² so that rounding can only
         add members (a superset keeps U an upper bound)."""
         x = self.P[candidates, ax]
-        g = np.maximum(np.maximum(lo[ax] * self.t - x, x - hi[ax] * self.t), 0.0)
+        below = lo[ax] * self.t - x              # (each side's distance is formed once, as before twice)
+        above = x - hi[ax] * self.t
+        g = np.maximum(np.maximum(below, above), 0.0)
         other = gap2 - g * g
         np.maximum(other, 0.0, out=other)
-        ga = np.maximum(np.maximum(lo[ax] * self.t - x, x - mid * self.t), 0.0)
-        gb = np.maximum(np.maximum((mid + 1) * self.t - x, x - hi[ax] * self.t), 0.0)
+        ga = np.maximum(np.maximum(below, x - mid * self.t), 0.0)
+        gb = np.maximum(np.maximum((mid + 1) * self.t - x, above), 0.0)
         ga *= ga
         gb *= gb
         ga += other
