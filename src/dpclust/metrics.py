@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 #: Upper bound on the number of float64 entries of one (chunk × k) distance block (~64 MB).
@@ -101,13 +103,20 @@ def cluster_sums_in_order(X: np.ndarray, labels: np.ndarray, k: int, XT: np.ndar
     return sums
 
 
+@functools.lru_cache(maxsize=1)
 def csr_accumulate():
     """SciPy's kernel behind `csr_matrix @ dense`, which adds A·X into Y in place (Y += A·X, row i
-    of A taken nonzero after nonzero), or None where SciPy does not have it (imported on first use:
-    run jobs on small data never import scipy.sparse)."""
+    of A taken nonzero after nonzero), or None where SciPy does not have it or it does not behave
+    so on a small check (imported on first use: run jobs on small data never import scipy.sparse).
+    A private SciPy function: with None the callers take the public product, the same bytes."""
     try:
         from scipy.sparse._sparsetools import csr_matvecs
-    except ImportError:  # pragma: no cover - every SciPy we know has it; callers then take the public product
+        out = np.array([[1.0, 2.0], [3.0, 4.0]])
+        csr_matvecs(2, 3, 2, np.array([0, 2, 3], dtype=np.int32), np.array([2, 0, 1], dtype=np.int32),
+                    np.ones(3), np.arange(6.0), out.ravel())
+        if out.tolist() != [[1.0 + 4.0 + 0.0, 2.0 + 5.0 + 1.0], [3.0 + 2.0, 4.0 + 3.0]]:
+            return None  # pragma: no cover
+    except Exception:  # pragma: no cover - every SciPy we know has it, with this signature
         return None
     return csr_matvecs
 
