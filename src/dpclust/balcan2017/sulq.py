@@ -129,7 +129,7 @@ def private_lloyd_steps(Xc: np.ndarray, C0c: np.ndarray, iterations: int, epsilo
     C = np.array(C0c, dtype=float, copy=True)
     trace = []
     for it in range(iterations):
-        labels, d2, sums = assign_with_sums(Xc, C)     # `cluster_sums`' sums, in one pass over Xc at large d
+        labels, d2, sums = assign_with_sums(Xc, C)   # the ordered cluster sums, in one pass over Xc at large d
         trace.append(float(d2.sum()))
         counts = np.bincount(labels, minlength=k).astype(float)
         noisy_counts = laplace_mechanism(counts, 1.0, eps_c, rng, accountant, label=f"{label} it {it + 1} counts")

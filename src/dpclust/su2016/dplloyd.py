@@ -106,7 +106,7 @@ def noisy_lloyd_step(X, C, budget, acc: Accountant, rng, r: float, bounds, setti
     caller that runs many iterations (the same bytes either way)."""
     k, d = C.shape
     X_sq, XT = views if views is not None else (None, None)
-    labels, _, sums = assign_with_sums(X, C, X_sq, XT)          # (cluster_stats' sums, in one pass at large d)
+    labels, _, sums = assign_with_sums(X, C, X_sq, XT)   # the ordered cluster sums, in one pass over X at large d
     counts = np.bincount(labels, minlength=k).astype(float)
     e_joint, e_sum = budget
     if e_sum is None:
