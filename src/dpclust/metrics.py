@@ -89,13 +89,9 @@ def cluster_sums_in_order(X: np.ndarray, labels: np.ndarray, k: int, XT: np.ndar
     given, is X's columns as contiguous rows (`data_views`), used by the bincount path."""
     n, d = X.shape
     if d >= SPARSE_SUMS_MIN_D:
-        from scipy import sparse
-
-        order = np.argsort(labels, kind="stable")          # ascending row index within each cluster
-        indptr = np.zeros(k + 1, dtype=np.int64)
-        np.cumsum(np.bincount(labels, minlength=k), out=indptr[1:])
-        onehot = sparse.csr_array((np.ones(n), order, indptr), shape=(k, n))
-        return np.asarray(onehot @ X, dtype=float)
+        sums = np.zeros((k, d))
+        add_rows_by_label(sums, np.ascontiguousarray(X, dtype=float), labels, csr_accumulate())
+        return sums
     sums = np.empty((k, d))
     cols = X.T if XT is None else XT
     for j in range(d):  # loop over the d coordinates, not over points
@@ -123,16 +119,23 @@ def csr_accumulate():
 
 def add_rows_by_label(out: np.ndarray, block: np.ndarray, labels: np.ndarray | None, kernel) -> None:
     """out[j] += block[i] for every row i with labels[i] = j (every row into out[0] when labels is
-    None), one row after another in row order, in place: the additions of the one-hot product over
-    these rows, continued from what `out` holds (so blocks of rows added in turn give the bytes of
-    one product over all of them). `kernel` = `csr_accumulate()`; out and block C-contiguous float64."""
+    None), one row after another in row order: the additions of the one-hot product over these rows.
+    With `kernel` (`csr_accumulate()`) they continue in place from what `out` holds, so blocks of rows
+    added in turn give the bytes of one product over all of them; without it the public product is
+    added to `out` (the same bytes when `out` is zero: one call per sum). out and block C-contiguous
+    float64."""
     rows, d = block.shape
     if labels is None:
         indptr, order = np.array([0, rows], dtype=np.int32), np.arange(rows, dtype=np.int32)
     else:
         indptr = np.zeros(out.shape[0] + 1, dtype=np.int32)
         indptr[1:] = np.cumsum(np.bincount(labels, minlength=out.shape[0]))
-        order = np.argsort(labels, kind="stable").astype(np.int32)
+        order = np.argsort(labels, kind="stable").astype(np.int32)   # ascending row within each group
+    if kernel is None:
+        from scipy import sparse
+
+        out += sparse.csr_array((np.ones(rows), order, indptr), shape=(out.shape[0], rows)) @ block
+        return
     kernel(indptr.size - 1, rows, d, indptr, order, np.ones(rows), block.ravel(), out.ravel())
 
 

@@ -1,6 +1,7 @@
 """Algorithm 3 (local swap): incremental swap gains equal brute force; budget; C \\ Z only."""
 import numpy as np
 import pytest
+from scipy import sparse
 
 from dpclust.accountant import Accountant
 from dpclust.balcan2017.local_swap import SwapState, local_swap, swap_rounds
@@ -30,7 +31,7 @@ def _new_losses_as_before(st):
         base += m1.sum(axis=0)
         np.minimum(D, st.d2[sl, None], out=D)
         D -= m1
-        onehot = ls.sparse.csr_matrix((np.ones(D.shape[0]), (st.a[sl], np.arange(D.shape[0]))), shape=(k, D.shape[0]))
+        onehot = sparse.csr_matrix((np.ones(D.shape[0]), (st.a[sl], np.arange(D.shape[0]))), shape=(k, D.shape[0]))
         grouped += onehot @ D
     return base[None, :] + grouped
 

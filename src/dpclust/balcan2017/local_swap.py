@@ -47,7 +47,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import sparse
 
 from ..mechanisms import exponential_mechanism
 from ..metrics import CHUNK_ENTRIES, add_rows_by_label, csr_accumulate, squared_distances
@@ -159,10 +158,9 @@ class SwapState:
     def _add_block(self, D: np.ndarray, start: int, base: np.ndarray, grouped: np.ndarray, kernel) -> None:
         """Add rows start.. of the point-candidate distances `D` to a chunk's sums, in row order:
         base[y] += min(d1_i, D_iy) and grouped[a_i, y] += min(d2_i, D_iy) − min(d1_i, D_iy)
-        (`metrics.add_rows_by_label`; without SciPy's kernel, `D` is a whole chunk and the sums are
-        the public products, the same bytes)."""
+        (`metrics.add_rows_by_label`; without SciPy's kernel `D` is a whole chunk and `base`,
+        `grouped` are zero, so the public products give the same bytes)."""
         rows, m = D.shape
-        k = grouped.shape[0]
         W, m1 = self._work_arrays(rows, m)
         if self._cache is None:
             W = D              # fresh float64: worked on in place
@@ -170,16 +168,10 @@ class SwapState:
             np.copyto(W, D)    # the cache is read only (float32 widens exactly)
         sl = slice(start, start + rows)
         np.minimum(W, self.d1[sl, None], out=m1)
-        if kernel is None:
-            base += m1.sum(axis=0)
-        else:
-            add_rows_by_label(base[None, :], m1, None, kernel)
+        add_rows_by_label(base[None, :], m1, None, kernel)
         np.minimum(W, self.d2[sl, None], out=W)
         W -= m1
-        if kernel is None:
-            grouped += sparse.csr_matrix((np.ones(rows), (self.a[sl], np.arange(rows))), shape=(k, rows)) @ W
-        else:
-            add_rows_by_label(grouped, W, self.a[sl], kernel)
+        add_rows_by_label(grouped, W, self.a[sl], kernel)
 
 
 def local_swap(Y: np.ndarray, C: np.ndarray, k: int, epsilon: float, radius: float, rounds: int,
