@@ -172,3 +172,38 @@ def test_log_expm1_gives_a_scalar_the_bits_of_the_array_path():
             got = log_expm1(scalar)
             assert isinstance(got, float) and (got == want and np.signbit(got) == np.signbit(want)), (x, got, want)
     assert log_expm1(0) == -np.inf and log_expm1(np.int64(7)) == log_expm1(np.array([7.0]))[0]
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.5, 10.0])
+def test_alive_tree_answers_as_a_tree_of_the_alive_points_alone(fraction, monkeypatch):
+    """The index keeps points that have left until they outnumber REBUILD_DEAD_FRACTION of its tree;
+    every query must give the same sorted alive indices as a tree built afresh over the alive points
+    (at 0: rebuilt after every removal, the earlier behaviour; at 10: never rebuilt here), and every
+    removal must change `version` (GridEM's leaves re-filter their members on it)."""
+    monkeypatch.setattr(AliveTree, "REBUILD_DEAD_FRACTION", fraction)
+    rng = np.random.default_rng(11)
+    P = np.concatenate([rng.normal(0.0, 0.05, (400, 3)), rng.uniform(-1, 1, (600, 3))])
+    P[5] = P[4]                      # duplicates and a point on a query sphere
+    alive = np.ones(len(P), dtype=bool)
+    index = AliveTree(P, alive)
+    R = 0.3
+    removals = 0
+    for step in range(40):
+        g = P[rng.integers(len(P))] + rng.normal(0, 0.05, 3)
+        if step == 7:
+            g = P[9] + np.array([R, 0.0, 0.0])
+        fresh = AliveTree(P, alive.copy())
+        G = np.stack([g, -g, g * 0.5])
+        for linf in (False, True):
+            for got, want in zip(index.near(G, R, linf=linf), fresh.near(G, R, linf=linf)):
+                assert np.array_equal(got, want) and np.all(np.diff(got) > 0)
+        cover = index.cover(g, R)
+        assert np.array_equal(cover, fresh.cover(g, R))
+        assert index.count(g, R) == fresh.count(g, R) == cover.size
+        before = index.version
+        index.remove(cover)
+        removals += bool(cover.size)
+        assert not alive[cover].any()
+        assert index.version == before + (1 if cover.size else 0)
+    expected = {0.0: 1 + removals, 10.0: 1}.get(fraction)
+    assert index.rebuilds == expected if expected else 1 < index.rebuilds < 1 + removals
