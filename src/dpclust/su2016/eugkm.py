@@ -30,9 +30,9 @@ float32; a NumPy fallback computes the same formula, its labels can differ at fl
 a float32 GEMM rounds a product by where its row falls in the BLAS tiles, which is also why the
 labelling is not batched across the 30 sets), and the weighted cluster sums are separable on a
 grid: with the cell index split as (u, v) — u the first ⌊d/2⌋ coordinates, v the rest — every
-coordinate of a cell centre depends on u or on v only, so two bincounts per step (row sums R[u, j]
-and column sums C[v, j] of the noisy counts per cluster) give every count, coordinate sum and
-Σ ñ‖x‖² exactly (`_GridLayout`). On a noise-dominated synopsis the weighted Lloyd does not settle
+coordinate of a cell centre depends on u or on v only, so two accumulations per step (row sums
+R[u, j] and column sums C[v, j] of the noisy counts per cluster, in cache-sized blocks of whole
+rows, in grid order) give every count, coordinate sum and Σ ñ‖x‖² exactly (`_GridLayout`). On a noise-dominated synopsis the weighted Lloyd does not settle
 (the empty cells' noise keeps moving the centres), so most sets run all `lloyd_max_iter` steps: the
 cost is about n_init_sets × lloyd_max_iter × m^d × k, e.g. ≈ 1 s for d = 10, N = 10^4, ε = 1,
 k = 10 (3^10 = 59,049 cells; `benchmarks/su2016_eugkm.py`) and tens of seconds for the 4^10 ≈ 10^6
@@ -175,6 +175,10 @@ def synopsis(X, epsilon, rng, settings, acc: Accountant) -> Synopsis:
 # ---------------------------------------------------------------------------------------------
 # weighted Lloyd on every cell of the grid
 # ---------------------------------------------------------------------------------------------
+#: Cells per block of `_GridLayout.sums` (whole rows u; speed only, the sums are the same bytes).
+SUMS_BLOCK_CELLS = 131_072
+
+
 class _GridLayout:
     """What the weighted Lloyd needs of a grid and its weights, precomputed once per synopsis.
 
@@ -196,10 +200,14 @@ class _GridLayout:
         self.w = np.ascontiguousarray(weights, dtype=float)
         self.points = np.ascontiguousarray(grid.centres(), dtype=np.float32)
         self.w32 = np.ones(grid.total, dtype=np.float32)                   # unused by the labelling pass
-        self.ubase = np.repeat(np.arange(self.M1, dtype=np.intp) * k, self.M2)
-        self.vbase = np.tile(np.arange(self.M2, dtype=np.intp) * k, self.M1)
+        # the cells are summed in blocks of whole rows u (rows_per_block · M2 cells, about
+        # SUMS_BLOCK_CELLS): a block's keys come from two fixed patterns and stay in cache
+        self.rows_per_block = max(1, min(self.M1, SUMS_BLOCK_CELLS // self.M2))
+        block = self.rows_per_block * self.M2
+        self.ubase = np.repeat(np.arange(self.rows_per_block, dtype=np.intp) * k, self.M2)
+        self.vbase = np.tile(np.arange(self.M2, dtype=np.intp) * k, self.rows_per_block)
         self.labels = np.empty(grid.total, dtype=np.int32)
-        self.key = np.empty(grid.total, dtype=np.intp)
+        self.key = np.empty(block, dtype=np.intp)
 
     def assign(self, C: np.ndarray) -> np.ndarray:
         """Nearest centre of every cell centre (ties: the lowest index), in float32."""
@@ -208,12 +216,23 @@ class _GridLayout:
 
     def sums(self, labels: np.ndarray):
         """Per cluster: Σ ñ (k,), Σ ñ·x (k, d) and Σ ñ‖x‖² (k,) over the cells labelled j, exactly
-        (two bincounts: the cell centre's coordinates are separable in (u, v))."""
-        k = self.k
-        np.add(self.ubase, labels, out=self.key)
-        R = np.bincount(self.key, weights=self.w, minlength=self.M1 * k).reshape(self.M1, k)
-        np.add(self.vbase, labels, out=self.key)
-        Cv = np.bincount(self.key, weights=self.w, minlength=self.M2 * k).reshape(self.M2, k)
+        (the cell centre's coordinates are separable in (u, v): R[u, j] and Cv[v, j] are the
+        noisy counts summed per row u and per column v, each in grid order as one bincount over all
+        cells would add them: a block of whole rows holds every cell of its R[u, ·], and Cv
+        accumulates block after block with `np.add.at`, which adds in index order)."""
+        k, M2, rows = self.k, self.M2, self.rows_per_block
+        R = np.empty(self.M1 * k)
+        Cv = np.zeros(M2 * k)
+        for u0 in range(0, self.M1, rows):
+            u1 = min(self.M1, u0 + rows)
+            cells = slice(u0 * M2, u1 * M2)
+            n = (u1 - u0) * M2
+            key, lab, w = self.key[:n], labels[cells], self.w[cells]
+            np.add(self.ubase[:n], lab, out=key)
+            R[u0 * k:u1 * k] = np.bincount(key, weights=w, minlength=(u1 - u0) * k)
+            np.add(self.vbase[:n], lab, out=key)
+            np.add.at(Cv, key, w)
+        R, Cv = R.reshape(self.M1, k), Cv.reshape(M2, k)
         count = R.sum(axis=0)
         total = np.empty((k, self.d))
         total[:, :self.d1] = R.T @ self.P1
