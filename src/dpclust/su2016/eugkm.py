@@ -32,14 +32,14 @@ labelling is not batched across the 30 sets), and the weighted cluster sums are 
 grid: with the cell index split as (u, v) — u the first ⌊d/2⌋ coordinates, v the rest — every
 coordinate of a cell centre depends on u or on v only, so two accumulations per step (row sums
 R[u, j] and column sums C[v, j] of the noisy counts per cluster, in cache-sized blocks of whole
-rows, in grid order) give every count, coordinate sum and Σ ñ‖x‖² exactly (`_GridLayout`). On a noise-dominated synopsis the weighted Lloyd does not settle
-(the empty cells' noise keeps moving the centres), so most sets run all `lloyd_max_iter` steps: the
-cost is about n_init_sets × lloyd_max_iter × m^d × k, e.g. ≈ 1 s for d = 10, N = 10^4, ε = 1,
-k = 10 (3^10 = 59,049 cells; `benchmarks/su2016_eugkm.py`) and tens of seconds for the 4^10 ≈ 10^6
-cells of d = 10 at θ = 5 or ε = 2. Grids above `max_grid_cells` (REC, memory) are refused
-(`dpclust.api.Refused`: the workflow's run record says `refused`, with the grid) rather than
-approximated; e.g. Shuttle (d = 9) at ε = 3 asks for 6^9 ≈ 10^7 cells (measured: 1.6 GB, 155 s CPU
-a run at k = 5).
+rows, in grid order) give every count, coordinate sum and Σ ñ‖x‖² exactly (`_GridLayout`). On a
+noise-dominated synopsis the weighted Lloyd does not settle (the empty cells' noise keeps moving
+the centres), so most sets run all `lloyd_max_iter` steps: the cost is about n_init_sets ×
+lloyd_max_iter × m^d × k, e.g. ≈ 1 s for d = 10, N = 10^4, ε = 1, k = 10 (3^10 = 59,049 cells;
+`benchmarks/su2016_eugkm.py`) and tens of seconds for the 4^10 ≈ 10^6 cells of d = 10 at θ = 5 or
+ε = 2. Grids above `max_grid_cells` (REC, memory) are refused (`dpclust.api.Refused`: the
+workflow's run record says `refused`, with the grid) rather than approximated; e.g. Shuttle (d =
+9) at ε = 3 asks for 6^9 ≈ 10^7 cells (measured: 1.6 GB, 155 s CPU a run at k = 5).
 
 Neighbouring relation: add/remove one tuple (§3.1), under which the cell-count histogram has L1
 sensitivity 1 (§4.2.1), with N a public parameter: the grid size m follows N through Eq. 4 and is
