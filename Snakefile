@@ -6,7 +6,10 @@
 # job depends on reaches it as a param (a resolved spec) or a planned input; no job reads config/.
 import os
 import sys
+import time
 from pathlib import Path
+
+STARTED = time.time()   # this invocation's start, for the cost line of the final summary
 
 from snakemake.utils import min_version
 
@@ -59,7 +62,13 @@ if workflow.is_main_process:
 
 
 onsuccess:
-    print(status.final_summary(PLAN.datasets, DATA, f"{PLAN.summary_stem}.csv"), file=sys.stderr)
+    print(status.final_summary(PLAN.datasets, DATA, f"{PLAN.summary_stem}.csv",
+                               status.cost_line(STARTED, workflow.local_exec)), file=sys.stderr)
+
+
+onerror:
+    print("dpclust: stopped with errors (see above); " + status.cost_line(STARTED, workflow.local_exec),
+          file=sys.stderr)
 
 
 include: "workflow/rules/common.smk"

@@ -1,5 +1,6 @@
 """What a person running the workflow is told: unavailable data (once, at the start and in the
-final summary), retries of sources that could now be had, and the claim totals at the end.
+final summary), retries of sources that could now be had, and at the end the claim totals and what
+the run cost (wall, CPU, largest process).
 
 Used by the Snakefile (`onstart`/`onsuccess` and when planning); reads only files the workflow
 itself wrote (raw manifests, processed records, the claim summary).
@@ -9,8 +10,11 @@ from __future__ import annotations
 
 import csv
 import json
+import resource
 import socket
+import sys
 import threading
+import time
 from pathlib import Path
 from typing import Iterable, Mapping
 from urllib.parse import urlsplit
@@ -136,8 +140,35 @@ def claim_totals(summary_csv: str | Path) -> str:
     return f"{len(rows)} claim checks: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
 
 
-def final_summary(datasets: Iterable[str], data_dir: str | Path, summary_csv: str | Path) -> str:
+def _duration(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    if minutes >= 60:
+        return f"{minutes // 60} h {minutes % 60:02d} min"
+    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
+def cost_line(started: float, local: bool = True) -> str:
+    """What this invocation cost, from `getrusage`: wall time since `started` (`time.time()` when
+    the workflow was parsed), CPU = user + system of Snakemake and of every job process it ran and
+    waited for, and the largest resident set of one process. A run resumed after an interruption
+    counts this invocation only. With a cluster executor the jobs' CPU is the cluster's (sacct)."""
+    wall = _duration(max(0.0, time.time() - started))
+    if not local:
+        return f"this invocation: {wall} wall (the jobs ran on the cluster: their CPU and memory are in sacct)"
+    own, jobs = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = own.ru_utime + own.ru_stime + jobs.ru_utime + jobs.ru_stime
+    peak = max(own.ru_maxrss, jobs.ru_maxrss) * (1 if sys.platform == "darwin" else 1024)   # bytes
+    cpu_text = (f"{cpu / 3600:.2f} CPU-hours" if cpu >= 3600 else f"{cpu / 60:.1f} CPU-minutes" if cpu >= 60
+                else f"{cpu:.1f} CPU-seconds")
+    return (f"this invocation: {wall} wall, {cpu_text} (user + system of Snakemake and its jobs), "
+            f"largest process {peak / 1e9:.2f} GB")
+
+
+def final_summary(datasets: Iterable[str], data_dir: str | Path, summary_csv: str | Path,
+                  cost: str | None = None) -> str:
     lines = ["dpclust: done.", "  " + claim_totals(summary_csv)]
+    if cost:
+        lines.append("  " + cost)
     missing = unavailable_datasets(datasets, data_dir)
     if missing:
         lines.append(f"  {len(missing)} dataset(s) unavailable (their panels say \"data unavailable\"):")
