@@ -14,9 +14,11 @@ STARTED = time.time()   # this invocation's start, for the cost line of the fina
 from snakemake.utils import min_version
 
 from dpclust import status
+from dpclust.scheduler_fix import keep_one_reevaluation_timer
 from dpclust.workflow import load_config, plan
 
 min_version("9.0")
+keep_one_reevaluation_timer()   # Snakemake's scheduler would add a timer chain per finished job
 
 
 configfile: os.path.join(workflow.basedir, "config", "config.yaml")
