@@ -69,7 +69,7 @@ onsuccess:
 
 
 onerror:
-    print("dpclust: stopped with errors (see above); " + status.cost_line(STARTED, workflow.local_exec),
+    print(f"dpclust: stopped with errors (see above); {status.cost_line(STARTED, workflow.local_exec)}",
           file=sys.stderr)
 
 

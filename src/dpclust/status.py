@@ -147,17 +147,24 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
 
 
+def invocation_cost() -> tuple[float, int]:
+    """(CPU seconds, largest resident set in bytes) of this process and every child it waited for
+    (`getrusage`: user + system; a child's figures include those of the children it waited for)."""
+    own, jobs = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = own.ru_utime + own.ru_stime + jobs.ru_utime + jobs.ru_stime
+    return cpu, max(own.ru_maxrss, jobs.ru_maxrss) * (1 if sys.platform == "darwin" else 1024)
+
+
 def cost_line(started: float, local: bool = True) -> str:
-    """What this invocation cost, from `getrusage`: wall time since `started` (`time.time()` when
-    the workflow was parsed), CPU = user + system of Snakemake and of every job process it ran and
-    waited for, and the largest resident set of one process. A run resumed after an interruption
-    counts this invocation only. With a cluster executor the jobs' CPU is the cluster's (sacct)."""
+    """What this invocation cost: wall time since `started` (`time.time()` when the workflow was
+    parsed), CPU = user + system of Snakemake and of every job process it ran and waited for, and
+    the largest resident set of one process (`invocation_cost`). A run resumed after an
+    interruption counts this invocation only. With a cluster executor the jobs' CPU is the
+    cluster's (sacct)."""
     wall = _duration(max(0.0, time.time() - started))
     if not local:
         return f"this invocation: {wall} wall (the jobs ran on the cluster: their CPU and memory are in sacct)"
-    own, jobs = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = own.ru_utime + own.ru_stime + jobs.ru_utime + jobs.ru_stime
-    peak = max(own.ru_maxrss, jobs.ru_maxrss) * (1 if sys.platform == "darwin" else 1024)   # bytes
+    cpu, peak = invocation_cost()
     cpu_text = (f"{cpu / 3600:.2f} CPU-hours" if cpu >= 3600 else f"{cpu / 60:.1f} CPU-minutes" if cpu >= 60
                 else f"{cpu:.1f} CPU-seconds")
     return (f"this invocation: {wall} wall, {cpu_text} (user + system of Snakemake and its jobs), "
