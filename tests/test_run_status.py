@@ -9,14 +9,14 @@ import time
 
 from dpclust import status
 
-BURN = "import numpy as np, time\nx = np.ones(80_000_000)\nt = time.process_time()\nwhile time.process_time() - t < 1.2: x.sum()\n"
+BURN = "import numpy as np, time\nx = np.ones(375_000_000)\nt = time.process_time()\nwhile time.process_time() - t < 1.2: x.sum()\n"
 
 
 MEASURE = f"""
 import resource, subprocess, sys
 from dpclust import status
 before = status.invocation_cost()
-subprocess.run([sys.executable, "-c", {BURN!r}], check=True)   # a job: 1.2 s of CPU, 640 MB resident
+subprocess.run([sys.executable, "-c", {BURN!r}], check=True)   # a job: 1.2 s of CPU, 3 GB resident
 after = status.invocation_cost()
 own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(before[0], after[0], after[1], own)
@@ -27,7 +27,9 @@ def test_the_cost_counts_the_jobs_this_process_ran_and_waited_for():
     out = subprocess.run([sys.executable, "-c", MEASURE], check=True, capture_output=True, text=True)
     cpu_before, cpu_after, peak, own_peak = map(float, out.stdout.split())
     assert cpu_after - cpu_before >= 1.0
-    assert own_peak < 0.6e9 <= 0.64e9 <= peak    # the largest process is the job, not the one waiting
+    # the largest process is the job (3 GB), not the one waiting for it (which, started from a test
+    # worker, carries that worker's peak: Linux keeps the peak across exec)
+    assert own_peak < 3.0e9 <= peak
 
 
 def test_the_cost_line_reads_as_wall_cpu_and_largest_process(monkeypatch):
