@@ -6,7 +6,7 @@ defaults to 100/1s), by starting a `threading.Timer` that wakes the loop after t
 pass that timer wakes starts the next one, so each pass woken by anything else (a job that
 finished) starts one more chain of timers that never ends: after n finished jobs the scheduler
 passes n times a second. Measured on the full protocol at 250 finished jobs: 182 threads and 26 %
-of a core in the scheduler, growing with every job (on 2 cores, most of one core by the end); a
+of a core in the scheduler, growing with every finished job; a
 400-job toy workflow spent 17.4 CPU-s with it and 8.3 without. One pending timer is enough: it
 wakes the loop within the timespan, and that pass starts the next, as the rate limit needs. The
 timer is a daemon thread, so an idle one never holds up the exit.
