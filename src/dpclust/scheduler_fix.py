@@ -18,13 +18,17 @@ import threading
 
 
 def _one_reevaluation_timer(self, delay) -> None:
-    pending = getattr(self, "_dpclust_reevaluation_timer", None)
-    if pending is not None and pending.is_alive():
-        return
-    timer = threading.Timer(delay, self._open_jobs.release)
+    if getattr(self, "_dpclust_reevaluation_timer", None) is not None:
+        return                                   # one is pending: it wakes the loop within `delay`
+
+    def wake():
+        self._dpclust_reevaluation_timer = None  # before the pass it wakes, which starts the next
+        self._open_jobs.release()
+
+    timer = threading.Timer(delay, wake)
     timer.daemon = True
+    self._dpclust_reevaluation_timer = timer     # before start: a timer that fires at once still clears it
     timer.start()
-    self._dpclust_reevaluation_timer = timer
 
 
 def keep_one_reevaluation_timer() -> bool:
