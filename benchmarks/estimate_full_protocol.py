@@ -126,7 +126,10 @@ def _cache_key(code: str, key: tuple) -> str:
 def _time_samples(task) -> list:
     """Worker: time the sample specs of one data set (loaded once), one thread each."""
     data, items, budget_s, quiet = task
+    from dpclust.heap import retain_freed_memory
     from dpclust.runner import run_spec
+
+    retain_freed_memory()   # as the workflow's run jobs (`dpclust run`) do
 
     loaded: dict[str, dict] = {}
     warm: set[str] = set()

@@ -307,6 +307,12 @@ def main(argv=None) -> int:
     (e.g. its dataset is unavailable; the run record is still written); 1 unexpected error."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if argv is None and args.command in ("run", "audit"):
+        # a process of its own that computes (the workflow's run and audit jobs), not a caller's
+        # process: freed memory is kept for the next step (speed only, dpclust.heap)
+        from .heap import retain_freed_memory
+
+        retain_freed_memory()
     try:
         if args.command == "run":
             return cmd_run(args)

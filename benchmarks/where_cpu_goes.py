@@ -1,0 +1,175 @@
+"""Where the full protocol's CPU time goes: compiled kernels or the Python interpreter, measured.
+
+    .venv/bin/python benchmarks/estimate_full_protocol.py --mirror ../shared/datasets --json est.json \
+        --data-dir DATA [--cache FILE]
+    .venv/bin/python benchmarks/where_cpu_goes.py est.json --data-dir DATA [--cover 0.6] [--py-spy PATH]
+
+Takes the estimator's per-group estimates (`--json`), and for the costliest groups that together
+make up `--cover` of the estimate, runs real runs of the group (its middle-ε block's spec, one
+thread, about `--seconds` of runs after one warm-up run) under py-spy's native sampler
+(`py-spy record --native`; `pip install py-spy`, not a dependency of the project). Each sample is
+put in the library its innermost frame runs in: OpenBLAS, NumPy's C core, NumPy's random, SciPy's
+and scikit-learn's compiled code, libc/libm, or the Python interpreter (a Python frame with no
+native frame under it). Only samples inside the runner's algorithm call count (`runner._runs`; data
+loading and imports are left out). Printed: each group's shares and the shares over every sampled
+group weighted by its estimated CPU time, then this core's single-thread GEMM rates for reference
+(a large square product and the assignment product of a k-means pass on MNIST, k = 10).
+
+What it is for: how much of the estimate could go by removing interpreter overhead alone (the
+interpreter's share), and how much sits in compiled kernels whose arithmetic fixes the bytes of
+the results (same seed, same bytes: such a kernel can only be made faster by one that computes the
+same floating-point operations in the same order).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: (category, pattern of the innermost frame's library), first match wins.
+CATEGORIES = (
+    ("BLAS (OpenBLAS)", re.compile(r"openblas", re.I)),
+    ("NumPy random", re.compile(r"numpy/random/")),
+    ("NumPy C core", re.compile(r"numpy/")),
+    ("SciPy compiled", re.compile(r"scipy/")),
+    ("scikit-learn compiled", re.compile(r"sklearn/")),
+    ("libc / libm", re.compile(r"^(libc|libm)[.-]")),
+    ("Python interpreter", re.compile(r"(\.py$|libpython|^<frozen|^python)")),
+)
+OTHER = "other native"
+ALGORITHM_FRAME = "_runs (dpclust/runner.py"
+
+
+def categorise(raw: Path) -> Counter:
+    """Samples per category from py-spy's raw (collapsed-stack) output, algorithm frames only."""
+    counts: Counter = Counter()
+    for line in raw.read_text().splitlines():
+        stack, _, n = line.rpartition(" ")
+        if ALGORITHM_FRAME not in stack:
+            continue
+        leaf = stack.split(";")[-1]
+        m = re.search(r"\(([^()]*)\)\s*$", leaf)
+        where = (m.group(1) if m else leaf).split(":")[0]
+        counts[next((name for name, pattern in CATEGORIES if pattern.search(where)), OTHER)] += int(n)
+    return counts
+
+
+def _run_one(spec_path: str, data: str, reps: int) -> None:
+    """Worker (the process py-spy samples): one warm-up run, then `reps` runs of the spec."""
+    from dpclust.heap import retain_freed_memory
+    from dpclust.runner import run_spec
+
+    retain_freed_memory()   # as the workflow's run jobs (`dpclust run`) do
+    spec = json.loads(Path(spec_path).read_text())
+    start = spec["seeds"][0]
+    loaded: dict = {}
+    for i in range(reps + 1):
+        run_spec(dict(spec, seeds=[start + i, 1]), data, _loaded=loaded)
+
+
+def _gemm_rates() -> dict[str, float]:
+    """GFLOP/s of this core (one thread) on a 2000² float64 product and on MNIST's assignment shape
+    (10 × 784 centres times 256-row blocks of 70,000 rows), the best of three."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    A, B = rng.random((2000, 2000)), rng.random((2000, 2000))
+    X, C = rng.random((70_000, 784)), rng.random((10, 784))
+
+    def best(f, flops):
+        times = []
+        for _ in range(3):
+            t = time.perf_counter()
+            f()
+            times.append(time.perf_counter() - t)
+        return flops / min(times) / 1e9
+
+    return {"float64 2000 x 2000 product": best(lambda: A @ B, 2 * 2000 ** 3),
+            "MNIST assignment, k = 10 (256-row blocks)":
+                best(lambda: [C @ X[i:i + 256].T for i in range(0, 70_000, 256)], 2 * 10 * 784 * 70_000)}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("estimate", nargs="?", help="the estimator's --json output")
+    parser.add_argument("--data-dir", help="the processed data the estimator prepared (its --data-dir)")
+    parser.add_argument("--cover", type=float, default=0.6, help="share of the estimate to sample (costliest first)")
+    parser.add_argument("--seconds", type=float, default=3.0, help="seconds of runs to sample per group (about)")
+    parser.add_argument("--rate", type=int, default=100, help="py-spy samples per second")
+    parser.add_argument("--py-spy", default=shutil.which("py-spy"), help="the py-spy executable")
+    parser.add_argument("--run-one", nargs=3, metavar=("SPEC", "DATA", "REPS"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.run_one:
+        _run_one(args.run_one[0], args.run_one[1], int(args.run_one[2]))
+        return 0
+    if not args.estimate or not args.data_dir:
+        parser.error("give the estimator's --json output and its --data-dir")
+    if not args.py_spy:
+        parser.error("py-spy not found: pip install py-spy, or pass --py-spy PATH")
+
+    from dpclust.workflow import load_config, plan
+
+    rows = [r for r in json.loads(Path(args.estimate).read_text()) if not r["skipped"]]
+    total = sum(r["cpu_s"] for r in rows)
+    rows.sort(key=lambda r: -r["cpu_s"])
+    chosen, covered = [], 0.0
+    for r in rows:
+        if covered >= args.cover * total:
+            break
+        chosen.append(r)
+        covered += r["cpu_s"]
+    the_plan = plan(load_config(REPO / "config", overrides={"preset": "full"}))
+    jobs = defaultdict(list)
+    for job in the_plan.runs:
+        jobs[(job.paper, job.item, job.algorithm, job.dataset, job.k)].append(job)
+    data_dir = Path(args.data_dir)
+    weighted: Counter = Counter()
+    print(f"{len(chosen)} groups, {covered / 3600:.2f} of the estimate's {total / 3600:.2f} CPU-hours "
+          f"({100 * covered / total:.0f}%)\n")
+    names = [name for name, _ in CATEGORIES] + [OTHER]
+    print("group (paper/item/algorithm/dataset/k), est. CPU min: " + ", ".join(names))
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in chosen:
+            group = tuple(r["group"])
+            candidates = sorted(jobs[group], key=lambda j: (j.epsilon is None, j.epsilon or 0.0))
+            job = candidates[len(candidates) // 2]
+            spec_path = Path(tmp) / "spec.json"
+            spec_path.write_text(json.dumps(job.spec))
+            data = data_dir / "processed" / f"{job.dataset}.h5"
+            reps = max(1, min(50, math.ceil(args.seconds / max(r["per_seed_s"], 1e-3))))
+            raw = Path(tmp) / "out.raw"
+            subprocess.run([args.py_spy, "record", "--native", "-r", str(args.rate), "-f", "raw", "-o", str(raw),
+                            "--", sys.executable, __file__, "--run-one", str(spec_path), str(data), str(reps)],
+                           check=True, capture_output=True)
+            counts = categorise(raw)
+            n = sum(counts.values()) or 1
+            for name in names:
+                weighted[name] += r["cpu_s"] * counts[name] / n
+            print(f"  {'/'.join(map(str, group)):66s} {r['cpu_s'] / 60:6.1f}: "
+                  + ", ".join(f"{100 * counts[name] / n:4.1f}" for name in names), flush=True)
+    print("\nshares over the sampled groups, weighted by their estimated CPU time:")
+    for name in names:
+        print(f"  {name:24s} {100 * weighted[name] / covered:5.1f}%")
+    print("\nthis core, one thread:")
+    for name, rate in _gemm_rates().items():
+        print(f"  {name:45s} {rate:6.1f} GFLOP/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
