@@ -45,6 +45,27 @@ def mirror() -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def prepared_from_mirror(tmp_path_factory, mirror):
+    """A function: registry dataset name -> its processed .h5, fetched from the mirror and prepared
+    once per session (in a fresh temporary directory)."""
+    from dpclust.data import fetch_source, load_registry, prepare_dataset
+
+    registry = load_registry(REPO / "config" / "datasets.yaml")
+    done: dict[str, Path] = {}
+
+    def prepare(name: str) -> Path:
+        if name not in done:
+            d = tmp_path_factory.mktemp(f"data-{name}")
+            for source in registry.sources_for(name):
+                fetch_source(source, raw_dir=d / "raw", mirror=str(mirror), registry=registry)
+            prepare_dataset(name, raw_dir=d / "raw", out_path=d / f"{name}.h5", registry=registry)
+            done[name] = d / f"{name}.h5"
+        return done[name]
+
+    return prepare
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)

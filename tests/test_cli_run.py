@@ -17,16 +17,8 @@ CONFIG = REPO / "config"
 
 
 @pytest.fixture(scope="module")
-def iris_h5(tmp_path_factory, mirror):
-    from dpclust.data import fetch_source, load_registry
-
-    d = tmp_path_factory.mktemp("data")
-    reg = load_registry(CONFIG / "datasets.yaml")
-    for source in reg.sources_for("iris"):
-        fetch_source(source, raw_dir=d / "raw", mirror=str(mirror), registry=reg)
-    out = d / "iris.h5"
-    prepare_dataset("iris", raw_dir=d / "raw", out_path=out, registry=reg)
-    return out
+def iris_h5(prepared_from_mirror):
+    return prepared_from_mirror("iris")
 
 
 def _run(args, capsys):

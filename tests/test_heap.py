@@ -26,16 +26,8 @@ sys.exit(main(sys.argv[2:]))
 
 
 @pytest.fixture(scope="module")
-def shuttle_h5(tmp_path_factory, mirror):
-    from dpclust.data import fetch_source, load_registry, prepare_dataset
-
-    d = tmp_path_factory.mktemp("data")
-    reg = load_registry(CONFIG / "datasets.yaml")
-    for source in reg.sources_for("shuttle"):
-        fetch_source(source, raw_dir=d / "raw", mirror=str(mirror), registry=reg)
-    out = d / "shuttle.h5"
-    prepare_dataset("shuttle", raw_dir=d / "raw", out_path=out, registry=reg)
-    return out
+def shuttle_h5(prepared_from_mirror):
+    return prepared_from_mirror("shuttle")
 
 
 @pytest.mark.skipif(not GLIBC, reason="the setting is glibc's (mallopt); elsewhere it is not applied")
