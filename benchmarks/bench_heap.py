@@ -72,20 +72,21 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     from dpclust.workflow import load_config, plan
+    from estimate_full_protocol import group_of, middle_block
 
-    the_plan = plan(load_config(REPO / "config", overrides={"preset": "full"}))
+    groups: dict[tuple, list] = {}
+    for job in plan(load_config(REPO / "config", overrides={"preset": "full"})).runs:
+        groups.setdefault(group_of(job), []).append(job)
     print(f"{'group':62s} {'default CPU s (sys)':>20s} {'retain CPU s (sys)':>20s} {'ratio':>6s} "
           f"{'peak MB default/retain':>23s}  same bytes")
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.groups:
             paper, item, algorithm, dataset, k = name.split("/")
-            jobs = sorted((j for j in the_plan.runs if (j.paper, j.item, j.algorithm, j.dataset, str(j.k))
-                           == (paper, item, algorithm, dataset, k)),
-                          key=lambda j: (j.epsilon is None, j.epsilon or 0.0))
+            jobs = groups.get((paper, item, algorithm, dataset, int(k)))
             if not jobs:
                 parser.error(f"no run job of group {name} in the full preset")
             spec_path = Path(tmp) / "spec.json"
-            spec_path.write_text(json.dumps(jobs[len(jobs) // 2].spec))
+            spec_path.write_text(json.dumps(middle_block(jobs).spec))
             data = Path(args.data_dir) / "processed" / f"{dataset}.h5"
             _child("default", spec_path, data, args.runs, Path(tmp) / "warm.json")
             measured = {"default": [], "retain": []}

@@ -110,6 +110,18 @@ def _interpolate(epsilon, timed: dict) -> float:
     return float(np.interp(np.log(e), np.log(xs), [timed[x] for x in xs]))
 
 
+def group_of(job) -> tuple:
+    """The group a run job's block counts in: (paper, item, algorithm, dataset, k)."""
+    return (job.paper, job.item, job.algorithm, job.dataset, job.k)
+
+
+def middle_block(jobs: list):
+    """The block at the middle ε of a group's blocks (ε ascending, a non-private block last): the
+    one block the profiling benchmarks run of a group."""
+    ordered = sorted(jobs, key=lambda j: (j.epsilon is None, j.epsilon or 0.0))
+    return ordered[len(ordered) // 2]
+
+
 def _sample_key(spec: dict) -> tuple:
     """What a run's cost depends on: the algorithm, the data (and its transform), k and the settings.
     Items that run the same (algorithm, dataset, k, settings) at other ε or seeds share one sample."""
@@ -181,7 +193,7 @@ def main(argv=None) -> int:
     if not planned:
         parser.error(f"no run job of paper(s) {args.paper} in preset {args.preset}")
     for job in planned:
-        groups[(job.paper, job.item, job.algorithm, job.dataset, job.k)].append(job)
+        groups[group_of(job)].append(job)
     # one process per run job (a batch of blocks, dpclust.workflow.RunBatch): its start-up is shared
     # by the groups whose blocks it runs
     groups_of_batch: dict[str, set] = defaultdict(set)

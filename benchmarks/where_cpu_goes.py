@@ -123,6 +123,7 @@ def main(argv=None) -> int:
         parser.error("py-spy not found: pip install py-spy, or pass --py-spy PATH")
 
     from dpclust.workflow import load_config, plan
+    from estimate_full_protocol import group_of, middle_block
 
     rows = [r for r in json.loads(Path(args.estimate).read_text()) if not r["skipped"]]
     total = sum(r["cpu_s"] for r in rows)
@@ -136,7 +137,7 @@ def main(argv=None) -> int:
     the_plan = plan(load_config(REPO / "config", overrides={"preset": "full"}))
     jobs = defaultdict(list)
     for job in the_plan.runs:
-        jobs[(job.paper, job.item, job.algorithm, job.dataset, job.k)].append(job)
+        jobs[group_of(job)].append(job)
     data_dir = Path(args.data_dir)
     weighted: Counter = Counter()
     print(f"{len(chosen)} groups, {covered / 3600:.2f} of the estimate's {total / 3600:.2f} CPU-hours "
@@ -146,8 +147,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for r in chosen:
             group = tuple(r["group"])
-            candidates = sorted(jobs[group], key=lambda j: (j.epsilon is None, j.epsilon or 0.0))
-            job = candidates[len(candidates) // 2]
+            job = middle_block(jobs[group])
             spec_path = Path(tmp) / "spec.json"
             spec_path.write_text(json.dumps(job.spec))
             data = data_dir / "processed" / f"{job.dataset}.h5"
