@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/estimate_full_protocol.py --mirror ../shared/datasets --json est.json \
         --data-dir DATA [--cache FILE]
-    .venv/bin/python benchmarks/where_cpu_goes.py est.json --data-dir DATA [--cover 0.6] [--py-spy PATH]
+    .venv/bin/python benchmarks/where_cpu_goes.py est.json --data-dir DATA [--cover 0.6] [--after 0] \
+        [--py-spy PATH]
 
 Takes the estimator's per-group estimates (`--json`), and for the costliest groups that together
 make up `--cover` of the estimate, runs real runs of the group (its middle-ε block's spec, one
@@ -11,9 +12,13 @@ thread, about `--seconds` of runs after one warm-up run) under py-spy's native s
 put in the library its innermost frame runs in: OpenBLAS, NumPy's C core, NumPy's random, SciPy's
 and scikit-learn's compiled code, libc/libm, or the Python interpreter (a Python frame with no
 native frame under it). Only samples inside the runner's algorithm call count (`runner._runs`; data
-loading and imports are left out). Printed: each group's shares and the shares over every sampled
-group weighted by its estimated CPU time, then this core's single-thread GEMM rates for reference
-(a large square product and the assignment product of a k-means pass on MNIST, k = 10).
+loading and imports are left out). Printed: each group's shares; then, over every sampled
+group weighted by its estimated CPU time, each library's share and its CPU-hours (the group's
+estimate times its share), for all groups and for the five papers and the leaderboard apart; then
+this core's single-thread GEMM rates for reference (a large square product and the assignment
+product of a k-means pass on MNIST, k = 10). `--after A` skips the costliest groups that make up
+the first A of the estimate, so that a second pass (`--after 0.6 --cover 0.8`) extends a first
+(`--cover 0.6`) without sampling its groups again.
 
 What it is for: how much of the estimate could go by removing interpreter overhead alone (the
 interpreter's share), and how much sits in compiled kernels whose arithmetic fixes the bytes of
@@ -69,6 +74,26 @@ def categorise(raw: Path) -> Counter:
     return counts
 
 
+def _part(group) -> str:
+    """'leaderboard' or 'papers' (the five papers and the shared baselines) for a group key."""
+    return "leaderboard" if group[0] == "leaderboard" else "papers"
+
+
+def summarise(sampled) -> dict[str, dict[str, tuple[float, float]]]:
+    """{part: {category: (share of the part's sampled estimate, CPU-hours)}} over `sampled`, a list
+    of (group, estimated CPU seconds, Counter of samples per category); part "all" is every group.
+    A group's estimate is spread over the categories in proportion to its samples."""
+    names = [name for name, _ in CATEGORIES] + [OTHER]
+    out = {}
+    for part in ("all", "papers", "leaderboard"):
+        chosen = [(cpu, counts) for group, cpu, counts in sampled if part in ("all", _part(group))]
+        total = sum(cpu for cpu, _ in chosen)
+        seconds = {name: sum(cpu * counts[name] / (sum(counts.values()) or 1) for cpu, counts in chosen)
+                   for name in names}
+        out[part] = {name: (seconds[name] / total if total else 0.0, seconds[name] / 3600) for name in names}
+    return out
+
+
 def _run_one(spec_path: str, data: str, reps: int) -> None:
     """Worker (the process py-spy samples): one warm-up run, then `reps` runs of the spec."""
     from dpclust.heap import retain_freed_memory
@@ -109,6 +134,8 @@ def main(argv=None) -> int:
     parser.add_argument("estimate", nargs="?", help="the estimator's --json output")
     parser.add_argument("--data-dir", help="the processed data the estimator prepared (its --data-dir)")
     parser.add_argument("--cover", type=float, default=0.6, help="share of the estimate to sample (costliest first)")
+    parser.add_argument("--after", type=float, default=0.0,
+                        help="skip the costliest groups that make up this share (extends an earlier --cover)")
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds of runs to sample per group (about)")
     parser.add_argument("--rate", type=int, default=100, help="py-spy samples per second")
     parser.add_argument("--py-spy", default=shutil.which("py-spy"), help="the py-spy executable")
@@ -128,10 +155,13 @@ def main(argv=None) -> int:
     rows = [r for r in json.loads(Path(args.estimate).read_text()) if not r["skipped"]]
     total = sum(r["cpu_s"] for r in rows)
     rows.sort(key=lambda r: -r["cpu_s"])
-    chosen, covered = [], 0.0
+    chosen, covered, before = [], 0.0, 0.0
     for r in rows:
-        if covered >= args.cover * total:
+        if before + covered >= args.cover * total:
             break
+        if before < args.after * total:
+            before += r["cpu_s"]
+            continue
         chosen.append(r)
         covered += r["cpu_s"]
     the_plan = plan(load_config(REPO / "config", overrides={"preset": "full"}))
@@ -139,9 +169,10 @@ def main(argv=None) -> int:
     for job in the_plan.runs:
         jobs[group_of(job)].append(job)
     data_dir = Path(args.data_dir)
-    weighted: Counter = Counter()
+    sampled = []
     print(f"{len(chosen)} groups, {covered / 3600:.2f} of the estimate's {total / 3600:.2f} CPU-hours "
-          f"({100 * covered / total:.0f}%)\n")
+          f"({100 * covered / total:.0f}%" + (f", after the costliest {100 * before / total:.0f}%" if before else "")
+          + ")\n")
     names = [name for name, _ in CATEGORIES] + [OTHER]
     print("group (paper/item/algorithm/dataset/k), est. CPU min: " + ", ".join(names))
     with tempfile.TemporaryDirectory() as tmp:
@@ -158,13 +189,19 @@ def main(argv=None) -> int:
                            check=True, capture_output=True)
             counts = categorise(raw)
             n = sum(counts.values()) or 1
-            for name in names:
-                weighted[name] += r["cpu_s"] * counts[name] / n
+            sampled.append((group, r["cpu_s"], counts))
             print(f"  {'/'.join(map(str, group)):66s} {r['cpu_s'] / 60:6.1f}: "
                   + ", ".join(f"{100 * counts[name] / n:4.1f}" for name in names), flush=True)
-    print("\nshares over the sampled groups, weighted by their estimated CPU time:")
-    for name in names:
-        print(f"  {name:24s} {100 * weighted[name] / covered:5.1f}%")
+    summary = summarise(sampled)
+    for part, label in (("all", "every sampled group"), ("papers", "the five papers and the baselines"),
+                        ("leaderboard", "the leaderboard")):
+        hours = sum(h for _, h in summary[part].values())
+        if not hours:
+            continue
+        print(f"\n{label} ({hours:.2f} CPU-hours sampled): share weighted by estimated CPU time, CPU-hours")
+        for name in names:
+            share, h = summary[part][name]
+            print(f"  {name:24s} {100 * share:5.1f}%  {h:5.2f}")
     print("\nthis core, one thread:")
     for name, rate in _gemm_rates().items():
         print(f"  {name:45s} {rate:6.1f} GFLOP/s")

@@ -1,0 +1,44 @@
+"""benchmarks/where_cpu_goes.py: how py-spy's samples are put in libraries, and how the groups'
+estimates are spread over them (the CPU-hours the summary prints)."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from .conftest import load_benchmark
+
+
+@pytest.fixture(scope="module")
+def where():
+    return load_benchmark("where_cpu_goes")
+
+
+def test_samples_go_to_the_library_of_their_innermost_frame_inside_the_algorithm(where, tmp_path):
+    run = "_runs (dpclust/runner.py:252);eugkm (dpclust/su2016/eugkm.py:300)"
+    raw = tmp_path / "out.raw"
+    raw.write_text("\n".join([
+        f"{run};dgemm_kernel (libopenblas64_p-r0.so) 7",
+        f"{run};bincount (numpy/_core/_multiarray_umath.cpython-311.so) 5",
+        f"{run};random_standard_normal (numpy/random/_generator.cpython-311.so) 2",
+        f"{run};sums (dpclust/su2016/eugkm.py:230) 3",
+        f"{run};__memmove_avx_unaligned (libc.so.6) 1",
+        f"{run};mystery (libfoo.so) 1",
+        "load (dpclust/data/store.py:10);read (libhdf5.so) 50",          # outside the algorithm: left out
+    ]) + "\n")
+    counts = where.categorise(raw)
+    assert counts == Counter({"BLAS (OpenBLAS)": 7, "NumPy C core": 5, "NumPy random": 2,
+                              "Python interpreter": 3, "libc / libm": 1, where.OTHER: 1})
+
+
+def test_each_groups_estimate_is_spread_over_its_libraries_and_parts_kept_apart(where):
+    blas, interp = "BLAS (OpenBLAS)", "Python interpreter"
+    sampled = [(("su2016", "fig1", "su2016.eugkm", "adult_num", 5), 3600.0, Counter({blas: 3, interp: 1})),
+               (("leaderboard", "table", "su2016.pgkm", "mnist70k", 10), 7200.0, Counter({blas: 1}))]
+    summary = where.summarise(sampled)
+    assert summary["papers"][blas] == pytest.approx((0.75, 0.75))
+    assert summary["papers"][interp] == pytest.approx((0.25, 0.25))
+    assert summary["leaderboard"][blas] == pytest.approx((1.0, 2.0))
+    assert summary["all"][blas] == pytest.approx((2.75 / 3, 2.75))
+    assert summary["all"][interp] == pytest.approx((0.25 / 3, 0.25))
+    assert sum(hours for _, hours in summary["all"].values()) == pytest.approx(3.0)
