@@ -2,7 +2,7 @@
 #   snakemake --cores 8                                   full protocol (default config)
 #   snakemake --cores 8 --configfile config/quick.yaml    every item, reduced, in minutes
 #   snakemake --report report.html [--configfile ...]     one HTML report with every figure/table
-# Jobs are planned by dpclust.workflow from config/ (validated by workflow/schemas/). Every value a
+# Jobs are planned by dpclust.pipeline.planning from config/ (validated by workflow/schemas/). Every value a
 # job depends on reaches it as a param (a resolved spec) or a planned input; no job reads config/.
 import os
 import sys
@@ -13,9 +13,10 @@ STARTED = time.time()   # this invocation's start, for the cost line of the fina
 
 from snakemake.utils import min_version
 
-from dpclust import status
-from dpclust.scheduler_fix import keep_one_reevaluation_timer
-from dpclust.workflow import load_config, plan
+from dpclust.pipeline import status
+from dpclust.pipeline.scheduler_fix import keep_one_reevaluation_timer
+from dpclust.pipeline.configuration import load_config
+from dpclust.pipeline.planning import plan
 
 min_version("9.0")
 keep_one_reevaluation_timer()   # Snakemake's scheduler would add a timer chain per finished job
@@ -48,7 +49,7 @@ os.environ.update({
 
 # Data that could not be had: a source recorded as unavailable is fetched again as soon as a run
 # could succeed (the mirror now has it, or the network may be back): `fetch_source` takes how it
-# could succeed as a param (dpclust.status.fetch_attempts), so Snakemake re-runs it, and what reads
+# could succeed as a param (dpclust.pipeline.status.fetch_attempts), so Snakemake re-runs it, and what reads
 # it, exactly when that changed; a dry run lists those jobs and changes nothing. The datasets still
 # missing are listed once, here, and in the final summary.
 FETCH_ATTEMPTS = {}

@@ -29,7 +29,7 @@ CELLS = ["su2016.dplloyd:adult_num:5", "su2016.dplloyd:s1:15", "su2016.dplloyd:s
 
 CHILD = r"""
 import hashlib, json, sys, time
-from dpclust.runner import run_spec
+from dpclust.pipeline.run_job import run_spec
 spec, data, repeats = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 loaded = {}
 run_spec(dict(spec, seeds=[spec["seeds"][0], 1]), data, _loaded=loaded)   # warm: imports, data
@@ -68,7 +68,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     sys.path.insert(0, str(REPO / "src"))
-    from dpclust.workflow import load_config, plan
+    from dpclust.pipeline.configuration import load_config
+    from dpclust.pipeline.planning import plan
 
     the_plan = plan(load_config(REPO / "config"))
     old_src, now_src = previous_src(args.previous), str(REPO / "src")

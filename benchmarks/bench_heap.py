@@ -1,4 +1,4 @@
-"""The heap setting of the compute commands (`dpclust.heap.retain_freed_memory`), measured.
+"""The heap setting of the compute commands (`dpclust.pipeline.heap.retain_freed_memory`), measured.
 
     .venv/bin/python benchmarks/bench_heap.py --data-dir DATA [--runs 2] [GROUP ...]
 
@@ -37,11 +37,11 @@ DEFAULT_GROUPS = (
 #: The child: runs the spec's blocks with or without the setting, writes the records.
 CHILD = """
 import json, sys
-from dpclust.heap import retain_freed_memory
+from dpclust.pipeline.heap import retain_freed_memory
 mode, spec_path, data, runs, out = sys.argv[1:]
 if retain_freed_memory() != (mode == "retain"):
     sys.exit("the heap setting is not as asked")
-from dpclust.runner import run_spec
+from dpclust.pipeline.run_job import run_spec
 spec = json.load(open(spec_path))
 record = run_spec(dict(spec, seeds=[spec["seeds"][0], int(runs)]), data)
 for run in record["runs"]:
@@ -71,7 +71,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="processes per setting")
     args = parser.parse_args(argv)
 
-    from dpclust.workflow import load_config, plan
+    from dpclust.pipeline.configuration import load_config
+    from dpclust.pipeline.planning import plan
     from estimate_full_protocol import group_of, middle_block
 
     groups: dict[tuple, list] = {}

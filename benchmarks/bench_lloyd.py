@@ -32,8 +32,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads for both")
     ap.add_argument("--data", default="data/processed/mnist70k.h5")
     args = ap.parse_args()
-    from threadpoolctl import threadpool_limits
     from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
 
     from dpclust.baselines import lloyd
 

@@ -5,9 +5,9 @@
 Prints:
 * the wall and CPU time of `snakemake -n --quiet rules` on the default config (target ≤ 10 s), the
   number of jobs, and the time of parsing the workflow alone (`--list-rules`);
-* the overhead of one `python -m dpclust run` process (interpreter, imports, record writing) over
+* the overhead of one `python -m dpclust.pipeline run` process (interpreter, imports, record writing) over
   the same runs in-process, and the ratio of running the blocks of one batch as one process
-  (the layout: `dpclust.workflow.RunBatch`) against one process per block (the layout before).
+  (the layout: `dpclust.pipeline.run_plan.RunBatch`) against one process per block (the layout before).
 """
 from __future__ import annotations
 
@@ -49,8 +49,8 @@ def dry_run_time(repeat: int) -> tuple[float, float, float, str]:
 def batch_against_blocks(mirror: str) -> tuple[float, float, float]:
     """Wall seconds of one batch of 8 blocks as one process, as 8 processes, and in-process."""
     from dpclust.data import fetch_source, load_registry, prepare_dataset
-    from dpclust.runner import run_batch
-    from dpclust.workflow import load_config, run_spec_for
+    from dpclust.pipeline.configuration import load_config, run_spec_for
+    from dpclust.pipeline.run_job import run_batch
 
     tmp = Path(tempfile.mkdtemp())
     reg = load_registry(REPO / "config" / "datasets.yaml")
@@ -65,7 +65,7 @@ def batch_against_blocks(mirror: str) -> tuple[float, float, float]:
     shared = {key: v for key, v in specs[0].items() if key not in ("dataset", "dataset_entry", "k", "epsilon", "seeds")}
     batch = {"spec": shared, "entries": {"iris": specs[0]["dataset_entry"]},
              "cells": [["iris", s["k"], s["epsilon"], 0, 5] for s in specs]}
-    base = [sys.executable, "-m", "dpclust", "run", "--data-dir", str(tmp), "--out"]
+    base = [sys.executable, "-m", "dpclust.pipeline", "run", "--data-dir", str(tmp), "--out"]
     one = _timed([*base, str(tmp / "batch.json"), "--spec", json.dumps(batch)], cwd=REPO, check=True)[0]
     each = sum(_timed([*base, str(tmp / f"b{i}.json"), "--spec", json.dumps(s)], cwd=REPO, check=True)[0]
                for i, s in enumerate(specs))

@@ -10,7 +10,7 @@
     .venv/bin/python benchmarks/cluster_costs.py standins --data-dir DIR --out-dir STANDINS
     .venv/bin/python benchmarks/cluster_costs.py measure --preset quick --data-dir DIR --standin-dir STANDINS \
         --only-standins --raw raw.tsv
-    # 3. summarise into the table dpclust.cluster_resources reads:
+    # 3. summarise into the table dpclust.pipeline.cluster_resources reads:
     .venv/bin/python benchmarks/cluster_costs.py summarize raw.tsv --out profiles/slurm/costs.tsv
     #    or merge a few more measurements into it (e.g. a grid's largest epsilon, where memory peaks):
     .venv/bin/python benchmarks/cluster_costs.py measure --preset full --match 'fig2/balcan/skin' \
@@ -18,7 +18,7 @@
     .venv/bin/python benchmarks/cluster_costs.py summarize more.tsv --update profiles/slurm/costs.tsv
     #    (--unmeasured --largest: the largest job of each (algorithm, dataset) the table has no row for)
 
-`measure` runs exactly the command of the workflow's `run` rule (`python -m dpclust run ...`, one
+`measure` runs exactly the command of the workflow's `run` rule (`python -m dpclust.pipeline run ...`, one
 BLAS thread) and records its wall time, CPU time (user + system) and peak resident memory (from
 wait4). The costs use CPU time: for these single-threaded processes it is their wall time on an
 idle core, and unlike wall time it does not grow with whatever else the machine runs. Jobs whose dataset is unavailable here (no mirror file) are skipped
@@ -63,7 +63,8 @@ def standins(args) -> None:
 
     from dpclust.data import load_registry
     from dpclust.data.processed import write_processed_chunks
-    from dpclust.workflow import load_config, plan
+    from dpclust.pipeline.configuration import load_config
+    from dpclust.pipeline.planning import plan
 
     config_dir = Path(args.config_dir).resolve()
     registry = load_registry(config_dir / "datasets.yaml")
@@ -106,7 +107,8 @@ def _measure_one(cmd: list[str], env: dict, cwd: Path) -> tuple[float, float, fl
 
 
 def measure(args) -> None:
-    from dpclust.workflow import fmt_epsilon, load_config, plan
+    from dpclust.pipeline.configuration import fmt_epsilon, load_config
+    from dpclust.pipeline.planning import plan
 
     config_dir = Path(args.config_dir).resolve()
     config = load_config(config_dir, overrides={"preset": args.preset})
@@ -116,7 +118,7 @@ def measure(args) -> None:
     if args.epsilon:
         jobs = [j for j in jobs if j.epsilon is not None and any(abs(j.epsilon - e) < 1e-12 for e in args.epsilon)]
     if args.unmeasured:   # what the table has no row for: its requests are scaled from other data
-        from dpclust import cluster_resources
+        from dpclust.pipeline import cluster_resources
 
         table = cluster_resources.load_costs(args.table)
         jobs = [j for j in jobs if not cluster_resources.estimate(j, table).basis.startswith("measured")]
@@ -170,7 +172,7 @@ def measure(args) -> None:
                 if args.max_seeds and seeds > args.max_seeds:  # per-seed cost from fewer seeds
                     seeds = args.max_seeds
                     spec["seeds"] = [spec["seeds"][0], seeds]
-                cmd = [sys.executable, "-m", "dpclust", "run", "--spec", json.dumps(spec),
+                cmd = [sys.executable, "-m", "dpclust.pipeline", "run", "--spec", json.dumps(spec),
                        "--data", str(path), "--out", str(out)]
                 try:
                     wall, cpu, peak = _measure_one(cmd, env, REPO)
@@ -256,7 +258,7 @@ def summary_table(rows: list[dict]) -> str:
     base_mb = min(float(r["peak_mb"]) for r in rows)
     out = [
         "# Measured cost of dpclust run jobs, one row per (paper, algorithm, dataset, k): read by",
-        "# dpclust.cluster_resources to size SLURM requests. Written by benchmarks/cluster_costs.py from",
+        "# dpclust.pipeline.cluster_resources to size SLURM requests. Written by benchmarks/cluster_costs.py from",
         f"# {len(rows)} jobs of the {_presets(rows)} preset(s), each one"
         " process with one BLAS thread, two at a time, on a 2-core machine.",
         f"# cost: {_cost_kind(rows)}.",

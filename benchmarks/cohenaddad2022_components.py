@@ -11,8 +11,8 @@ import time
 import numpy as np
 
 from dpclust.accountant import Accountant
-from dpclust.cohenaddad2022 import dynamic_program, hst
 from dpclust.blocks.one_median import private_one_median
+from dpclust.cohenaddad2022 import dynamic_program, hst
 
 
 def timed(fn, repeat=3):

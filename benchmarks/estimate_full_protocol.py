@@ -12,7 +12,7 @@ between the two sampled ε around its own, linearly in log ε (many algorithms c
 more PrivGene rounds, larger candidate sets). It adds the measured process overhead once per run job
 (a batch of blocks, shared by the groups it runs). `--paper` restricts the estimate to some papers.
 `--jobs 2` times on two processes at once, as `snakemake --cores 2` runs two jobs. With `--cache`
-a timing is kept while the algorithm's code is unchanged (`dpclust.codehash`), so after a speed-up
+a timing is kept while the algorithm's code is unchanged (`dpclust.pipeline.codehash`), so after a speed-up
 only the changed algorithms are timed again. It prints a line per sample as it goes, then the
 estimated CPU-hours, the wall time on 2 and 8 cores, the algorithms and the groups that cost most.
 
@@ -78,10 +78,10 @@ def _prepare(config, names, data_dir: Path, mirror: str | None, all_datasets: bo
 
 
 def _process_overhead(spec: dict, data: str) -> float:
-    """Seconds one `python -m dpclust run` process costs beyond its runs (interpreter, imports, I/O)."""
+    """Seconds one `python -m dpclust.pipeline run` process costs beyond its runs (interpreter, imports, I/O)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "r.json"
-        cmd = [sys.executable, "-m", "dpclust", "run", "--spec", json.dumps(dict(spec, seeds=[0, 1])),
+        cmd = [sys.executable, "-m", "dpclust.pipeline", "run", "--spec", json.dumps(dict(spec, seeds=[0, 1])),
                "--data", data, "--allow-unavailable", "--out", str(out)]
         t = time.perf_counter()
         subprocess.run(cmd, check=True, capture_output=True)
@@ -131,15 +131,15 @@ def _sample_key(spec: dict) -> tuple:
 
 def _cache_key(code: str, key: tuple) -> str:
     """A timing is reused while the algorithm's code (its module and every dpclust module it
-    imports, `dpclust.codehash`) and the sample key are unchanged."""
+    imports, `dpclust.pipeline.codehash`) and the sample key are unchanged."""
     return code + "|" + json.dumps(list(key))
 
 
 def _time_samples(task) -> list:
     """Worker: time the sample specs of one data set (loaded once), one thread each."""
     data, items, budget_s, quiet = task
-    from dpclust.heap import retain_freed_memory
-    from dpclust.runner import run_spec
+    from dpclust.pipeline.heap import retain_freed_memory
+    from dpclust.pipeline.run_job import run_spec
 
     retain_freed_memory()   # as the workflow's run jobs (`dpclust run`) do
 
@@ -182,7 +182,8 @@ def main(argv=None) -> int:
     parser.add_argument("--cache", default=None, help="JSON of timings to reuse while an algorithm's code is unchanged")
     args = parser.parse_args(argv)
 
-    from dpclust.workflow import load_config, plan
+    from dpclust.pipeline.configuration import load_config
+    from dpclust.pipeline.planning import plan
 
     config = load_config(REPO / "config", overrides={"preset": args.preset})
     the_plan = plan(config)
@@ -194,7 +195,7 @@ def main(argv=None) -> int:
         parser.error(f"no run job of paper(s) {args.paper} in preset {args.preset}")
     for job in planned:
         groups[group_of(job)].append(job)
-    # one process per run job (a batch of blocks, dpclust.workflow.RunBatch): its start-up is shared
+    # one process per run job (a batch of blocks, dpclust.pipeline.run_plan.RunBatch): its start-up is shared
     # by the groups whose blocks it runs
     groups_of_batch: dict[str, set] = defaultdict(set)
     for key, jobs in groups.items():
@@ -205,7 +206,7 @@ def main(argv=None) -> int:
     for job in planned:
         if job.dataset in paths:
             by_key[_sample_key(job.spec)].append(job)
-    from dpclust.codehash import code_hash
+    from dpclust.pipeline.codehash import code_hash
 
     def code_of(function: str) -> str:
         return code_hash(function.split(":")[0])

@@ -53,7 +53,7 @@ def main() -> None:
     parser.add_argument("--workdir", default="/tmp/dpclust-bench-lushen2020")
     args = parser.parse_args()
     from dpclust.lushen2020.algorithm import lushen
-    from dpclust.workflow import load_config, resolve_algorithm
+    from dpclust.pipeline.configuration import load_config, resolve_algorithm
 
     X, bounds = load_s1(Path(args.workdir))
     config = load_config(REPO / "config")

@@ -57,7 +57,7 @@ CATEGORIES = (
     ("Python interpreter", re.compile(r"(\.py$|libpython|^<frozen|^python)")),
 )
 OTHER = "other native"
-ALGORITHM_FRAME = "_runs (dpclust/runner.py"
+ALGORITHM_FRAME = "_runs (dpclust/pipeline/run_job.py"
 
 
 def categorise(raw: Path) -> Counter:
@@ -96,8 +96,8 @@ def summarise(sampled) -> dict[str, dict[str, tuple[float, float]]]:
 
 def _run_one(spec_path: str, data: str, reps: int) -> None:
     """Worker (the process py-spy samples): one warm-up run, then `reps` runs of the spec."""
-    from dpclust.heap import retain_freed_memory
-    from dpclust.runner import run_spec
+    from dpclust.pipeline.heap import retain_freed_memory
+    from dpclust.pipeline.run_job import run_spec
 
     retain_freed_memory()   # as the workflow's run jobs (`dpclust run`) do
     spec = json.loads(Path(spec_path).read_text())
@@ -149,7 +149,8 @@ def main(argv=None) -> int:
     if not args.py_spy:
         parser.error("py-spy not found: pip install py-spy, or pass --py-spy PATH")
 
-    from dpclust.workflow import load_config, plan
+    from dpclust.pipeline.configuration import load_config
+    from dpclust.pipeline.planning import plan
     from estimate_full_protocol import group_of, middle_block
 
     rows = [r for r in json.loads(Path(args.estimate).read_text()) if not r["skipped"]]

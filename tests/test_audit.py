@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from dpclust import audit as A
 from dpclust import mechanisms as M
 from dpclust.accountant import Accountant
+from dpclust.audit import statistics as A
 
 EPS = 1.0
 CONF = 0.99  # both the "passes" and the "caught" assertions hold at this confidence

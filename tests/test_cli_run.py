@@ -1,4 +1,4 @@
-"""`python -m dpclust run`: determinism, run records, and one clear error per bad input."""
+"""`python -m dpclust.pipeline run`: determinism, run records, and one clear error per bad input."""
 import json
 import subprocess
 import sys
@@ -7,10 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpclust.records import flatten_run
-
-from dpclust.cli import main
 from dpclust.data import prepare_dataset, write_processed
+from dpclust.pipeline.cli import main
+from dpclust.pipeline.records import flatten_run
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "config"
@@ -92,7 +91,7 @@ def test_nan_in_data_is_rejected(tmp_path, capsys):
 
 
 def test_help_explains_everything():
-    out = subprocess.run([sys.executable, "-m", "dpclust", "run", "--help"], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-m", "dpclust.pipeline", "run", "--help"], capture_output=True, text=True)
     assert out.returncode == 0
     for word in ("--dataset", "--algorithm", "--epsilon", "--delta", "--seed", "--param", "--out", "run record"):
         assert word in out.stdout
@@ -142,9 +141,9 @@ def test_a_refused_run_is_recorded_with_its_reason_and_is_not_a_failure(iris_h5,
 
 
 def test_exit_code_of_the_process(tmp_path):
-    """`python -m dpclust run` itself exits non-zero (3) when the run could not be done."""
+    """`python -m dpclust.pipeline run` itself exits non-zero (3) when the run could not be done."""
     out = tmp_path / "out.json"
-    proc = subprocess.run([sys.executable, "-m", "dpclust", "run", "--config-dir", str(CONFIG), *BASE,
+    proc = subprocess.run([sys.executable, "-m", "dpclust.pipeline", "run", "--config-dir", str(CONFIG), *BASE,
                            "--data", str(_unavailable_h5(tmp_path)), "--out", str(out)],
                           capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 3, proc.stderr
@@ -153,12 +152,12 @@ def test_exit_code_of_the_process(tmp_path):
 
 
 def test_a_batch_of_two_datasets_gives_each_block_the_record_it_gets_alone(tmp_path, mirror, capsys):
-    """A run job (`dpclust.workflow.RunBatch`) may read several datasets (a family batch): each block
+    """A run job (`dpclust.pipeline.run_plan.RunBatch`) may read several datasets (a family batch): each block
     reads its own dataset, and gets exactly the record it gets when run alone (wall times aside);
     an unavailable dataset gives its blocks `data_unavailable` records and exit 3 unless allowed."""
     from dpclust.data import fetch_source, load_registry
-    from dpclust.runner import run_spec
-    from dpclust.workflow import load_config, run_spec_for
+    from dpclust.pipeline.configuration import load_config, run_spec_for
+    from dpclust.pipeline.run_job import run_spec
 
     reg = load_registry(CONFIG / "datasets.yaml")
     for name in ("iris", "s1"):
@@ -200,8 +199,8 @@ def test_a_killed_batch_resumes_at_its_first_unfinished_block(iris_h5, tmp_path,
     """A run job killed mid-batch keeps its finished blocks (`.<out>.blocks/`), and the next attempt
     runs only the rest; the output equals an uninterrupted run's (wall times aside) and the kept
     blocks are removed. Kept blocks of another batch spec or code hash are never used."""
-    import dpclust.runner as runner
-    from dpclust.workflow import load_config, run_spec_for
+    import dpclust.pipeline.run_job as runner
+    from dpclust.pipeline.configuration import load_config, run_spec_for
 
     (tmp_path / "processed").mkdir()
     (tmp_path / "processed" / "iris.h5").symlink_to(iris_h5)

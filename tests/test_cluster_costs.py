@@ -1,5 +1,5 @@
 """benchmarks/cluster_costs.py: it measures planned run blocks as the workflow runs them, and writes
-or updates the cost table that sizes SLURM requests (dpclust.cluster_resources)."""
+or updates the cost table that sizes SLURM requests (dpclust.pipeline.cluster_resources)."""
 from __future__ import annotations
 
 import csv
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dpclust import cluster_resources
+from dpclust.pipeline import cluster_resources
 
 from .conftest import load_benchmark
 
@@ -82,7 +82,7 @@ def test_a_new_table_reads_back(costs, tmp_path):
 
 @pytest.mark.slow
 def test_measure_runs_the_planned_blocks_as_the_workflow_does(tmp_path, mirror):
-    """`measure` runs `python -m dpclust run --spec` on planned blocks (here two blocks of the test
+    """`measure` runs `python -m dpclust.pipeline run --spec` on planned blocks (here two blocks of the test
     preset, one seed each, at one ε) and records a row per block with status ok; blocks on a
     dataset that is unavailable here (no stand-in) are skipped, saying so."""
     from dpclust.data import fetch_source, load_registry, prepare_dataset

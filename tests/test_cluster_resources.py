@@ -1,4 +1,4 @@
-"""SLURM bundles and requests of run jobs (dpclust.cluster_resources), on the test preset's plan."""
+"""SLURM bundles and requests of run jobs (dpclust.pipeline.cluster_resources), on the test preset's plan."""
 from __future__ import annotations
 
 import dataclasses
@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dpclust import cluster_resources
-from dpclust.workflow import load_config, plan
+from dpclust.pipeline import cluster_resources
+from dpclust.pipeline.configuration import load_config
+from dpclust.pipeline.planning import plan
 
 REPO = Path(__file__).resolve().parents[1]
 

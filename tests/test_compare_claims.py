@@ -1,9 +1,9 @@
-"""`python -m dpclust compare-claims`: two runs' claim summaries, verdicts per paper and the claims
+"""`python -m dpclust.pipeline compare-claims`: two runs' claim summaries, verdicts per paper and the claims
 whose verdict differs (the quick preset beside the full protocol)."""
 import pandas as pd
 
-from dpclust.cli import main
-from dpclust.pipeline import compare_claims
+from dpclust.pipeline.cli import main
+from dpclust.pipeline.steps import compare_claims
 
 
 def _summary(path, rows):

@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpclust import audit
-from dpclust.resolve import import_object
-from dpclust.workflow import load_config, resolve_algorithm
+from dpclust.audit import statistics as audit
+from dpclust.pipeline.configuration import load_config, resolve_algorithm
+from dpclust.pipeline.resolve import import_object
 
 from .conftest import REPO
 

@@ -19,10 +19,10 @@ import pytest
 import yaml
 
 from dpclust.api import DPClustError
-from dpclust.cli import main as dpclust_main
 from dpclust.data import fetch_source, load_registry
 from dpclust.data.download import FetchError
 from dpclust.data.registry import Registry
+from dpclust.pipeline.cli import main as dpclust_main
 
 pytestmark = pytest.mark.network
 

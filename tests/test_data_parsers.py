@@ -12,12 +12,20 @@ import pytest
 import yaml
 
 from dpclust.api import DPClustError
-from dpclust.cli import main as dpclust_main
-from dpclust.data import (DatasetUnavailable, fetch_source, load_processed, load_registry, prepare_dataset,
-                          processed_info, write_processed, write_unavailable)
+from dpclust.data import (
+    DatasetUnavailable,
+    fetch_source,
+    load_processed,
+    load_registry,
+    prepare_dataset,
+    processed_info,
+    write_processed,
+    write_unavailable,
+)
 from dpclust.data.parsers import parse_dataset
 from dpclust.data.processed import FORMAT_VERSION
 from dpclust.data.registry import Registry
+from dpclust.pipeline.cli import main as dpclust_main
 
 MIRROR_SOURCES = ["mnist", "adult", "sipu_s1", "sipu_birch2", "iris", "skin", "shuttle"]
 

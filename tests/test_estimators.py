@@ -284,7 +284,7 @@ def test_bad_random_state(bad):
 
 def test_importing_algorithms_and_the_run_path_does_not_import_sklearn():
     """Every run job imports an algorithm module; scikit-learn (over a second to import) stays out."""
-    modules = sorted({cls.__module__ for cls in CLASSES} | {"dpclust.api", "dpclust.runner", "dpclust.cli"})
+    modules = sorted({cls.__module__ for cls in CLASSES} | {"dpclust.api", "dpclust.pipeline.run_job", "dpclust.pipeline.cli"})
     code = (f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n"
             "bad = sorted(m for m in sys.modules if m == 'sklearn' or m.startswith('sklearn.'))\n"
             "assert not bad, bad[:5]")

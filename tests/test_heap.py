@@ -1,4 +1,4 @@
-"""dpclust.heap: the compute commands keep freed memory for reuse, and that changes no result."""
+"""dpclust.pipeline.heap: the compute commands keep freed memory for reuse, and that changes no result."""
 import json
 import os
 import platform
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dpclust import cli, heap
+from dpclust.pipeline import cli, heap
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "config"
@@ -17,10 +17,10 @@ GLIBC = platform.libc_ver()[0] == "glibc"
 #: Runs `dpclust run` in a fresh process, with the heap setting applied first or not.
 RUN = """
 import sys
-from dpclust.heap import retain_freed_memory
+from dpclust.pipeline.heap import retain_freed_memory
 if sys.argv[1] == "retain" and not retain_freed_memory():
     sys.exit(9)
-from dpclust.cli import main
+from dpclust.pipeline.cli import main
 sys.exit(main(sys.argv[2:]))
 """
 
@@ -36,7 +36,7 @@ def test_applies_on_glibc_unless_switched_off(switch, applied):
     env = {k: v for k, v in os.environ.items() if k != "DPCLUST_KEEP_FREED_MEMORY"}
     if switch is not None:
         env["DPCLUST_KEEP_FREED_MEMORY"] = switch
-    done = subprocess.run([sys.executable, "-c", "from dpclust.heap import retain_freed_memory as r; "
+    done = subprocess.run([sys.executable, "-c", "from dpclust.pipeline.heap import retain_freed_memory as r; "
                            "raise SystemExit(0 if r() else 1)"], env=env, check=False)
     assert done.returncode == (0 if applied else 1)
 

@@ -1,10 +1,10 @@
-"""dpclust.integrity: a record cut anywhere is caught by its three bytes, a table cut inside a row by
+"""dpclust.pipeline.integrity: a record cut anywhere is caught by its three bytes, a table cut inside a row by
 its last, a figure or report page by its end marker; a damaged record is named."""
 import pytest
 
 from dpclust.api import DPClustError
 from dpclust.fileio import write_csv_atomic, write_json_atomic
-from dpclust.integrity import intact, load_records, record_intact, table_intact
+from dpclust.pipeline.integrity import intact, load_records, record_intact, table_intact
 
 
 def _record():
@@ -61,7 +61,7 @@ def test_a_figure_or_report_page_cut_anywhere_is_caught(tmp_path):
     import pandas as pd
 
     from dpclust.fileio import write_text_atomic
-    from dpclust.plotting import html_table, save_figure, to_markdown
+    from dpclust.pipeline.plotting import html_table, save_figure, to_markdown
 
     fig, ax = plt.subplots(figsize=(1.0, 0.8))
     ax.plot([0, 1], [1, 0])

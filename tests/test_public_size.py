@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpclust.audits.plan import n_public_add_remove
-from dpclust.resolve import import_object
-from dpclust.workflow import load_config, resolve_algorithm
+from dpclust.pipeline.audit_plan import n_public_add_remove
+from dpclust.pipeline.configuration import load_config, resolve_algorithm
+from dpclust.pipeline.resolve import import_object
 
 CONFIG = load_config()
 

@@ -1,5 +1,5 @@
 """The final summary a person reads at the end of a run: claim totals, unavailable data and what the
-invocation cost (dpclust.status)."""
+invocation cost (dpclust.pipeline.status)."""
 from __future__ import annotations
 
 import json
@@ -7,14 +7,14 @@ import subprocess
 import sys
 import time
 
-from dpclust import status
+from dpclust.pipeline import status
 
 BURN = "import numpy as np, time\nx = np.ones(375_000_000)\nt = time.process_time()\nwhile time.process_time() - t < 1.2: x.sum()\n"
 
 
 MEASURE = f"""
 import resource, subprocess, sys
-from dpclust import status
+from dpclust.pipeline import status
 before = status.invocation_cost()
 subprocess.run([sys.executable, "-c", {BURN!r}], check=True)   # a job: 1.2 s of CPU, 3 GB resident
 after = status.invocation_cost()

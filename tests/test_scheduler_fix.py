@@ -1,4 +1,4 @@
-"""The Snakefile's workaround for Snakemake's scheduler (dpclust.scheduler_fix): one pending
+"""The Snakefile's workaround for Snakemake's scheduler (dpclust.pipeline.scheduler_fix): one pending
 re-evaluation timer instead of one more chain of timers per finished job."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 SNAKEFILE = '''
 import os, threading
 if os.environ.get("DPCLUST_FIX"):
-    from dpclust.scheduler_fix import keep_one_reevaluation_timer
+    from dpclust.pipeline.scheduler_fix import keep_one_reevaluation_timer
     assert keep_one_reevaluation_timer()
 rule all:
     input: expand("out/{i}.txt", i=range(40))

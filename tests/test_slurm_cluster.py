@@ -2,9 +2,9 @@
 
 One item of the test preset (13 run jobs) runs through `--profile profiles/slurm`, as shipped, in
 one temporary copy of the repository and, at the same time, locally (`--cores 1`) in another; then:
-* only run jobs went to SLURM, in exactly the planned bundles (dpclust.cluster_resources.bundle_ids;
+* only run jobs went to SLURM, in exactly the planned bundles (dpclust.pipeline.cluster_resources.bundle_ids;
   fewer SLURM jobs than run jobs), each bundle asking for 1 CPU, the sum of its jobs'
-  runtimes and the largest of their memories (dpclust.cluster_resources);
+  runtimes and the largest of their memories (dpclust.pipeline.cluster_resources);
 * every run record and table equals the local run's, wall-time fields aside.
 
 Needs Linux and root (skipped otherwise, saying so); installs the Debian packages with apt-get if
@@ -27,8 +27,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dpclust import cluster_resources
-from dpclust.workflow import load_config, plan
+from dpclust.pipeline import cluster_resources
+from dpclust.pipeline.configuration import load_config
+from dpclust.pipeline.planning import plan
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "local-slurm.sh"
@@ -175,7 +176,7 @@ def test_test_items_run_bundled_on_slurm_with_local_results(cluster, tmp_path_fa
     the_plan = plan(load_config(work_slurm / "config", overrides={"preset": "test"}))
     items = [the_plan.item(*t.removeprefix("results/tables/").removesuffix(".csv").split("/")) for t in TARGETS]
     run_jobs = {path: the_plan.run(path) for item in items for path in item.run_files}  # batches
-    # The bundles the profile forms (dpclust.cluster_resources.bundle_ids over the whole plan), as far
+    # The bundles the profile forms (dpclust.pipeline.cluster_resources.bundle_ids over the whole plan), as far
     # as they hold jobs of TARGETS
     bundle_of = cluster_resources.bundle_ids(the_plan.batches, _profile_bundle_size())
     bundles: dict[str, list] = {}

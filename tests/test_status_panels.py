@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpclust import plotting
 from dpclust.api import Refused
-from dpclust.itemkit import availability
+from dpclust.pipeline import plotting
+from dpclust.pipeline.itemkit import availability
+from dpclust.pipeline.items.su2016 import common as su_common
 from dpclust.su2016.eugkm import grid_for
-from dpclust.su2016.items import common as su_common
 
 NAMES = {"algorithms": {"su2016.eugkm": "EUGkM", "su2016.dplloyd": "DPLloyd", "su2016.lloyd": "Baseline"},
          "datasets": {"s1": "S1", "adult_num": "Adult-num"}}
@@ -118,7 +118,7 @@ def test_mark_unavailable_text_follows_the_status(status, reason, expected):
 
 
 def test_lushen_status_rows_keep_a_refused_algorithm_apart_from_missing_data():
-    from dpclust.lushen2020.items.common import status_rows
+    from dpclust.pipeline.items.lushen2020.common import status_rows
 
     df = pd.DataFrame({"dataset": ["s1", "s1", "skin", "skin"], "algorithm": ["a", "b", "a", "b"],
                        "status": ["ok", "refused", "data_unavailable", "data_unavailable"],
@@ -129,8 +129,8 @@ def test_lushen_status_rows_keep_a_refused_algorithm_apart_from_missing_data():
 
 def test_a_claim_that_holds_beside_refused_cells_is_not_evaluable(tmp_path, monkeypatch):
     """A paper's claim is about every cell of its protocol; the leaderboard ranks refused cells itself."""
-    from dpclust import pipeline
-    from dpclust.aggregate import Check
+    from dpclust.pipeline import steps as pipeline
+    from dpclust.pipeline.aggregate import Check
 
     table = pd.DataFrame({"dataset": ["s1", "s1", "s1"], "algorithm": ["su2016.dplloyd", "su2016.eugkm", "su2016.eugkm"],
                           "status": ["ok", "ok", "refused"], "reason": ["", "", eugkm_refusal()]})
@@ -156,6 +156,6 @@ def test_a_claim_that_holds_beside_refused_cells_is_not_evaluable(tmp_path, monk
 
 
 def test_the_leaderboard_ranks_refused_cells_itself():
-    from dpclust.leaderboard.table import check_table
+    from dpclust.pipeline.items.leaderboard.table import check_table
 
     assert check_table.handles_refused is True

@@ -9,7 +9,8 @@ import pytest
 
 from dpclust.api import DPClustError
 from dpclust.data import load_processed, load_registry, prepare_dataset, processed_info
-from dpclust.data.synthetic import generate, generate_chunks, separated_centres, write_synthetic
+from dpclust.data.processed import write_synthetic
+from dpclust.data.synthetic import generate, generate_chunks, separated_centres
 
 
 @pytest.fixture(scope="module")

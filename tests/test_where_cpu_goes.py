@@ -15,7 +15,7 @@ def where():
 
 
 def test_samples_go_to_the_library_of_their_innermost_frame_inside_the_algorithm(where, tmp_path):
-    run = "_runs (dpclust/runner.py:252);eugkm (dpclust/su2016/eugkm.py:300)"
+    run = "_runs (dpclust/pipeline/run_job.py:252);eugkm (dpclust/su2016/eugkm.py:300)"
     raw = tmp_path / "out.raw"
     raw.write_text("\n".join([
         f"{run};dgemm_kernel (libopenblas64_p-r0.so) 7",

@@ -25,8 +25,10 @@ import pytest
 import yaml
 
 from dpclust.api import DPClustError
-from dpclust.codehash import closure
-from dpclust.workflow import function_module, load_config, plan
+from dpclust.pipeline.codehash import closure
+from dpclust.pipeline.configuration import load_config
+from dpclust.pipeline.planning import plan
+from dpclust.pipeline.resolve import function_module
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slow, pytest.mark.workflow]
@@ -373,7 +375,7 @@ def test_a_damaged_record_is_moved_aside_and_run_again(work, mirror_run, mirror)
     """A record cut short (an interrupted copy) or emptied is not trusted: the next invocation says
     so in one line, moves it aside and runs it again with what reads it (the same record, wall times aside), and nothing
     else; a record that is whole but does not parse fails its reader with one error naming it."""
-    from dpclust.integrity import load_records, record_intact
+    from dpclust.pipeline.integrity import load_records, record_intact
 
     p = _plan(work)
     run = next(j.path for j in p.runs if "/su2016/fig1/" in j.path)

@@ -1,4 +1,4 @@
-"""Config validation and job planning (dpclust.workflow)."""
+"""Config validation and job planning (dpclust.pipeline.planning)."""
 import shutil
 from pathlib import Path
 
@@ -6,7 +6,9 @@ import pytest
 import yaml
 
 from dpclust.api import DPClustError
-from dpclust.workflow import deep_merge, fmt_epsilon, load_config, plan, resolve_delta
+from dpclust.pipeline.configuration import deep_merge, fmt_epsilon, load_config
+from dpclust.pipeline.planning import plan
+from dpclust.pipeline.resolve import resolve_delta
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -55,7 +57,7 @@ def test_plan_expands_seed_blocks(cfg_dir):
 
 
 def test_batch_spec_rebuilds_every_block_spec_exactly(cfg_dir):
-    from dpclust.runner import batch_cells
+    from dpclust.pipeline.run_job import batch_cells
 
     p = plan(load_config(cfg_dir))
     for batch in p.batches:
@@ -65,8 +67,8 @@ def test_batch_spec_rebuilds_every_block_spec_exactly(cfg_dir):
 
 def test_a_family_group_is_one_batch_per_algorithm():
     """Su et al.'s Fig. 2 runs the 81 datasets of a family: 9 run jobs per algorithm, 9 datasets each."""
-    from dpclust.runner import batch_cells
-    from dpclust.workflow import FAMILY_BATCH
+    from dpclust.pipeline.run_job import batch_cells
+    from dpclust.pipeline.run_plan import FAMILY_BATCH
 
     p = plan(load_config(REPO / "config"))
     fig2 = p.item("su2016", "fig2")
@@ -84,7 +86,7 @@ def test_a_family_group_is_one_batch_per_algorithm():
 def test_a_group_may_split_a_datasets_batch_per_k_or_cell(cfg_dir, batch_by):
     """`batch: k | cell` changes only which run job runs a block: the same blocks with the same specs,
     one job per (dataset, k) (per (dataset, k, ε) for a private algorithm under `cell`)."""
-    from dpclust.runner import batch_cells
+    from dpclust.pipeline.run_job import batch_cells
 
     def private_lloyd(d):  # a private algorithm, for the ε of `cell`
         d["algorithms"]["baselines.lloyd"]["private"] = True

@@ -19,9 +19,9 @@ checked against the total.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
 
 #: Relative slack for floating-point sums of budget fractions (e.g. ten times ε/10).
 RELATIVE_TOLERANCE = 1e-9
@@ -56,14 +56,14 @@ class Accountant:
     0.5
     """
 
-    def __init__(self, epsilon: float, delta: float = 0.0, *, _parent: "Accountant | None" = None):
+    def __init__(self, epsilon: float, delta: float = 0.0, *, _parent: Accountant | None = None):
         if not (math.isfinite(epsilon) and epsilon > 0):
             raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
         if not (math.isfinite(delta) and 0 <= delta < 1):
             raise ValueError(f"delta must be in [0, 1), got {delta!r}")
         self._init(float(epsilon), float(delta))
 
-    def _init(self, epsilon: float, delta: float, group: "ParallelComposition | None" = None) -> None:
+    def _init(self, epsilon: float, delta: float, group: ParallelComposition | None = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.spent_epsilon = 0.0
@@ -73,7 +73,7 @@ class Accountant:
         self._open: list[ParallelComposition] = []  # parallel blocks open on this accountant
 
     @classmethod
-    def _make(cls, epsilon: float, delta: float, group: "ParallelComposition | None" = None) -> "Accountant":
+    def _make(cls, epsilon: float, delta: float, group: ParallelComposition | None = None) -> Accountant:
         """Internal constructor that also allows a zero budget (for children and branches)."""
         acc = cls.__new__(cls)
         acc._init(max(float(epsilon), 0.0), max(float(delta), 0.0), group)
@@ -155,7 +155,7 @@ class Accountant:
         self.ledger.append(Charge(label, epsilon, delta))
 
     @contextmanager
-    def parallel(self, label: str = "parallel") -> Iterator["ParallelComposition"]:
+    def parallel(self, label: str = "parallel") -> Iterator[ParallelComposition]:
         """Parallel composition over disjoint parts of the data (McSherry 2009, Thm 4).
 
         Inside the block, each disjoint part gets its own `branch()`; the block costs the maximum
@@ -176,7 +176,7 @@ class Accountant:
                 # Already verified branch by branch while open: record without re-checking.
                 self._record(eps, delta, f"{label} (parallel over {len(group.branches)} parts)")
 
-    def sub_budget(self, epsilon: float, delta: float = 0.0, label: str = "") -> "Accountant":
+    def sub_budget(self, epsilon: float, delta: float = 0.0, label: str = "") -> Accountant:
         """Reserve (ε, δ) now (sequential) and hand out a child accountant limited to it.
 
         The child's own charges are not copied into this ledger; this ledger holds the
@@ -224,7 +224,7 @@ class ParallelComposition:
         committed = [b._committed() for b in self.branches]
         return max(c[0] for c in committed), max(c[1] for c in committed)
 
-    def _headroom(self, branch: "Accountant | None") -> tuple[float, float]:
+    def _headroom(self, branch: Accountant | None) -> tuple[float, float]:
         """The most `branch` (or a new branch) may commit in total, given the parent's budget."""
         ge, gd = self.cost()
         rem_e, rem_d = self.parent.remaining_epsilon, self.parent.remaining_delta

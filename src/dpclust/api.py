@@ -32,8 +32,9 @@ from __future__ import annotations
 import importlib
 import math
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -66,7 +67,7 @@ class ClusteringResult:
     ledger: list = field(default_factory=list)
 
     @classmethod
-    def from_accountant(cls, centers, accountant, iterations=None, **info) -> "ClusteringResult":
+    def from_accountant(cls, centers, accountant, iterations=None, **info) -> ClusteringResult:
         return cls(
             centers=np.asarray(centers, dtype=float),
             epsilon_spent=accountant.spent_epsilon,
@@ -161,7 +162,7 @@ class EstimatorClassRef:
     def _resolve(self) -> type:
         cls = self.__dict__.get("_cls")
         if cls is None:
-            from .estimators import build_estimator
+            from dpclust.estimators import build_estimator
 
             function, default_settings, private = self._spec
             cls = build_estimator(function, default_settings, self.__name__, module=self.__module__,
@@ -231,7 +232,7 @@ def estimator_for(function: Algorithm, default_settings: Mapping[str, Any], name
 
 def __getattr__(name: str):
     if name == "PrivateClusterer":  # the base class lives with scikit-learn in dpclust.estimators
-        from .estimators import PrivateClusterer
+        from dpclust.estimators import PrivateClusterer
 
         return PrivateClusterer
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

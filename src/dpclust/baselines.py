@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .api import ClusteringResult
-from .blocks.initialisation import INITIALISATIONS, initial_centers, kmedian_plus_plus
-from .metrics import assign, centre_scores, centre_terms, cluster_sums_in_order
-from .settings import Boolean, Interval, Options, Setting, Settings, declared
+from dpclust.api import ClusteringResult
+from dpclust.blocks.initialisation import INITIALISATIONS, initial_centers, kmedian_plus_plus
+from dpclust.metrics import assign, centre_scores, centre_terms, cluster_sums_in_order
+from dpclust.settings import Boolean, Interval, Options, Setting, Settings, declared
 
 LLOYD_SETTINGS = Settings(
     init=Setting("random_points", "REC k distinct data points drawn with the run's shared init_seed "

@@ -23,13 +23,14 @@ from __future__ import annotations
 import copy
 import math
 import numbers
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .api import Algorithm, DPClustError, non_finite_message, validate_inputs
+from dpclust.api import Algorithm, DPClustError, non_finite_message, validate_inputs
 
 #: settings keys the runner supplies to every algorithm besides the algorithm's own (see dpclust.api)
 RUN_KEYS = ("bounds", "init_seed", "init_pool_seeds")
@@ -200,7 +201,7 @@ class PrivateClusterer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Cluste
 
     def fit(self, X, y=None):
         """Run the algorithm on X (rows inside ``settings["bounds"]``); y is ignored."""
-        from .metrics import assign
+        from dpclust.metrics import assign
 
         name = type(self).__name__
         self._check_params()
@@ -237,21 +238,21 @@ class PrivateClusterer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Cluste
 
     def predict(self, X):
         """Index of the nearest centre of each row of X."""
-        from .metrics import assign
+        from dpclust.metrics import assign
 
         check_is_fitted(self)
         return assign(self._validate_X(X, reset=False), self.cluster_centers_)[0]
 
     def transform(self, X):
         """Euclidean distance of each row of X to each centre, shape (n_samples, n_clusters)."""
-        from .metrics import squared_distances
+        from dpclust.metrics import squared_distances
 
         check_is_fitted(self)
         return np.sqrt(squared_distances(self._validate_X(X, reset=False), self.cluster_centers_))
 
     def score(self, X, y=None):
         """Opposite of the k-means cost of X for the fitted centres (larger is better, as KMeans.score)."""
-        from .metrics import assign
+        from dpclust.metrics import assign
 
         check_is_fitted(self)
         return -float(assign(self._validate_X(X, reset=False), self.cluster_centers_)[1].sum())

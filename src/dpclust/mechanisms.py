@@ -13,7 +13,7 @@ mechanism (McSherry & Talwar 2007; Dwork & Roth 2014, Def. 3.4), two-sided geome
 
 Every mechanism validates all of its inputs, then charges the accountant, then draws; the scale
 functions are looked up through this module's globals at call time (never cache a scale at import
-time), so `dpclust.audit.halved_noise()` reaches every draw. Floating-point sampling is the usual
+time), so `dpclust.audit.statistics.halved_noise()` reaches every draw. Floating-point sampling is the usual
 idealisation (cf. Mironov 2012 on the Laplace mechanism): the guarantees are those of the
 real-valued mechanisms.
 """
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .accountant import Accountant
+    from dpclust.accountant import Accountant
 
 
 def _check_eps(epsilon: float) -> None:
@@ -46,7 +46,7 @@ def _check_sensitivity(sensitivity: float) -> None:
         raise ValueError(f"sensitivity must be a finite number > 0, got {sensitivity!r}")
 
 
-def _charge(accountant: "Accountant | None", epsilon: float, delta: float, label: str) -> None:
+def _charge(accountant: Accountant | None, epsilon: float, delta: float, label: str) -> None:
     if accountant is not None:
         accountant.spend(epsilon, delta, label=label)
 
@@ -66,7 +66,7 @@ def laplace_mechanism(
     sensitivity: float,
     epsilon: float,
     rng: np.random.Generator,
-    accountant: "Accountant | None" = None,
+    accountant: Accountant | None = None,
     label: str = "laplace",
 ):
     """Release `value + Lap(Δ₁/ε)` elementwise; `sensitivity` is the L1 sensitivity of the whole
@@ -94,7 +94,7 @@ def _analytic_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
     """δ(σ) of the Gaussian mechanism (Balle & Wang 2018, Thm 8), computed stably in log space."""
     a = sensitivity / (2.0 * sigma)
     b = epsilon * sigma / sensitivity
-    from scipy import special  # lazy: keeps `python -m dpclust run` start-up lean
+    from scipy import special  # lazy: keeps `python -m dpclust.pipeline run` start-up lean
 
     first = special.ndtr(a - b)
     second = math.exp(epsilon + special.log_ndtr(-a - b))
@@ -141,7 +141,7 @@ def gaussian_mechanism(
     epsilon: float,
     delta: float,
     rng: np.random.Generator,
-    accountant: "Accountant | None" = None,
+    accountant: Accountant | None = None,
     label: str = "gaussian",
     calibration: str = "analytic",
 ):
@@ -197,7 +197,7 @@ def exponential_mechanism(
     sensitivity: float,
     epsilon: float,
     rng: np.random.Generator,
-    accountant: "Accountant | None" = None,
+    accountant: Accountant | None = None,
     label: str = "exponential",
     monotonic: bool = False,
     method: str = "gumbel",
@@ -241,7 +241,7 @@ def geometric_mechanism(
     sensitivity: int,
     epsilon: float,
     rng: np.random.Generator,
-    accountant: "Accountant | None" = None,
+    accountant: Accountant | None = None,
     label: str = "geometric",
 ):
     """Release integer `value + Z`, Z two-sided geometric (discrete Laplace) with α = exp(−ε/Δ).

@@ -26,10 +26,11 @@ from __future__ import annotations
 import copy
 import functools
 import math
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
-from .api import DPClustError
+from dpclust.api import DPClustError
 
 TAGS = ("STATED", "INFERRED", "EXT", "MISSING→REC", "REC")
 
@@ -234,11 +235,11 @@ class Settings(Mapping[str, Setting]):
     def defaults(self) -> dict[str, Any]:
         return {name: copy.deepcopy(s.default) for name, s in self._settings.items()}
 
-    def extend(self, **changes: Setting) -> "Settings":
+    def extend(self, **changes: Setting) -> Settings:
         """A new declaration with settings added or replaced (variants that share most settings)."""
         return Settings(**{**self._settings, **changes})
 
-    def without(self, *names: str) -> "Settings":
+    def without(self, *names: str) -> Settings:
         return Settings(**{k: v for k, v in self._settings.items() if k not in names})
 
     def complete(self, given: Mapping[str, Any] | None = None, where: str = "settings") -> dict[str, Any]:

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from dpclust.audits import items as I
-from dpclust.audits.runner import run_audit
-from dpclust.workflow import load_config, plan
+from dpclust.pipeline.audit_job import run_audit
+from dpclust.pipeline.configuration import load_config
+from dpclust.pipeline.items import audit as I
+from dpclust.pipeline.planning import plan
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow

@@ -1,13 +1,12 @@
 """The audit items: aggregate (verdicts, Bonferroni maximum over designs), table, figure, checks."""
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pytest
 
-from dpclust.audits import items as I
-from dpclust.audits.designs import ADD_REMOVE, REPLACE_ONE
-from dpclust.audits.runner import evaluate, run_audit
+from dpclust.audit.designs import ADD_REMOVE, REPLACE_ONE
+from dpclust.pipeline.audit_job import evaluate, run_audit
+from dpclust.pipeline.items import audit as I
 
 from .fake_algorithms import register
 
@@ -110,11 +109,11 @@ def test_aggregate_of_no_records_is_an_empty_table():
 
 
 def test_n_from_data_variant_is_its_own_row_outside_the_guarantee_never_a_privacy_bug(records):
-    """Records of the `n_from_data` variant (dpclust.audits.labels) are grouped apart from the
+    """Records of the `n_from_data` variant (dpclust.pipeline.audit_labels) are grouped apart from the
     algorithm's own audits, named ", N from the data", judged "outside the guarantee" (a leak there
     is the expected finding, not a violation of the declared guarantee) and checked as "reading N
     from the data leaks"."""
-    from dpclust.audits.labels import N_FROM_DATA_SOURCE
+    from dpclust.pipeline.audit_labels import N_FROM_DATA_SOURCE
 
     pure = {"kind": "ε-DP", "note": "", "relation": ADD_REMOVE}
     source = f"declared guarantee: {N_FROM_DATA_SOURCE}"
@@ -142,10 +141,10 @@ def test_n_from_data_variant_is_its_own_row_outside_the_guarantee_never_a_privac
 
 def test_power_variant_is_its_own_row_within_the_guarantee(records):
     """Records of the `power` variant (the algorithm at settings chosen for the attack's power,
-    dpclust.audits.labels) are grouped apart from the algorithm's audit at its own settings, named
+    dpclust.pipeline.audit_labels) are grouped apart from the algorithm's audit at its own settings, named
     ", at <setting> = <value>", and judged as the DP-labelled algorithm they are: power shown where
     the default settings leave none, and a violation there is a privacy bug."""
-    from dpclust.audits.labels import POWER
+    from dpclust.pipeline.audit_labels import POWER
 
     pure = {"kind": "ε-DP", "note": "", "relation": ADD_REMOVE}
     default = _record("tunable_sum", samples=400, guarantee=pure, settings={"blur": 50.0})

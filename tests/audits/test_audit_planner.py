@@ -1,4 +1,4 @@
-"""Planning of the audit jobs (dpclust.workflow's audit section): one job per (algorithm, design)
+"""Planning of the audit jobs (dpclust.pipeline.planning's audit section): one job per (algorithm, design)
 with a complete spec, the neighbouring relation and δ from the declared guarantee, shared by
 `audits_from`, and the real config's presets."""
 from __future__ import annotations
@@ -11,11 +11,12 @@ import pytest
 import yaml
 
 from dpclust.api import DPClustError
-from dpclust.audits.designs import ADD_REMOVE, DESIGNS, REPLACE_ONE
-from dpclust.audits.runner import SPEC_KEYS
-from dpclust.audits.labels import PUBLIC_N_FIXED
-from dpclust.audits.plan import AuditItemTarget
-from dpclust.workflow import load_config, plan
+from dpclust.audit.designs import ADD_REMOVE, DESIGNS, REPLACE_ONE
+from dpclust.pipeline.audit_job import SPEC_KEYS
+from dpclust.pipeline.audit_labels import PUBLIC_N_FIXED
+from dpclust.pipeline.audit_plan import AuditItemTarget
+from dpclust.pipeline.configuration import load_config
+from dpclust.pipeline.planning import plan
 
 from .fake_algorithms import register
 
@@ -130,7 +131,7 @@ def test_power_variant_is_planned_on_its_own_path_with_its_settings(cfg_dir):
     """`power` plans one more job per algorithm: its design, n and samples, the settings it overrides
     (resolved: the rest stay the algorithm's), `variant` in the spec, its own seed and note; the
     algorithm's own audits keep their specs."""
-    from dpclust.audits.labels import POWER
+    from dpclust.pipeline.audit_labels import POWER
 
     before = {j.path: j.spec_json for j in plan(load_config(cfg_dir)).audits}
     _with_tunable(cfg_dir, {"settings": {"blur": 1.0}, "design": "line_sums", "n": 4, "samples": 30,
@@ -224,7 +225,7 @@ def test_real_config_audits_every_private_algorithm():
 def test_real_config_audits_eugkm_and_the_hybrid_also_with_n_from_the_data():
     """The `n_from_data` variant: EUGkM and the hybrid, with N read from each neighbour (public_n unset),
     on their own paths, labelled outside the guarantee; their main audits keep N fixed and unchanged."""
-    from dpclust.audits.labels import N_FROM_DATA, N_FROM_DATA_SOURCE
+    from dpclust.pipeline.audit_labels import N_FROM_DATA, N_FROM_DATA_SOURCE
 
     expected = {"full": {(a, d) for a in ("su2016.eugkm", "su2016.hybrid") for d in ("line_sums", "lone_point")},
                 "quick": {("su2016.eugkm", "line_sums"), ("su2016.hybrid", "line_sums")}, "test": set()}
@@ -244,7 +245,7 @@ def test_real_config_audits_eugkm_and_the_hybrid_also_with_n_from_the_data():
 def test_real_config_power_variants():
     """The `power` audits of the real config (full and quick): settings with the fewest compositions,
     within each guarantee (public N held fixed where the algorithm takes it), on their own paths."""
-    from dpclust.audits.labels import POWER
+    from dpclust.pipeline.audit_labels import POWER
 
     expected = {"su2016.dplloyd": {"iterations": 1}, "examples.noisy_lloyd": {"iterations": 1},
                 "su2016.eugkm": {"theta": 0.25, "n_init_sets": 1}, "su2016.hybrid": {"theta": 0.25, "n_init_sets": 1},

@@ -1,4 +1,4 @@
-"""One audit job (dpclust.audits.runner): the harness catches a planted bug, does not flag an honest
+"""One audit job (dpclust.pipeline.audit_job): the harness catches a planted bug, does not flag an honest
 mechanism, reports an attack without power as "no power", and the CLI writes the record."""
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from dpclust.api import DPClustError
-from dpclust.audits import items as I
-from dpclust.audits.designs import ADD_REMOVE, REPLACE_ONE
-from dpclust.audits.runner import evaluate, run_audit
+from dpclust.audit.designs import ADD_REMOVE, REPLACE_ONE
+from dpclust.pipeline.audit_job import evaluate, run_audit
+from dpclust.pipeline.items import audit as I
 
 from .fake_algorithms import register
 
@@ -87,13 +87,13 @@ def test_cli_writes_the_record(tmp_path, repo):
             "private": True, "settings": {}, "design": "corner_outlier", "n": 1, "k": 1, "relation": ADD_REMOVE,
             "epsilon": 1.0, "delta": 0.0, "samples": 20, "confidence": 0.95, "seed": 3}
     out = tmp_path / "a.json"
-    proc = subprocess.run([sys.executable, "-m", "dpclust", "audit", "--spec", json.dumps(spec), "--code-hash", "abc",
+    proc = subprocess.run([sys.executable, "-m", "dpclust.pipeline", "audit", "--spec", json.dumps(spec), "--code-hash", "abc",
                            "--out", str(out)], capture_output=True, text=True, cwd=repo,
                           env={"PYTHONPATH": str(repo / "src"), "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")})
     assert proc.returncode == 0, proc.stderr
     rec = json.loads(out.read_text())
     assert rec["kind"] == "audit" and rec["code_hash"] == "abc" and rec["samples"] == 20
     assert rec["guarantee"] is None and I.guarantee_label(rec["guarantee"]) == I.UNDECLARED
-    bad = subprocess.run([sys.executable, "-m", "dpclust", "audit", "--spec", "{}", "--out", str(out)],
+    bad = subprocess.run([sys.executable, "-m", "dpclust.pipeline", "audit", "--spec", "{}", "--out", str(out)],
                          capture_output=True, text=True, cwd=repo, env={"PYTHONPATH": str(repo / "src"), "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")})
     assert bad.returncode == 2 and "lacks" in bad.stderr

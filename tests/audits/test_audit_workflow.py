@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from dpclust.workflow import load_config, plan
+from dpclust.pipeline.configuration import load_config
+from dpclust.pipeline.planning import plan
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow, pytest.mark.workflow]
@@ -44,9 +45,9 @@ def test_dry_run_plans_the_audit_jobs(tmp_path):
 
 
 def test_dry_run_plans_the_audit_variants_on_their_own_paths(tmp_path):
-    """The `<design>.<variant>.json` audit records (n_from_data, power: dpclust.audits.labels) match
+    """The `<design>.<variant>.json` audit records (n_from_data, power: dpclust.pipeline.audit_labels) match
     the audit rule's design wildcard and carry their own spec."""
-    from dpclust.audits.labels import N_FROM_DATA, VARIANTS
+    from dpclust.pipeline.audit_labels import N_FROM_DATA, VARIANTS
 
     p = plan(load_config(REPO / "config", overrides={"preset": "quick"}))
     variants = [j for j in p.audits if j.variant]

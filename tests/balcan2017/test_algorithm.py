@@ -179,7 +179,7 @@ def test_sample_aggregate_noise_scale_and_audit_hook():
     `mechanisms.laplace_scale`, so `halved_noise()` halves it."""
     import math
 
-    from dpclust import audit
+    from dpclust.audit import statistics as audit
     from dpclust.mechanisms import laplace_scale
 
     X = np.full((200, 1), 0.5)
@@ -286,9 +286,9 @@ def test_run_records_mark_the_authors_variant_not_dp(iris_path):
     """Through the runner: the variant's record carries its 'not DP as published' guarantee with the
     reason (its ε spent is only the nominal budget it was given); the DP variant's record says
     (ε, δ)-DP and spends exactly ε."""
-    from dpclust.records import flatten
-    from dpclust.runner import run_spec
-    from dpclust.workflow import load_config, run_spec_for
+    from dpclust.pipeline.configuration import load_config, run_spec_for
+    from dpclust.pipeline.records import flatten
+    from dpclust.pipeline.run_job import run_spec
 
     cfg = load_config()
     recs = {}

@@ -1,4 +1,4 @@
-"""Empirical privacy audits (dpclust.audit) of the private partition (Alg. 1) and the local swap
+"""Empirical privacy audits (dpclust.audit.statistics) of the private partition (Alg. 1) and the local swap
 (Alg. 3) on neighbouring datasets (add/remove one point, Def. 1): each passes with the noise as
 implemented and is caught with every noise scale halved (`halved_noise()`).
 
@@ -21,8 +21,8 @@ at the ε its accounting claims, while the DP recovery passes the same audit (bo
 import numpy as np
 import pytest
 
-from dpclust import audit
 from dpclust.accountant import Accountant
+from dpclust.audit import statistics as audit
 from dpclust.balcan2017.local_swap import local_swap
 from dpclust.balcan2017.partition import private_partition
 

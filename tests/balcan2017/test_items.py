@@ -3,8 +3,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpclust.balcan2017.items import common, fig2, fig2d, supp3d, table1
-from dpclust.workflow import load_config, plan
+from dpclust.pipeline.configuration import load_config
+from dpclust.pipeline.items.balcan2017 import common, fig2, fig2d, supp3d, table1
+from dpclust.pipeline.planning import plan
 
 CLAIMS = {"ours": "o", "sulq": "s", "sa": "a", "nonprivate": "b", "orders_of_magnitude": 10.0,
           "competitive_ratio": 2.0, "spent_rel_tol": 1e-9}
@@ -129,7 +130,7 @@ def test_full_protocol_job_budget():
 
 @pytest.mark.slow
 def test_test_preset_renders_fig1_and_supp3d(tmp_path, mirror):
-    from dpclust.local_run import run_item_locally
+    from dpclust.pipeline.local_run import run_item_locally
 
     for name in ("fig1", "supp3d"):
         target = run_item_locally("balcan2017", name, tmp_path, mirror=str(mirror), log=lambda *a: None,
@@ -159,7 +160,7 @@ def _plan_table(target) -> pd.DataFrame:
 def test_each_step_needs_only_its_own_spec(item, tmp_path):
     """Render and checks run on exactly the step specs the workflow hands them (a render spec has no
     `claims`, a checks spec no `figure`), and the display names come from the names table."""
-    from dpclust.pipeline import step_function
+    from dpclust.pipeline.steps import step_function
 
     cfg = load_config(overrides={"preset": "quick"})
     target = plan(cfg).item("balcan2017", item)
@@ -244,7 +245,7 @@ def test_summary_carries_guarantees_and_diagnostics():
 
 
 def test_not_dp_variant_is_labelled_in_the_legend_and_table(tmp_path, monkeypatch):
-    import dpclust.balcan2017.items.fig2 as mod
+    import dpclust.pipeline.items.balcan2017.fig2 as mod
 
     t = _table({("hi", "o", 2): 3.0, ("hi", "o", 4): 2.0, ("hi", "x", 2): 1.0, ("hi", "x", 4): 0.5}, {"hi": 100})
     t.loc[t["algorithm"] == "x", "guarantee"] = "not DP as published"

@@ -13,7 +13,7 @@ box" has probability 1 under the uniform proposal and ≈ (ε'/(2d))^d under a c
 import numpy as np
 import pytest
 
-from dpclust import audit
+from dpclust.audit import statistics as audit
 from dpclust.balcan2017.kvariates import kvariates, kvariates_simhash
 
 pytestmark = pytest.mark.slow

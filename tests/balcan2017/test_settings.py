@@ -22,9 +22,10 @@ import yaml
 
 from dpclust.api import DPClustError
 from dpclust.balcan2017 import algorithm, kvariates, partition, sample_aggregate, sulq
-from dpclust.resolve import import_object
+from dpclust.pipeline.configuration import load_config, resolve_algorithm
+from dpclust.pipeline.planning import plan
+from dpclust.pipeline.resolve import import_object
 from dpclust.settings import TAGS, AnyValue, settings_of
-from dpclust.workflow import load_config, plan, resolve_algorithm
 
 HERE = Path(__file__).parent
 SNAPSHOT = json.loads((HERE / "resolved_settings_d0337d3.json").read_text(encoding="utf-8"))

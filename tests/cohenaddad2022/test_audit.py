@@ -1,4 +1,4 @@
-"""Empirical privacy audits (dpclust.audit) of the private tree counts (Lemma 3) and of the private
+"""Empirical privacy audits (dpclust.audit.statistics) of the private tree counts (Lemma 3) and of the private
 1-median (objective perturbation): the bound stays below the claimed ε with the real noise and
 exceeds it when every noise scale is halved (positive control)."""
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpclust import audit
 from dpclust.accountant import Accountant
-from dpclust.cohenaddad2022 import hst
+from dpclust.audit import statistics as audit
 from dpclust.blocks.one_median import private_one_median
+from dpclust.cohenaddad2022 import hst
 
 EPS = 1.0
 

@@ -116,9 +116,9 @@ def test_bad_inputs_raise_one_clear_error():
 def test_run_records_spend_the_setting(repo, tmp_path):
     """Through the runner: every run of every algorithm of the paper records epsilon_spent = epsilon."""
     from dpclust.data import write_processed
-    from dpclust.records import flatten
-    from dpclust.runner import run_spec
-    from dpclust.workflow import load_config, run_spec_for
+    from dpclust.pipeline.configuration import load_config, run_spec_for
+    from dpclust.pipeline.records import flatten
+    from dpclust.pipeline.run_job import run_spec
 
     config = load_config(repo / "config")
     algorithms = {k: v for k, v in config["algorithms"].items() if v["paper"] == "cohenaddad2022"}

@@ -8,9 +8,10 @@ from functools import cache
 import numpy as np
 import pytest
 
-from dpclust.aggregate import Context
-from dpclust.cohenaddad2022.items import common, fig1, fig2, fig3
-from dpclust.workflow import load_config, plan
+from dpclust.pipeline.aggregate import Context
+from dpclust.pipeline.configuration import load_config
+from dpclust.pipeline.items.cohenaddad2022 import common, fig1, fig2, fig3
+from dpclust.pipeline.planning import plan
 
 
 @cache
@@ -263,4 +264,4 @@ def test_fig1_table_figure_and_claims(tmp_path):
 
 @pytest.mark.parametrize("item", ["fig1", "fig2", "fig3"])
 def test_item_modules_are_configured(item):
-    assert spec(item, "render")["module"] == f"dpclust.cohenaddad2022.items.{item}"
+    assert spec(item, "render")["module"] == f"dpclust.pipeline.items.cohenaddad2022.{item}"

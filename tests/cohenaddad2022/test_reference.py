@@ -14,7 +14,7 @@ from dpclust.cohenaddad2022.reference import (
     weighted_geometric_median,
 )
 from dpclust.metrics import assign
-from dpclust.workflow import load_config, resolve_algorithm
+from dpclust.pipeline.configuration import load_config, resolve_algorithm
 
 
 def _blobs(seed=0, n=3000, k=6, d=3, dup=True):

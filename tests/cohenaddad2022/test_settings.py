@@ -25,8 +25,8 @@ from dpclust.cohenaddad2022.private_lloyd import (
     hst_kmedian_stream,
     private_lloyd,
 )
+from dpclust.pipeline.configuration import load_config, resolve_algorithm
 from dpclust.settings import AnyValue
-from dpclust.workflow import load_config, resolve_algorithm
 
 _ONE_MEDIAN_IN_LLOYD = {
     "one_median_smooth_lambda": 0.1, "one_median_jacobian_fraction": 0.5, "one_median_output_fraction": 0.01,
@@ -83,7 +83,7 @@ def test_resolved_settings_are_unchanged(config):
 
 def test_config_holds_only_overrides(config):
     """A configured value equal to the declared default belongs in the declaration, not the config."""
-    from dpclust.resolve import import_object
+    from dpclust.pipeline.resolve import import_object
 
     for name, entry in config["algorithms"].items():
         if entry["paper"] != "cohenaddad2022":

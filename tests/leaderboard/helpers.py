@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from dpclust.workflow import load_config, plan
+from dpclust.pipeline.configuration import load_config
+from dpclust.pipeline.planning import plan
 
 GUARANTEES = {
     "eps": {"kind": "ε-DP", "note": "", "relation": "add/remove one record"},

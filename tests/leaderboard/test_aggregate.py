@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from dpclust.api import DPClustError
-from dpclust.claims import mean_ci
-from dpclust.leaderboard import best, common, table
+from dpclust.pipeline.claims import mean_ci
+from dpclust.pipeline.items.leaderboard import best, common, table
 
-from .helpers import (BALCAN, NOTDP, DPLLOYD, HST, KMEANSPP, KMEDIANPP, PRIOR, board_records, record, spec)
+from .helpers import BALCAN, DPLLOYD, HST, KMEANSPP, KMEDIANPP, NOTDP, PRIOR, board_records, record, spec
 
 
 @pytest.fixture(scope="module")
@@ -191,7 +191,7 @@ def test_spent_check_holds_fails_and_ignores_methods_without_a_dp_guarantee(agg_
 
 def test_the_table_round_trips_through_csv(board, tmp_path):
     """Steps read the table back from CSV: ranks, NaN ε of the references and intervals survive."""
-    from dpclust.pipeline import read_table
+    from dpclust.pipeline.steps import read_table
 
     board.to_csv(tmp_path / "t.csv", index=False)
     back = read_table(tmp_path / "t.csv")

@@ -12,7 +12,6 @@ import pytest
 dpl_kmeans = pytest.importorskip("diffprivlib.models.k_means")
 
 from dpclust.peers.diffprivlib_kmeans import diffprivlib_kmeans, noise_epsilon
-from dpclust.settings import guarantee_of
 
 
 def measured_epsilon(monkeypatch, d: int, epsilon: float = 1.0, n: int = 400, k: int = 3, seed: int = 0) -> dict:

@@ -1,5 +1,5 @@
 """The leaderboard's three items end to end on the test preset, as a user runs them:
-`python -m dpclust item leaderboard <item> --preset test` (data from the mirror, real runs)."""
+`python -m dpclust.pipeline item leaderboard <item> --preset test` (data from the mirror, real runs)."""
 from __future__ import annotations
 
 import subprocess
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpclust.leaderboard.common import DP_KINDS
+from dpclust.pipeline.items.leaderboard.common import DP_KINDS
 
 pytestmark = pytest.mark.slow
 
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 def work(tmp_path_factory, mirror):
     work = tmp_path_factory.mktemp("leaderboard")
     for item in ("table", "figure", "best"):
-        out = subprocess.run([sys.executable, "-m", "dpclust", "item", "leaderboard", item, "--preset", "test",
+        out = subprocess.run([sys.executable, "-m", "dpclust.pipeline", "item", "leaderboard", item, "--preset", "test",
                               "--workdir", str(work), "--mirror", str(mirror)], capture_output=True, text=True)
         assert out.returncode == 0, out.stderr[-3000:]
     return work / "results"

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from dpclust.peers.diffprivlib_kmeans import noise_epsilon
+from dpclust.peers.diffprivlib_kmeans import diffprivlib_kmeans, noise_epsilon
 from dpclust.settings import guarantee_of
-from dpclust.peers.diffprivlib_kmeans import diffprivlib_kmeans
 
 
 @pytest.mark.parametrize("d, ratio", [(2, 0.905), (4, 0.959), (5, 1.003), (6, 1.05), (10, 1.21), (784, 5.38)])

@@ -7,7 +7,9 @@ import shutil
 import textwrap
 from collections import defaultdict
 
-from dpclust.workflow import REPO_ROOT, load_config, plan
+from dpclust.pipeline.configuration import load_config
+from dpclust.pipeline.planning import plan
+from dpclust.pipeline.resolve import REPO_ROOT
 
 from .helpers import _plan
 
@@ -105,8 +107,8 @@ def test_every_run_stands_on_the_same_ground():
 
 
 def test_the_guarantee_each_algorithm_declares_reaches_its_runs():
+    from dpclust.pipeline.resolve import import_object
     from dpclust.settings import guarantee_of
-    from dpclust.workflow import import_object
 
     the_plan = _plan("test")
     jobs = {j.algorithm: j.spec for j in board_jobs(the_plan)}

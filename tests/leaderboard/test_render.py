@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dpclust.leaderboard import best, figure, table
+from dpclust.pipeline.items.leaderboard import best, figure, table
 
 from .helpers import board_records, spec
 
@@ -64,7 +64,7 @@ def test_figure_and_best_write_their_files(board, tmp_path):
 
 def test_everything_unavailable_still_renders_every_item(tmp_path):
     """Offline without a mirror: every cell says "data unavailable"; nothing crashes, nothing is ranked."""
-    from .helpers import DPLLOYD, KMEANSPP, HST, record
+    from .helpers import DPLLOYD, HST, KMEANSPP, record
 
     recs = [record("iris", DPLLOYD, 3, 1.0, "kmeans", guarantee="eps", status="data_unavailable"),
             record("iris", HST, 3, 1.0, "kmedian", guarantee="eps", status="data_unavailable"),
@@ -87,7 +87,7 @@ def test_a_long_legend_under_one_row_of_panels_leaves_the_panels_their_height():
     makes the figure taller instead of squeezing the panels (it took most of their height)."""
     import matplotlib.pyplot as plt
 
-    from dpclust.plotting import legend_below, panel_grid
+    from dpclust.pipeline.plotting import legend_below, panel_grid
 
     fig, axes = panel_grid(4, ncols=4, panel_size=(3.4, 2.7))
     lines = [axes[0].plot([0, 1], [i, i + 1], label=f"method {i}")[0] for i in range(40)]

@@ -7,9 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpclust.claims import proportion_ci
-from dpclust.lushen2020.items import common, fig7, fig8, iterations, table1
-from dpclust.workflow import import_object, load_config, resolve_algorithm
+from dpclust.pipeline.claims import proportion_ci
+from dpclust.pipeline.configuration import load_config, resolve_algorithm
+from dpclust.pipeline.items.lushen2020 import common, fig7, fig8, iterations, table1
+from dpclust.pipeline.resolve import import_object
 
 PRIOR_TABLE = {"algorithm": {"iris": 8.2}, "lloyd": {"iris": 6.1}, "ratio": {"iris": 1.34}}
 
@@ -316,11 +317,11 @@ def iris_path(tmp_path_factory, mirror):
 
 
 def _record_for(iris_path, algorithms, name, eps=20.0, params=None):
-    from dpclust.runner import run_spec
-    from dpclust.workflow import load_config, run_spec_for
+    from dpclust.pipeline.configuration import load_config, run_spec_for
+    from dpclust.pipeline.run_job import run_spec
 
     spec = run_spec_for(load_config(), "iris", name, 3, eps, seeds=(0, 2), transform="minmax_01", params=params)
-    from dpclust.records import flatten
+    from dpclust.pipeline.records import flatten
 
     return flatten(run_spec(dict(spec, paper="lushen2020", item="fig7", group="main"), iris_path))
 

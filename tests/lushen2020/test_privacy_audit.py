@@ -27,8 +27,8 @@ import math
 import numpy as np
 import pytest
 
-from dpclust import audit
 from dpclust.accountant import Accountant
+from dpclust.audit import statistics as audit
 from dpclust.lushen2020 import sampling_zone as sz
 from dpclust.lushen2020.algorithm import final_release, lushen
 
@@ -131,8 +131,9 @@ def test_line12_as_written_leaks_the_exact_sums():
 # the same public total) is declared ε-DP and the same audit does not reject it.
 import functools  # noqa: E402
 
+from dpclust.pipeline.configuration import load_config, resolve_algorithm
+from dpclust.pipeline.resolve import import_object
 from dpclust.settings import guarantee_of  # noqa: E402
-from dpclust.workflow import import_object, load_config, resolve_algorithm  # noqa: E402
 
 CAP = 10.0                                   # ε_step = 0.1 (atom_steps 100)
 ONE_CLUSTER = np.random.default_rng(5).uniform(0.05, 0.35, size=(200, 2))

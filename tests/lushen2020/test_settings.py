@@ -8,13 +8,15 @@ import numpy as np
 import pytest
 import yaml
 
-from dpclust.aggregate import Context
 from dpclust.api import DPClustError
 from dpclust.lushen2020 import baselines
 from dpclust.lushen2020.algorithm import SETTINGS, lushen, posterior, prior
-from dpclust.lushen2020.items import common, fig7, fig8, iterations, table2
+from dpclust.pipeline.aggregate import Context
+from dpclust.pipeline.configuration import load_config, resolve_algorithm
+from dpclust.pipeline.items.lushen2020 import common, fig7, fig8, iterations, table2
+from dpclust.pipeline.planning import plan
+from dpclust.pipeline.resolve import import_object
 from dpclust.settings import Interval, Setting, Settings, declared, settings_of
-from dpclust.workflow import import_object, load_config, plan, resolve_algorithm
 
 HERE = Path(__file__).resolve().parent
 CONFIG = HERE.parents[1] / "config" / "papers" / "lushen2020.yaml"

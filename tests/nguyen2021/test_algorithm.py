@@ -103,8 +103,8 @@ def test_run_record_spends_the_configured_epsilon_and_delta(repo, tmp_path):
     import yaml
 
     from dpclust.data import write_processed
-    from dpclust.runner import run_spec
-    from dpclust.workflow import load_config, run_spec_for
+    from dpclust.pipeline.configuration import load_config, run_spec_for
+    from dpclust.pipeline.run_job import run_spec
 
     cfg = yaml.safe_load((repo / "config/papers/nguyen2021.yaml").read_text())
     group = cfg["items"]["fig1"]["runs"]["private"]
@@ -113,7 +113,7 @@ def test_run_record_spends_the_configured_epsilon_and_delta(repo, tmp_path):
     write_processed(path, X)
     spec = run_spec_for(load_config(repo / "config"), "iris", "nguyen2021.ours", 2, group["epsilon"],
                         seeds=(0, 2), delta=group["delta"], transform="minmax_01")
-    from dpclust.records import flatten
+    from dpclust.pipeline.records import flatten
 
     rec = flatten(run_spec(spec, str(path)))
     assert rec["status"] == "ok" and rec["delta"] == pytest.approx(150 ** -1.5)
@@ -173,7 +173,7 @@ def test_every_stage_is_calibrated_to_what_it_charges(monkeypatch):
 def test_halved_noise_reaches_every_stage():
     """`audit.halved_noise()` (the audits' positive control) reaches the noise of every stage of
     Algorithm 1: the exponential mechanism, the proxy counts, and NoisyAVG's count and Gaussian."""
-    from dpclust import audit
+    from dpclust.audit import statistics as audit
 
     X, _ = _blobs()
     with audit.halved_noise() as calls:
@@ -206,7 +206,8 @@ def test_no_paper_batch_reaches_the_authors_sampler_guard():
 
     from dpclust.api import Refused
     from dpclust.nguyen2021.algorithm import refuse_above_authors_max_n
-    from dpclust.workflow import load_config, plan
+    from dpclust.pipeline.configuration import load_config
+    from dpclust.pipeline.planning import plan
 
     repo = Path(__file__).resolve().parents[2]
     checked, over = 0, []

@@ -18,7 +18,8 @@ import math
 
 import numpy as np
 
-from dpclust import audit, mechanisms
+from dpclust import mechanisms
+from dpclust.audit import statistics as audit
 from dpclust.nguyen2021.authors_sampler import authors_grid_cover
 from dpclust.nguyen2021.grid_cover import AliveTree, private_grid_cover
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpclust import audit, mechanisms
+from dpclust import mechanisms
+from dpclust.audit import statistics as audit
 from dpclust.nguyen2021.grid_cover import AliveTree, GridEM, lemma7_offsets, private_grid_cover
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpclust.nguyen2021.items import fig1, table1
+from dpclust.pipeline.items.nguyen2021 import fig1, table1
 
 NAMES = {"algorithms": {fig1.OURS: "Nguyen et al. (Alg. 1)", fig1.BALCAN: "Balcan et al.",
                         fig1.LLOYD: "Lloyd (10 iterations)"},
@@ -86,7 +86,8 @@ def test_unavailable_dataset_is_not_evaluable_and_renders_a_panel(tmp_path):
 
 
 def _plan(repo, preset="full"):
-    from dpclust.workflow import load_config, plan
+    from dpclust.pipeline.configuration import load_config
+    from dpclust.pipeline.planning import plan
 
     return plan(load_config(repo / "config", overrides={"preset": preset, "papers": ["nguyen2021"]}))
 
@@ -111,7 +112,7 @@ def test_fig1_step_specs_split_the_options_by_step(repo):
     assert checks["claims"] == {"plateau_ratio": 0.5, "budget_rel_tol": 1e-9}
     assert render["names"]["algorithms"].get(fig1.AUTHORS, fig1.AUTHORS)
     assert "claims" not in render and "claims" not in aggregate
-    assert checks["module"] == "dpclust.nguyen2021.items.fig1"
+    assert checks["module"] == "dpclust.pipeline.items.nguyen2021.fig1"
     names = render["names"]["algorithms"]
     assert {a: names[a] for a in (fig1.OURS, fig1.BALCAN, fig1.LLOYD)} == {
         fig1.OURS: "Nguyen et al. (Alg. 1)", fig1.BALCAN: "Balcan et al.", fig1.LLOYD: "Lloyd (10 iterations)"}

@@ -106,7 +106,7 @@ def test_count_noise_is_lap_5_over_epsilon(eps, expected):
     """m̂ = |V| + Lap(5/ε) − (5/ε)ln(2/δ) (Alg. 3; ε capped at 1.25 with the Gaussian calibration):
     the count noise's scale is checked directly (a halved scale moves m̂ by too little for the
     centre's law to show it), and `halved_noise` reaches it."""
-    from dpclust import audit
+    from dpclust.audit import statistics as audit
 
     X, labels = _data(np.random.default_rng(0))
     rng = _SpyGenerator(1)

@@ -31,14 +31,14 @@ NEW_VARIANTS = {"nguyen2021.ours_authors": {**BEFORE["nguyen2021.ours"], "em_sam
 
 @pytest.fixture(scope="module")
 def config(repo):
-    from dpclust.workflow import load_config
+    from dpclust.pipeline.configuration import load_config
 
     return load_config(repo / "config")
 
 
 @pytest.mark.parametrize("algorithm", sorted({**BEFORE, **NEW_VARIANTS}))
 def test_resolved_settings_equal_the_settings_before_the_migration(config, algorithm):
-    from dpclust.workflow import resolve_algorithm
+    from dpclust.pipeline.configuration import resolve_algorithm
 
     expected = {**BEFORE, **NEW_VARIANTS}[algorithm]
     resolved = resolve_algorithm(config, algorithm)["settings"]
@@ -49,7 +49,7 @@ def test_resolved_settings_equal_the_settings_before_the_migration(config, algor
 
 
 def test_every_planned_run_of_the_paper_uses_those_settings(config):
-    from dpclust.workflow import plan
+    from dpclust.pipeline.planning import plan
 
     jobs = [j for t in plan(config).items if t.paper == "nguyen2021" for j in t.runs]
     seen = {j.algorithm for j in jobs}
@@ -61,7 +61,7 @@ def test_every_planned_run_of_the_paper_uses_those_settings(config):
 
 def test_config_holds_only_overrides(repo):
     """Every setting the config gives differs from the declared default (else it is a copy)."""
-    from dpclust.resolve import import_object
+    from dpclust.pipeline.resolve import import_object
 
     cfg = yaml.safe_load((repo / "config/papers/nguyen2021.yaml").read_text())
     for alg, entry in cfg["algorithms"].items():
@@ -110,7 +110,7 @@ def test_bad_value_raises_naming_the_setting(name, value):
 
 
 def test_bad_override_in_a_run_group_fails_at_planning(config):
-    from dpclust.workflow import resolve_algorithm
+    from dpclust.pipeline.configuration import resolve_algorithm
 
     with pytest.raises(DPClustError, match="nguyen2021.ours.*'lloyd_rounds'"):
         resolve_algorithm(config, "nguyen2021.ours", {"lloyd_rounds": -2}, where="fig1/runs/private")
@@ -122,7 +122,7 @@ def test_declared_guarantees(config):
     """Algorithm 1 is (ε, δ)-DP for add/remove neighbours with n public; with the authors' sampler it
     is 'not DP as published' with its reason; the resolved variants carry those guarantees, and the
     not-DP variant reports only the nominal budget it was given (its record's guarantee says not DP)."""
-    from dpclust.workflow import resolve_algorithm
+    from dpclust.pipeline.configuration import resolve_algorithm
 
     g = nguyen.guarantee(SETTINGS.defaults())
     assert g.kind == "(ε, δ)-DP" and "n public" in g.relation

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from scipy import stats
@@ -143,9 +141,9 @@ def test_eugkm_runs_from_dplloyds_initial_sets_via_the_runner_pool():
 
 
 def test_runner_passes_the_init_pool_only_with_init_sets(monkeypatch, tmp_path):
-    from dpclust import runner
     from dpclust.api import ClusteringResult
     from dpclust.data import write_processed
+    from dpclust.pipeline import run_job as runner
 
     seen = []
 

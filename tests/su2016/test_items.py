@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -11,7 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
-from dpclust.su2016.items import common, fig1, fig2, fig3, table1
+from dpclust.pipeline.items.su2016 import common, fig1, fig2, fig3, table1
 
 LABELS = {"su2016.dplloyd": "DPLloyd", "su2016.eugkm": "EUGkM", "su2016.pgkm": "PGkM", "su2016.gkm": "GkM",
           "su2016.gkm3k": "GkM-3K", "su2016.lloyd": "Baseline"}
@@ -152,14 +151,15 @@ def test_table1_compares_every_number_the_paper_prints():
 
 
 def test_every_item_names_functions_its_module_defines():
-    from dpclust.pipeline import step_function
-    from dpclust.workflow import load_config, plan
+    from dpclust.pipeline.configuration import load_config
+    from dpclust.pipeline.planning import plan
+    from dpclust.pipeline.steps import step_function
 
     config = load_config(overrides={"preset": "test"})
     targets = [t for t in plan(config).items if t.paper == "su2016"]
     assert sorted(t.item for t in targets) == ["fig1", "fig2", "fig3", "fig4", "fig5", "fig6", "fig7", "table1"]
     for t in targets:
-        assert t.module == f"dpclust.su2016.items.{t.item}"
+        assert t.module == f"dpclust.pipeline.items.su2016.{t.item}"
         for step in ("aggregate", "render", "checks"):
             assert callable(step_function(t.step_spec(step), step)), (t.item, step)
 
@@ -169,7 +169,8 @@ def test_claims_figure_and_table_options_reach_only_their_step():
     its aggregate (and what reads the table)."""
     import copy
 
-    from dpclust.workflow import load_config, plan
+    from dpclust.pipeline.configuration import load_config
+    from dpclust.pipeline.planning import plan
 
     config = load_config(overrides={"preset": "test"})
     before = {t.item: {s: t.step_spec_json(s) for s in ("aggregate", "render", "checks")}
@@ -185,13 +186,13 @@ def test_claims_figure_and_table_options_reach_only_their_step():
 def test_an_item_module_depends_on_no_other_item():
     """Editing one item's module re-runs only that item's steps (its code hash covers its import
     closure: itself, items.common and the packages, never another item)."""
-    from dpclust.codehash import closure
+    from dpclust.pipeline.codehash import closure
 
     items = ["table1", "fig1", "fig2", "fig3", "fig4", "fig5", "fig6", "fig7"]
     for item in items:
-        mods = set(closure(f"dpclust.su2016.items.{item}"))
-        assert f"dpclust.su2016.items.{item}" in mods
-        assert not {f"dpclust.su2016.items.{other}" for other in items if other != item} & mods, item
+        mods = set(closure(f"dpclust.pipeline.items.su2016.{item}"))
+        assert f"dpclust.pipeline.items.su2016.{item}" in mods
+        assert not {f"dpclust.pipeline.items.su2016.{other}" for other in items if other != item} & mods, item
 
 
 MIRROR = os.environ.get("DPCLUST_DATA_MIRROR", "/work/shared/datasets")
@@ -200,8 +201,8 @@ MIRROR = os.environ.get("DPCLUST_DATA_MIRROR", "/work/shared/datasets")
 @pytest.mark.slow
 @pytest.mark.skipif(not Path(MIRROR, "sipu").exists(), reason="no local dataset mirror")
 def test_fig4_end_to_end_test_preset_is_deterministic(tmp_path):
-    from dpclust.local_run import run_item_locally
-    from dpclust.records import load_records
+    from dpclust.pipeline.local_run import run_item_locally
+    from dpclust.pipeline.records import load_records
 
     repo = Path(__file__).resolve().parents[2] / "config"
     cfg = tmp_path / "cfg"
@@ -246,7 +247,7 @@ def test_fraction_check_counts_undecided_cells_on_both_sides():
 
 
 def test_linear_ci_is_welch_for_two_terms_and_shifts_by_constants():
-    from dpclust.claims import diff_ci
+    from dpclust.pipeline.claims import diff_ci
 
     a, b = (1.0, 0.3, 10), (0.7, 0.5, 8)
     iv = common.linear_ci([(1.0, a), (-1.0, b)])
@@ -306,7 +307,7 @@ def test_fig2_scalability_in_d_is_the_growth_of_the_gap_not_who_wins_at_d10():
 
 
 def test_fig6_scalability_uses_growth_in_both_k_and_d():
-    from dpclust.su2016.items import fig6
+    from dpclust.pipeline.items.su2016 import fig6
 
     spec = {"claims": dict(FIG2_SPEC["claims"]), "names": NAMES}
     flat = {(2, 2): 0.02, (2, 10): 0.03, (10, 2): 0.03, (10, 10): 0.04}
@@ -359,7 +360,7 @@ FIG4_ITEM = {"table": {"labels": {"su2016.lloyd": "Lloyd", "su2016.gene": "Gene"
 
 
 def test_fig4_gene_claim_is_decided_at_the_horizon_only():
-    from dpclust.su2016.items import fig4
+    from dpclust.pipeline.items.su2016 import fig4
 
     def by_kind(table):
         return {("overtakes" if "overtakes" in c.claim else "faster"): c for c in fig4.check_fig4(table, FIG4_ITEM)}
@@ -375,7 +376,7 @@ def test_fig4_gene_claim_is_decided_at_the_horizon_only():
 
 
 def test_fig5_cluster_sizes_are_compared_at_the_best_restart_optimum():
-    from dpclust.su2016.items import fig5
+    from dpclust.pipeline.items.su2016 import fig5
 
     base = record("adult_num", "su2016.lloyd", None, [0.19523, 0.19600])
     base["runs"][0]["cluster_sizes"] = [19802, 12017, 11591, 3298, 2134]
@@ -409,7 +410,7 @@ def test_fig3_marks_block_counts_clamped_to_the_same_configuration():
 
 
 def test_fig7_decides_speed_on_log_wall_time_intervals():
-    from dpclust.su2016.items import fig7
+    from dpclust.pipeline.items.su2016 import fig7
 
     def timed(alg, seconds):
         rec = record("s1", alg, 0.1, [0.1] * len(seconds))
@@ -456,7 +457,7 @@ def test_cluster_stats_with_one_shared_set_uses_the_runs_not_an_infinite_interva
 def test_fig4_keeps_unavailable_rows_beside_available_ones():
     """Offline, the sweep's records on S1 are unavailable while others are not: the table keeps a
     row per unavailable cell, with its decay (this raised KeyError 'decay')."""
-    from dpclust.su2016.items import fig4
+    from dpclust.pipeline.items.su2016 import fig4
 
     unavailable = {"group": "decay_0.9", "dataset": "s1", "algorithm": "su2016.gene", "k": 15, "epsilon": None,
                    "status": "data_unavailable", "reason": "offline", "runs": [],

@@ -3,7 +3,7 @@ release and EUGkM's synopsis (every cell) on neighbouring datasets, and of the n
 DPLloyd with `init: random_points` (its audit rejects the claimed ε; the sphere-packing DPLloyd passes).
 
 Each audit must pass (lower bound ≤ the claimed ε) with the real noise and FAIL (lower bound > ε)
-when `dpclust.audit.halved_noise()` halves every noise scale. The statistics are likelihood-ratio
+when `dpclust.audit.statistics.halved_noise()` halves every noise scale. The statistics are likelihood-ratio
 style events for the neighbouring pair, so audits of 6,000-10,000 samples have the power to see a factor 2.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpclust import audit
 from dpclust.accountant import Accountant
+from dpclust.audit import statistics as audit
 from dpclust.su2016 import dplloyd, eugkm, gupt
 
 EPS = 1.0
@@ -138,8 +138,9 @@ def test_eugkm_audit_with_the_public_n_finds_no_violation_and_with_the_data_size
     before `public_n`)."""
     from pathlib import Path
 
-    from dpclust.audits.runner import run_audit
-    from dpclust.workflow import load_config, plan
+    from dpclust.pipeline.audit_job import run_audit
+    from dpclust.pipeline.configuration import load_config
+    from dpclust.pipeline.planning import plan
 
     config = load_config(Path(__file__).resolve().parents[2] / "config")
     jobs = {j.variant: j for j in plan(config).audits if (j.algorithm, j.design) == ("su2016.eugkm", "line_sums")}

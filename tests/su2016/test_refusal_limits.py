@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from dpclust.api import Refused
+from dpclust.pipeline.configuration import load_config
+from dpclust.pipeline.planning import plan
 from dpclust.su2016.eugkm import grid_for
-from dpclust.workflow import load_config, plan
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from dpclust.api import DPClustError
+from dpclust.pipeline.configuration import canonical_json, load_config, resolve_algorithm
 from dpclust.settings import AnyValue, Settings
 from dpclust.su2016 import common, dplloyd, eugkm, gupt, hybrid, lloyd, privgene
-from dpclust.workflow import canonical_json, load_config, resolve_algorithm
 
 BOUNDS = [-1.0, 1.0]
 
@@ -82,7 +82,7 @@ def test_resolved_settings_equal_todays(config):
 
 
 def test_config_holds_only_overrides_of_the_declared_defaults(config):
-    from dpclust.resolve import import_object
+    from dpclust.pipeline.resolve import import_object
 
     for name in TODAY:
         entry = config["algorithms"][name]

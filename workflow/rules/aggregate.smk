@@ -1,5 +1,5 @@
 # Tidy table per paper item from its run records (and, for dataset tables, processed files).
-# params.spec: exactly what the item's aggregate step reads (dpclust.workflow.ItemTarget.step_spec).
+# params.spec: exactly what the item's aggregate step reads (dpclust.pipeline.run_plan.ItemTarget.step_spec).
 
 
 rule aggregate:

@@ -1,13 +1,13 @@
 # Privacy audit as a result: one job per (algorithm, neighbouring design), planned by
-# dpclust.audits.plan.audit_jobs from an item's `audit:` section (config/papers/audit.yaml).
+# dpclust.pipeline.audit_plan.audit_jobs from an item's `audit:` section (config/papers/audit.yaml).
 # params.args holds the job's complete spec (resolved algorithm and settings, design, n, k,
 # neighbouring relation, samples, seed, ε, δ) and a hash of the algorithm's module, every dpclust
-# module it imports and the audit runner (dpclust.audits.runner): an edit re-runs exactly the audits
+# module it imports and the audit runner (dpclust.pipeline.audit_job): an edit re-runs exactly the audits
 # whose spec or code changed. The audit items' tables are aggregated from these records (rule
 # audit_aggregate, which takes precedence over `aggregate` for those items only); render and
-# checks are the ordinary rules. The functions are in dpclust.audits.rules.
-from dpclust.audits.labels import VARIANTS
-from dpclust.audits.rules import audit_rule_functions
+# checks are the ordinary rules. The functions are in dpclust.pipeline.audit_rules.
+from dpclust.pipeline.audit_labels import VARIANTS
+from dpclust.pipeline.audit_rules import audit_rule_functions
 
 AUDIT = audit_rule_functions(PLAN, RESULTS, CFG["algorithms"])
 
@@ -30,7 +30,7 @@ rule audit_run:
         "../envs/dpclust.yaml"
     shell:
         "export OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads};"
-        " python3 -m dpclust audit {params.args} --out {output} > {log} 2>&1"
+        " python3 -m dpclust.pipeline audit {params.args} --out {output} > {log} 2>&1"
 
 
 # Exactly the audit items' tables ("<paper>/<item>" keys), from their audit records.

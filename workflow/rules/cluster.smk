@@ -4,7 +4,7 @@
 # Included by the Snakefile after common.smk (run_job) and before the rules (rule `run` uses
 # run_runtime/run_mem_mb).
 
-from dpclust import cluster_resources
+from dpclust.pipeline import cluster_resources
 
 
 # Data jobs need the network or the data mirror, which compute nodes usually lack; aggregating,
@@ -39,7 +39,7 @@ def run_mem_mb(wildcards, attempt):
 
 
 # Bundles: under `--group-components runs=N` (profiles/slurm) each run job gets a fixed bundle of at
-# most N jobs of one dataset (dpclust.cluster_resources.bundle_ids; why fixed: its docstring), and
+# most N jobs of one dataset (dpclust.pipeline.cluster_resources.bundle_ids; why fixed: its docstring), and
 # every bundle id counts as group `runs` for `--group-components`. Without it (or in a local run,
 # where Snakemake ignores groups) run jobs have no group. Computed at the first call: Snakemake
 # sets the group settings after reading the Snakefile.

@@ -3,28 +3,30 @@
 # from input or output files, so a job's spec must never be looked up by its output path.
 import shlex
 
-from dpclust.codehash import code_hash
+from dpclust.pipeline.codehash import code_hash
 from dpclust.data.parsers import parser_module
 from dpclust.data.store import content_id, intact
-from dpclust.integrity import intact as intermediate_intact
-from dpclust.itemkit import runs_note
-from dpclust.pipeline import caption_text
-from dpclust.workflow import canonical_json, function_module, registry_entry, run_path, source_entry
+from dpclust.pipeline.integrity import intact as intermediate_intact
+from dpclust.pipeline.itemkit import runs_note
+from dpclust.pipeline.steps import caption_text
+from dpclust.pipeline.configuration import canonical_json, registry_entry, source_entry
+from dpclust.pipeline.resolve import function_module
+from dpclust.pipeline.run_plan import run_path
 
 
 def item_of(w):
-    """The planned paper item (dpclust.workflow.ItemTarget) of a job's wildcards."""
+    """The planned paper item (dpclust.pipeline.run_plan.ItemTarget) of a job's wildcards."""
     return PLAN.item(w.paper, w.item)
 
 
 def item_code(w):
     """Hash of the item's functions and the step runner: editing them re-runs the item's steps."""
     items_module = item_of(w).module
-    return code_hash(*([items_module] if items_module else []), "dpclust.pipeline")
+    return code_hash(*([items_module] if items_module else []), "dpclust.pipeline.steps")
 
 
 def step_spec(step):
-    """Param function: exactly what the item's `step` reads (dpclust.workflow.ItemTarget.step_spec)."""
+    """Param function: exactly what the item's `step` reads (dpclust.pipeline.run_plan.ItemTarget.step_spec)."""
     return lambda w: item_of(w).step_spec_json(step)
 
 
@@ -41,12 +43,12 @@ def checks_caption_of(w):
 
 
 def run_job(w):
-    """The run batch (dpclust.workflow.RunBatch) of a `run` job's wildcards."""
+    """The run batch (dpclust.pipeline.run_plan.RunBatch) of a `run` job's wildcards."""
     return PLAN.run(run_path(RESULTS, w.paper, w.item, w.group, w.data, w.algorithm))
 
 
 def run_args(w):
-    """The batch's command-line arguments: its complete spec (dpclust.workflow), the content id of
+    """The batch's command-line arguments: its complete spec (dpclust.pipeline.planning), the content id of
     each processed input and the hash of the code it runs; one param, so that a change of any re-runs it."""
     batch = run_job(w)
     ids = canonical_json({d: data_id(d) for d in batch.datasets})
@@ -83,7 +85,7 @@ _CHECKED = set()
 
 def checked_intermediate(path):
     """The path of a run or audit record or a planned output (`rule all` lists each). One that is not
-    whole (`dpclust.integrity.intact`: a record, table, figure or report page cut short) is moved aside here to
+    whole (`dpclust.pipeline.integrity.intact`: a record, table, figure or report page cut short) is moved aside here to
     `<path>.corrupt`, with one line saying so, so that it is made again like a deleted one (a
     record: same seeds, same released outputs) and what reads it follows."""
     ok, why = intermediate_intact(path)

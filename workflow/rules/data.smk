@@ -20,7 +20,7 @@ rule fetch_source:
     conda:
         "../envs/dpclust.yaml"
     shell:
-        "python3 -m dpclust data fetch {wildcards.source} --raw-dir {params.raw_dir}"
+        "python3 -m dpclust.pipeline data fetch {wildcards.source} --raw-dir {params.raw_dir}"
         " --entry {params.entry:q} --attempt={params.attempt} 2>&1 | tee {log}"
 
 
@@ -49,5 +49,5 @@ checkpoint prepare_dataset:
     conda:
         "../envs/dpclust.yaml"
     shell:
-        "python3 -m dpclust data prepare {wildcards.dataset} --raw-dir {params.raw_dir}"
+        "python3 -m dpclust.pipeline data prepare {wildcards.dataset} --raw-dir {params.raw_dir}"
         " --out {output.h5} --entry {params.entry:q} 2>&1 | tee {log}"

@@ -1,5 +1,5 @@
 # Figures and tables are rendered from the tidy tables only; claims are checked on them.
-# params.spec: exactly what each step reads (dpclust.workflow.ItemTarget.step_spec): editing a
+# params.spec: exactly what each step reads (dpclust.pipeline.run_plan.ItemTarget.step_spec): editing a
 # caption re-renders only that item, editing a claim threshold re-checks only that item.
 
 
@@ -82,7 +82,7 @@ rule summarize_claims:
         "logs/checks/summary.log",
     localrule: True
     params:
-        code=code_hash("dpclust.pipeline"),
+        code=code_hash("dpclust.pipeline.steps"),
     conda:
         "../envs/dpclust.yaml"
     script:

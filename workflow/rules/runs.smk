@@ -1,16 +1,16 @@
 # One job per (paper, item, run group, data, algorithm), `data` a dataset or the dataset family a
-# group runs, cut in batches of FAMILY_BATCH (Su et al.'s 81 synthetic sets: 9 jobs per algorithm): a batch (dpclust.workflow.RunBatch)
+# group runs, cut in batches of FAMILY_BATCH (Su et al.'s 81 synthetic sets: 9 jobs per algorithm): a batch (dpclust.pipeline.run_plan.RunBatch)
 # that runs every planned (k, epsilon, seed block) of it one after another in one process, on data
 # each dataset loaded once, into one file of records. params.args holds the batch's complete, resolved spec
 # (algorithm function, privacy and full settings, registry entry, transform, budget, and the cells'
-# k, epsilon and seeds; dpclust.workflow), the content id of each processed input, and a hash of
+# k, epsilon and seeds; dpclust.pipeline.planning), the content id of each processed input, and a hash of
 # the algorithm's module, every dpclust module it imports and the runner. Editing a setting, a
 # dataset or an algorithm re-runs exactly the batches whose spec, data or code changed; editing a
 # grid (k, epsilon, repetitions) re-runs the batches of the groups it changes. Each job is
 # single-threaded (BLAS too): Snakemake runs --cores of them side by side.
 
 RUN_CODE = {
-    name: code_hash(function_module(entry["function"]), "dpclust.runner")
+    name: code_hash(function_module(entry["function"]), "dpclust.pipeline.run_job")
     for name, entry in CFG["algorithms"].items()
 }
 
@@ -42,4 +42,4 @@ rule run:
         "../envs/dpclust.yaml"
     shell:
         "export OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads};"
-        " python3 -m dpclust run {params.args} --data-dir {params.data_dir} --allow-unavailable --out {output} > {log} 2>&1"
+        " python3 -m dpclust.pipeline run {params.args} --data-dir {params.data_dir} --allow-unavailable --out {output} > {log} 2>&1"

@@ -2,7 +2,7 @@
 import json
 from pathlib import Path
 
-from dpclust.pipeline import render_item, run_logged
+from dpclust.pipeline.steps import render_item, run_logged
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 spec = json.loads(sm.params.spec)

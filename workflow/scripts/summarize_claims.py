@@ -1,7 +1,7 @@
 """Snakemake script: one table of every claim check of every item."""
 from pathlib import Path
 
-from dpclust.pipeline import run_logged, summarize_checks
+from dpclust.pipeline.steps import run_logged, summarize_checks
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 table = run_logged(sm.log[0], "summarising the claim checks",

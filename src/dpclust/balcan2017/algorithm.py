@@ -87,20 +87,32 @@ import math
 
 import numpy as np
 
-from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
-from ..baselines import cluster_sums
-from ..blocks.domain import public_box
-from ..blocks.one_median import ONE_MEDIAN_SETTINGS
-from ..blocks.public_size import public_size
-from ..mechanisms import exponential_mechanism, laplace_mechanism
-from ..metrics import assign
-from ..settings import (APPROXIMATE, PURE, AnyOf, Boolean, Guarantee, Interval, MappingOf, Options, Setting,
-                        Settings, declared, not_dp)
-from .candidates import candidate_set, clip_rows, jl_project, projection_dimension
-from .local_swap import local_swap, swap_rounds
-from .partition import PARTITION_SETTINGS
-from .sulq import DATA_RADIUS, GAUSSIAN_CALIBRATION, clip_to, data_geometry, private_lloyd_steps
+from dpclust.accountant import Accountant
+from dpclust.api import ClusteringResult, DPClustError, estimator_for, validate_inputs
+from dpclust.balcan2017.candidates import candidate_set, clip_rows, jl_project, projection_dimension
+from dpclust.balcan2017.local_swap import local_swap, swap_rounds
+from dpclust.balcan2017.partition import PARTITION_SETTINGS
+from dpclust.balcan2017.sulq import DATA_RADIUS, GAUSSIAN_CALIBRATION, clip_to, data_geometry, private_lloyd_steps
+from dpclust.baselines import cluster_sums
+from dpclust.blocks.domain import public_box
+from dpclust.blocks.one_median import ONE_MEDIAN_SETTINGS
+from dpclust.blocks.public_size import public_size
+from dpclust.mechanisms import exponential_mechanism, laplace_mechanism
+from dpclust.metrics import assign
+from dpclust.settings import (
+    APPROXIMATE,
+    PURE,
+    AnyOf,
+    Boolean,
+    Guarantee,
+    Interval,
+    MappingOf,
+    Options,
+    Setting,
+    Settings,
+    declared,
+    not_dp,
+)
 
 STAGES = ("candidate", "local_swap", "recovery", "select", "refine")
 
@@ -285,7 +297,7 @@ def _authors_refine(Xc, Z, iterations, epsilon, h, radius, rng, acc):
 def _recover(Xc, labels, k, eps_rec, delta_rec, geo, bounds, rng, acc, settings, objective):
     centre, h = geo["centre"], geo["h"]
     if objective == "kmedian":
-        from ..blocks.one_median import private_one_median
+        from dpclust.blocks.one_median import private_one_median
 
         Z = np.empty((k, Xc.shape[1]))
         order = np.argsort(labels, kind="stable")
@@ -304,7 +316,7 @@ def _recover(Xc, labels, k, eps_rec, delta_rec, geo, bounds, rng, acc, settings,
         return _noisy_mean_recovery(Xc, labels, k, eps_rec, h, rng, acc, float(settings["recovery_count_fraction"]),
                                     geo["radius"], geo["l1"])
     if rule == "noisyavg":
-        from ..blocks.noisy_average import noisy_avg_centers
+        from dpclust.blocks.noisy_average import noisy_avg_centers
 
         diameter = 2.0 * geo["radius"]
         Z = noisy_avg_centers(Xc + centre, labels, k, eps_rec, delta_rec, diameter, list(bounds), rng, acc)

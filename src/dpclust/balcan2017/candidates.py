@@ -31,8 +31,8 @@ import math
 
 import numpy as np
 
-from ..blocks.public_size import public_size
-from .partition import private_partition
+from dpclust.balcan2017.partition import private_partition
+from dpclust.blocks.public_size import public_size
 
 
 def projection_dimension(n: int, d: int, rule: str, no_projection_max_d: int) -> int:

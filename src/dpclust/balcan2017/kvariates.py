@@ -40,12 +40,12 @@ import math
 
 import numpy as np
 
-from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
-from ..blocks.domain import public_box
-from ..mechanisms import laplace_mechanism
-from ..metrics import squared_distances
-from ..settings import PURE, Guarantee, Interval, Setting, Settings, declared
+from dpclust.accountant import Accountant
+from dpclust.api import ClusteringResult, DPClustError, estimator_for, validate_inputs
+from dpclust.blocks.domain import public_box
+from dpclust.mechanisms import laplace_mechanism
+from dpclust.metrics import squared_distances
+from dpclust.settings import PURE, Guarantee, Interval, Setting, Settings, declared
 
 #: The centralised k-variates++ has no settings (its probe is fixed by ε/k and the public box).
 SETTINGS = Settings()

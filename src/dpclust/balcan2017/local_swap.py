@@ -48,8 +48,8 @@ import math
 
 import numpy as np
 
-from ..mechanisms import exponential_mechanism
-from ..metrics import CHUNK_ENTRIES, add_rows_by_label, csr_accumulate, squared_distances
+from dpclust.mechanisms import exponential_mechanism
+from dpclust.metrics import CHUNK_ENTRIES, add_rows_by_label, csr_accumulate, squared_distances
 
 #: The (n, |C|) point-candidate distances do not change between rounds: they are cached in float32
 #: when n·|C| is at most this many entries (≤ 600 MB), else computed per round in row chunks.

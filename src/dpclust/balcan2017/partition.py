@@ -43,9 +43,9 @@ import math
 
 import numpy as np
 
-from ..blocks.public_size import PUBLIC_N, public_size
-from ..mechanisms import laplace_scale
-from ..settings import PURE, Guarantee, Interval, Options, Setting, Settings, declared
+from dpclust.blocks.public_size import PUBLIC_N, public_size
+from dpclust.mechanisms import laplace_scale
+from dpclust.settings import PURE, Guarantee, Interval, Options, Setting, Settings, declared
 
 #: Settings of Algorithm 1 (and of Algorithm 2's cube), the one home of their defaults: Algorithm 4
 #: (`algorithm.SETTINGS`) and the Figure 1 illustration (`partition_illustration`) both use these.
@@ -224,9 +224,9 @@ def partition_illustration(X, k, epsilon, delta, rng, settings):
     centres are the k deepest candidates (post-processing; they only make the run a valid clustering
     record, Figure 1 does not use them).
     """
-    from ..accountant import Accountant
-    from ..api import ClusteringResult, validate_inputs
-    from ..blocks.domain import public_box
+    from dpclust.accountant import Accountant
+    from dpclust.api import ClusteringResult, validate_inputs
+    from dpclust.blocks.domain import public_box
 
     X = validate_inputs(X, k, epsilon, delta)
     lo, hi = public_box(settings, X)

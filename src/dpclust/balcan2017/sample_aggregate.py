@@ -31,13 +31,13 @@ import math
 
 import numpy as np
 
-from ..accountant import Accountant
-from ..api import ClusteringResult, estimator_for, validate_inputs
-from ..blocks.domain import public_box
-from ..blocks.public_size import PUBLIC_N, public_size
-from ..mechanisms import laplace_mechanism
-from ..metrics import squared_distances
-from ..settings import PURE, Guarantee, Interval, Options, Setting, Settings, declared
+from dpclust.accountant import Accountant
+from dpclust.api import ClusteringResult, estimator_for, validate_inputs
+from dpclust.blocks.domain import public_box
+from dpclust.blocks.public_size import PUBLIC_N, public_size
+from dpclust.mechanisms import laplace_mechanism
+from dpclust.metrics import squared_distances
+from dpclust.settings import PURE, Guarantee, Interval, Options, Setting, Settings, declared
 
 SETTINGS = Settings(
     public_n=PUBLIC_N,

@@ -38,12 +38,12 @@ import math
 
 import numpy as np
 
-from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
-from ..blocks.domain import public_box
-from ..mechanisms import gaussian_mechanism, laplace_mechanism
-from ..metrics import assign, assign_with_sums
-from ..settings import APPROXIMATE, PURE, Guarantee, Interval, Options, Setting, Settings, declared, nullable
+from dpclust.accountant import Accountant
+from dpclust.api import ClusteringResult, DPClustError, estimator_for, validate_inputs
+from dpclust.blocks.domain import public_box
+from dpclust.mechanisms import gaussian_mechanism, laplace_mechanism
+from dpclust.metrics import assign, assign_with_sums
+from dpclust.settings import APPROXIMATE, PURE, Guarantee, Interval, Options, Setting, Settings, declared, nullable
 
 #: Λ and the Gaussian calibration are shared with Algorithm 4 (`algorithm.SETTINGS` reuses them).
 DATA_RADIUS = Setting(
@@ -95,7 +95,7 @@ def data_geometry(d: int, bounds, data_radius=None) -> dict:
 
 def clip_to(C: np.ndarray, h: float, radius: float) -> np.ndarray:
     """Post-processing: clip points into the box [−h, h]^d and the ball B(0, radius) (in place)."""
-    from .candidates import clip_rows
+    from dpclust.balcan2017.candidates import clip_rows
 
     np.clip(C, -h, h, out=C)
     return clip_rows(C, radius)
@@ -162,7 +162,7 @@ def sulq(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     acc = Accountant(epsilon, delta)
     init_rng = np.random.default_rng(settings["init_seed"])
     C0 = init_rng.uniform(bounds[0], bounds[1], size=(k, X.shape[1]))
-    from .candidates import clip_rows
+    from dpclust.balcan2017.candidates import clip_rows
 
     Xc = clip_rows(X - centre, geo["radius"])  # per-point map: enforces the public radius
     C, trace = private_lloyd_steps(

@@ -9,11 +9,11 @@ silently.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
-from ..api import DPClustError, data_bounds
+from dpclust.api import DPClustError, data_bounds
 
 
 def inside(X: np.ndarray, lo: float, hi: float) -> bool:

@@ -26,8 +26,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..api import DPClustError
-from ..metrics import assign, squared_distances
+from dpclust.api import DPClustError
+from dpclust.metrics import assign, squared_distances
 
 INITIALISATIONS = ("sphere_packing", "random_points", "box", "kmeans++", "kmedian++")
 

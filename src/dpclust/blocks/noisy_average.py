@@ -40,10 +40,10 @@ import math
 
 import numpy as np
 
-from .. import mechanisms
-from ..accountant import Accountant
-from ..api import DPClustError
-from ..baselines import cluster_sums
+from dpclust import mechanisms
+from dpclust.accountant import Accountant
+from dpclust.api import DPClustError
+from dpclust.baselines import cluster_sums
 
 #: Largest ε for which the classic Gaussian calibration behind Alg. 3's σ holds (4ε/5 < 1).
 MAX_CALIBRATION_EPSILON = 1.25 * (1.0 - 1e-9)

@@ -54,15 +54,16 @@ unconstrained minimiser is clipped to the box afterwards (post-processing). Acco
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
-from ..accountant import Accountant
-from ..api import DPClustError
-from ..mechanisms import laplace_scale
-from ..settings import Guarantee, Interval, Options, Setting, Settings
-from .domain import require_inside
+from dpclust.accountant import Accountant
+from dpclust.api import DPClustError
+from dpclust.blocks.domain import require_inside
+from dpclust.mechanisms import laplace_scale
+from dpclust.settings import Guarantee, Interval, Options, Setting, Settings
 
 #: The private 1-median's declared settings (defaults, constraints, provenance). Algorithms that call
 #: `private_one_median` with their own settings extend this declaration (their defaults may differ:

@@ -14,11 +14,11 @@ different sizes the N-dependent choices can differ and reveal the size (the priv
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
-from ..settings import Interval, Setting, nullable
+from dpclust.settings import Interval, Setting, nullable
 
 PUBLIC_N = Setting(None, "EXT the public dataset size N of every N-dependent choice (the papers treat N as public); "
                    "None: the data's own size, as in the papers' experiments (the guarantee then assumes that "

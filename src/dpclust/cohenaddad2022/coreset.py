@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, estimator_for, validate_inputs
-from ..blocks.domain import public_box
-from ..blocks.one_median import ONE_MEDIAN_SETTINGS, private_one_median
-from ..mechanisms import laplace_mechanism, laplace_scale
-from ..metrics import nearest
-from ..settings import Guarantee, Interval, Setting, declared
+from dpclust.accountant import Accountant
+from dpclust.api import ClusteringResult, DPClustError, estimator_for, validate_inputs
+from dpclust.blocks.domain import public_box
+from dpclust.blocks.one_median import ONE_MEDIAN_SETTINGS, private_one_median
+from dpclust.mechanisms import laplace_mechanism, laplace_scale
+from dpclust.metrics import nearest
+from dpclust.settings import Guarantee, Interval, Setting, declared
 
 #: Declared settings of the Coreset baseline (the one home of their defaults). The 1-median keeps
 #: add/remove neighbours (the declared default of `ONE_MEDIAN_SETTINGS`): the leaves are disjoint

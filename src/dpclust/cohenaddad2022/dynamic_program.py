@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .hst import PrivateTree
+from dpclust.cohenaddad2022.hst import PrivateTree
 
 
 def _diam(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

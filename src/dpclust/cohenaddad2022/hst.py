@@ -31,15 +31,15 @@ thresholding.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 import numpy as np
 
-from ..accountant import Accountant
-from ..api import DPClustError
-from ..blocks.domain import require_inside
-from ..mechanisms import laplace_mechanism, laplace_scale
+from dpclust.accountant import Accountant
+from dpclust.api import DPClustError
+from dpclust.blocks.domain import require_inside
+from dpclust.mechanisms import laplace_mechanism, laplace_scale
 
 #: Bins of the per-dimension lookup table of `Grid.interval_index` (speed only; exact for any value).
 LOOKUP_BINS = 1 << 16

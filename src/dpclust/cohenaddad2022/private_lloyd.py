@@ -45,20 +45,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..accountant import Accountant
-from ..api import (
+from dpclust.accountant import Accountant
+from dpclust.api import (
     ClusteringResult,
     DPClustError,
     data_bounds,
     estimator_for,
     validate_inputs,
 )
-from ..blocks.domain import public_box
-from ..blocks.one_median import ONE_MEDIAN_SETTINGS, private_one_median
-from ..mechanisms import laplace_mechanism
-from ..metrics import assign, nearest
-from ..settings import Guarantee, Interval, Options, SequenceOf, Setting, declared, not_dp
-from . import dynamic_program, hst
+from dpclust.blocks.domain import public_box
+from dpclust.blocks.one_median import ONE_MEDIAN_SETTINGS, private_one_median
+from dpclust.cohenaddad2022 import dynamic_program, hst
+from dpclust.mechanisms import laplace_mechanism
+from dpclust.metrics import assign, nearest
+from dpclust.settings import Guarantee, Interval, Options, SequenceOf, Setting, declared, not_dp
 
 # ---------------------------------------------------------------------------------------------
 # declared settings (the one home of their defaults; config/papers/cohenaddad2022.yaml holds only

@@ -35,9 +35,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..api import ClusteringResult, validate_inputs
-from ..metrics import assign
-from ..settings import NON_PRIVATE, Interval, Setting, Settings, declared
+from dpclust.api import ClusteringResult, validate_inputs
+from dpclust.metrics import assign
+from dpclust.settings import NON_PRIVATE, Interval, Setting, Settings, declared
 
 REFERENCE_SETTINGS = Settings(
     restarts=Setting(

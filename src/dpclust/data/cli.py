@@ -1,8 +1,8 @@
-"""`python -m dpclust data fetch|prepare ...` (mounted by dpclust.cli via `register`).
+"""`python -m dpclust.pipeline data fetch|prepare ...` (mounted by dpclust.pipeline.cli via `register`).
 
-  python -m dpclust data fetch SOURCE --raw-dir DIR [--mirror DIR] [--timeout S] [--retries N]
+  python -m dpclust.pipeline data fetch SOURCE --raw-dir DIR [--mirror DIR] [--timeout S] [--retries N]
                                [--registry config/datasets.yaml]
-  python -m dpclust data prepare DATASET [--raw-dir DIR] --out FILE [--registry ...]
+  python -m dpclust.pipeline data prepare DATASET [--raw-dir DIR] --out FILE [--registry ...]
 
 `--mirror ""` (or no --mirror) falls back to $DPCLUST_DATA_MIRROR, and --timeout / --retries to
 $DPCLUST_DOWNLOAD_TIMEOUT / $DPCLUST_DOWNLOAD_RETRIES (the Snakefile sets all three from the
@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 
-from ..api import DPClustError
+from dpclust.api import DPClustError
 
 
 def _entry(args):
@@ -33,12 +33,12 @@ def _entry(args):
 
 
 def cmd_fetch(args) -> int:
-    from .download import fetch_source
+    from dpclust.data.download import fetch_source
 
     entry = _entry(args)
     registry = None
     if entry is None:
-        from .registry import load_registry
+        from dpclust.data.registry import load_registry
 
         registry = load_registry(args.registry)
     mirror = args.mirror or os.environ.get("DPCLUST_DATA_MIRROR") or None
@@ -48,12 +48,12 @@ def cmd_fetch(args) -> int:
 
 
 def cmd_prepare(args) -> int:
-    from .processed import prepare_dataset
+    from dpclust.data.processed import prepare_dataset
 
     entry = _entry(args)
     registry = None
     if entry is None:
-        from .registry import load_registry
+        from dpclust.data.registry import load_registry
 
         registry = load_registry(args.registry)
     prepare_dataset(args.dataset, raw_dir=args.raw_dir, out_path=args.out, registry=registry, entry=entry)
@@ -79,7 +79,7 @@ def register(subparsers) -> None:
     fetch.add_argument("--entry", default=None, help="the source's registry entry as JSON (the workflow's way: "
                                                      "no registry is read)")
     fetch.add_argument("--attempt", default="", help="how the fetch could succeed, stored in the manifest (the "
-                                                     "workflow's retry bookkeeping; see dpclust.status)")
+                                                     "workflow's retry bookkeeping; see dpclust.pipeline.status)")
     fetch.set_defaults(func=cmd_fetch)
 
     prep = subparsers.add_parser(

@@ -40,10 +40,10 @@ import sys
 import tempfile
 import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
-from ..api import DPClustError
+from dpclust.api import DPClustError
 
 USER_AGENT = "dpclust-data/1 (+https://github.com/; reproduction pipeline)"
 BLOCK = 1 << 20
@@ -193,14 +193,14 @@ def fetch_source(source: str, raw_dir: str | Path = "data/raw", mirror: str | Pa
     `mirror`: a local mirror root (layout of ../shared/datasets) or None/"" for none (the CLI falls
     back to $DPCLUST_DATA_MIRROR; this function does not read the environment). `entry`, when given,
     is the source's registry entry (the workflow passes it; then no registry is read). `attempt`
-    (the workflow's `dpclust.status.fetch_attempt`: how the fetch could succeed) is stored in the
+    (the workflow's `dpclust.pipeline.status.fetch_attempt`: how the fetch could succeed) is stored in the
     manifest, so that a later run retries an unavailable source exactly when that has changed.
     """
     log = log if log is not None else _log_default
     if entry is not None:
         src = entry
     else:
-        from .registry import load_registry
+        from dpclust.data.registry import load_registry
 
         src = (registry if registry is not None else load_registry()).source(source)
     out_dir = Path(raw_dir) / source

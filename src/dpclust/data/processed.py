@@ -23,15 +23,15 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
-from ..api import DPClustError
-from ..fileio import atomic_path, write_json_atomic
-from .store import (Dataset, DatasetUnavailable, file_stamp, load_processed, processed_info,  # noqa: F401
-                    record_path)
+from dpclust.api import DPClustError
+from dpclust.data.store import Dataset, DatasetUnavailable, file_stamp, load_processed, processed_info, record_path  # noqa: F401
+from dpclust.fileio import atomic_path, write_json_atomic
 
 CHUNK_BYTES = 1 << 20
 #: Layout version of processed files (bump when the file layout changes).
@@ -178,6 +178,25 @@ def _sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def write_synthetic(entry: Mapping[str, Any], out: str | Path) -> dict:
+    """Generate the synthetic dataset `entry` (`dpclust.data.synthetic`) into the processed HDF5 file
+    `out` (chunk by chunk, atomically)."""
+    from dpclust.data.synthetic import generate_chunks
+
+    bounds = entry.get("bounds")
+    name = entry["name"]
+
+    def checked():
+        for X, y in generate_chunks(entry):
+            if bounds is not None and (X.min() < bounds[0] or X.max() > bounds[1]):
+                raise DPClustError(f"dataset {name!r}: generated data leave the registry bounds {bounds}")
+            yield X, y
+
+    attrs = {"name": name, "source": f"synthetic:{entry['generator']}", "generator": entry["generator"],
+             "settings": dict(entry.get("settings") or {})}
+    return write_processed_chunks(out, checked(), attrs, n=int(entry["n"]), d=int(entry["d"]))
+
+
 def _log_default(line: str) -> None:
     print(line, file=sys.stderr)
 
@@ -193,13 +212,11 @@ def prepare_dataset(name: str, raw_dir: str | Path | None = "data/raw", out_path
     """
     log = log if log is not None else _log_default
     if entry is None:
-        from .registry import load_registry
+        from dpclust.data.registry import load_registry
 
         entry = (registry if registry is not None else load_registry()).dataset(name)
     out = Path(out_path) if out_path is not None else Path("data/processed") / f"{name}.h5"
     if entry["kind"] == "synthetic":
-        from .synthetic import write_synthetic
-
         write_synthetic(entry, out)
         log(f"dataset {name!r}: generated {entry['n']} x {entry['d']} -> {out}")
         return out
@@ -211,7 +228,7 @@ def prepare_dataset(name: str, raw_dir: str | Path | None = "data/raw", out_path
         manifest_path = Path(raw_dir) / source / "manifest.json"
         if not manifest_path.exists():
             raise DPClustError(f"dataset {name!r}: source {source!r} has not been fetched ({manifest_path} is "
-                               f"missing); run `python -m dpclust data fetch {source} --raw-dir {raw_dir}`")
+                               f"missing); run `python -m dpclust.pipeline data fetch {source} --raw-dir {raw_dir}`")
         manifest = json.loads(manifest_path.read_text())
         if manifest.get("status") != "ok":
             reason = manifest.get("reason") or f"dataset source {source!r} unavailable"
@@ -225,7 +242,7 @@ def prepare_dataset(name: str, raw_dir: str | Path | None = "data/raw", out_path
                                    f"(manifest sha256 {f['sha256'][:12]}...); fetch {source!r} again")
             paths[f["name"]] = p
             raw_sha[f"{source}/{f['name']}"] = f["sha256"]
-    from .parsers import parse_dataset
+    from dpclust.data.parsers import parse_dataset
 
     chunks = parse_dataset(entry, paths)
     attrs = {"name": name, "source": ",".join(entry["sources"]), "parser": entry["parser"],

@@ -11,10 +11,11 @@ import copy
 import difflib
 import itertools
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from ..api import DPClustError
+from dpclust.api import DPClustError
 
 DEFAULT_REGISTRY = Path(__file__).resolve().parents[3] / "config" / "datasets.yaml"
 

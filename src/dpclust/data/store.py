@@ -7,7 +7,7 @@ written. The record is what the workflow reads when it plans (cheap: no HDF5), a
 an intact file from one altered or truncated after it was written.
 
 This module imports no parser, downloader or writer, so editing those never changes the code hash
-of a run (see dpclust.codehash).
+of a run (see dpclust.pipeline.codehash).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..api import DPClustError
+from dpclust.api import DPClustError
 
 
 class DatasetUnavailable(DPClustError):
@@ -47,7 +47,7 @@ def record_path(h5_path: str | Path) -> Path:
 
 def rebuild_hint(path: str | Path) -> str:
     return (f"delete it (rm {Path(path).as_posix()}) and re-run snakemake, which rebuilds it, or run "
-            f"`python -m dpclust data prepare {Path(path).stem} --out {Path(path).as_posix()}`")
+            f"`python -m dpclust.pipeline data prepare {Path(path).stem} --out {Path(path).as_posix()}`")
 
 
 def read_record(h5_path: str | Path) -> dict | None:
@@ -136,7 +136,7 @@ def _read_attrs(f) -> dict:
 def _open(path: Path):
     if not path.exists():
         raise ProcessedFileError(f"processed data file {path} does not exist; run snakemake (it builds it) or "
-                                 f"`python -m dpclust data prepare {path.stem} --out {path}`")
+                                 f"`python -m dpclust.pipeline data prepare {path.stem} --out {path}`")
     try:
         return _h5py().File(path, "r")
     except OSError as exc:

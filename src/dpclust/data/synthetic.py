@@ -25,12 +25,12 @@ component) are stored as ``y``.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import numpy as np
 
-from ..api import DPClustError
+from dpclust.api import DPClustError
 
 MAX_CENTRE_TRIES = 100_000
 
@@ -146,21 +146,3 @@ def generate(entry: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """The whole synthetic dataset in memory (not for higgs_like at full size)."""
     chunks = list(generate_chunks(entry))
     return np.concatenate([c[0] for c in chunks]), np.concatenate([c[1] for c in chunks])
-
-
-def write_synthetic(entry: Mapping[str, Any], out: str | Path) -> dict:
-    """Generate `entry` into the processed HDF5 file `out` (chunk by chunk, atomically)."""
-    from .processed import write_processed_chunks
-
-    bounds = entry.get("bounds")
-    name = entry["name"]
-
-    def checked():
-        for X, y in generate_chunks(entry):
-            if bounds is not None and (X.min() < bounds[0] or X.max() > bounds[1]):
-                raise DPClustError(f"dataset {name!r}: generated data leave the registry bounds {bounds}")
-            yield X, y
-
-    attrs = {"name": name, "source": f"synthetic:{entry['generator']}", "generator": entry["generator"],
-             "settings": dict(entry.get("settings") or {})}
-    return write_processed_chunks(out, checked(), attrs, n=int(entry["n"]), d=int(entry["d"]))

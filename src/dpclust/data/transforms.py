@@ -12,11 +12,12 @@ normalisation is outside the privacy analysis); the returned box is then public 
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
-from ..api import DPClustError, non_finite_message
+from dpclust.api import DPClustError, non_finite_message
 
 
 def _minmax(X: np.ndarray, lo: float, hi: float) -> np.ndarray:

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..accountant import Accountant
-from ..api import ClusteringResult, estimator_for, validate_inputs
-from ..blocks.domain import public_box
-from ..mechanisms import laplace_mechanism
-from ..metrics import assign
-from ..settings import PURE, Interval, Setting, Settings, declared
+from dpclust.accountant import Accountant
+from dpclust.api import ClusteringResult, estimator_for, validate_inputs
+from dpclust.blocks.domain import public_box
+from dpclust.mechanisms import laplace_mechanism
+from dpclust.metrics import assign
+from dpclust.settings import PURE, Interval, Setting, Settings, declared
 
 SETTINGS = Settings(
     iterations=Setting(3, "REC Lloyd steps; each spends ε / iterations", Interval(int, 1, 50)),

@@ -63,15 +63,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
-from ..baselines import lloyd
-from ..blocks.domain import public_box
-from ..blocks.initialisation import initial_centers
-from ..mechanisms import laplace_mechanism
-from ..metrics import assign_with_sums, cluster_sums_in_order, data_views, kmeans_cost
-from ..settings import Boolean, Interval, Options, Setting, Settings, declared, not_dp
-from . import sampling_zone as sz
+from dpclust.accountant import Accountant
+from dpclust.api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from dpclust.baselines import lloyd
+from dpclust.blocks.domain import public_box
+from dpclust.blocks.initialisation import initial_centers
+from dpclust.lushen2020 import sampling_zone as sz
+from dpclust.mechanisms import laplace_mechanism
+from dpclust.metrics import assign_with_sums, cluster_sums_in_order, data_views, kmeans_cost
+from dpclust.settings import Boolean, Interval, Options, Setting, Settings, declared, not_dp
 
 STRATEGIES = ("posterior", "prior")
 

@@ -69,10 +69,22 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..api import ClusteringResult, DPClustError, validate_inputs
-from ..settings import (PURE, Constraint, Guarantee, Interval, MappingOf, Options, Setting, Settings, declared,
-                        not_dp, nullable, settings_of)
-from .algorithm import STRATEGIES, STRATEGY_SETTINGS, lushen, run_init_seed
+from dpclust.api import ClusteringResult, DPClustError, validate_inputs
+from dpclust.lushen2020.algorithm import STRATEGIES, STRATEGY_SETTINGS, lushen, run_init_seed
+from dpclust.settings import (
+    PURE,
+    Constraint,
+    Guarantee,
+    Interval,
+    MappingOf,
+    Options,
+    Setting,
+    Settings,
+    declared,
+    not_dp,
+    nullable,
+    settings_of,
+)
 
 SU_DPLLOYD = "dpclust.su2016.dplloyd:dplloyd"
 SU_GUPT = "dpclust.su2016.gupt:gkm"
@@ -81,9 +93,9 @@ SU_PRIVGENE = "dpclust.su2016.privgene:pgkm"
 
 def _su(spec: str):
     """Su et al.'s function `module:name` and its declared default settings, imported lazily. The
-    import statement is written out (inside the function) so that `dpclust.codehash` sees the
+    import statement is written out (inside the function) so that `dpclust.pipeline.codehash` sees the
     dependency."""
-    from ..su2016 import dplloyd, gupt, privgene
+    from dpclust.su2016 import dplloyd, gupt, privgene
 
     function = {SU_DPLLOYD: dplloyd.dplloyd, SU_GUPT: gupt.gkm, SU_PRIVGENE: privgene.pgkm}[spec]
     return function, settings_of(function).defaults()

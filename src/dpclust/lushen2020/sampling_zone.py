@@ -45,7 +45,7 @@ import math
 
 import numpy as np
 
-from .. import mechanisms
+from dpclust import mechanisms
 
 #: Sensitivity of the score q (STATED §6.1: "Δq = 2").
 SCORE_SENSITIVITY = 2.0

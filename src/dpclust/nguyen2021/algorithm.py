@@ -83,21 +83,22 @@ config config/papers/nguyen2021.yaml holds only named variants' overrides):
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
-from .. import mechanisms
-from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, Refused, estimator_for, validate_inputs
-from ..baselines import lloyd
-from ..blocks.domain import public_box
-from ..blocks.noisy_average import noisy_avg_centers
-from ..blocks.public_size import PUBLIC_N, public_size
-from ..metrics import nearest
-from ..settings import AnyOf, Constraint, Guarantee, Interval, Options, Setting, Settings, declared, not_dp
-from .authors_sampler import authors_grid_cover
-from .grid_cover import AliveTree, private_grid_cover
+from dpclust import mechanisms
+from dpclust.accountant import Accountant
+from dpclust.api import ClusteringResult, DPClustError, Refused, estimator_for, validate_inputs
+from dpclust.baselines import lloyd
+from dpclust.blocks.domain import public_box
+from dpclust.blocks.noisy_average import noisy_avg_centers
+from dpclust.blocks.public_size import PUBLIC_N, public_size
+from dpclust.metrics import nearest
+from dpclust.nguyen2021.authors_sampler import authors_grid_cover
+from dpclust.nguyen2021.grid_cover import AliveTree, private_grid_cover
+from dpclust.settings import AnyOf, Constraint, Guarantee, Interval, Options, Setting, Settings, declared, not_dp
 
 #: The neighbouring relation of Thm 16 as we run it (the paper's treatment of n, kept).
 RELATION = ("add/remove one record, n public (d' = ⌊ln(n)/2⌋, the radii r_1 = 1/n, the number of scales m "

@@ -66,8 +66,9 @@ import itertools
 import math
 
 import numpy as np
-from ..api import DPClustError
-from .grid_cover import AliveTree, GridEM, log_expm1
+
+from dpclust.api import DPClustError
+from dpclust.nguyen2021.grid_cover import AliveTree, GridEM, log_expm1
 
 #: Proposal regime "points" when s·M̄ is at most this (acceptance ≥ (c/m)·x/(e^x − 1) at x = s·M̄).
 POINT_REGIME_MAX = 3.0

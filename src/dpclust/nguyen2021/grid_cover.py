@@ -61,7 +61,7 @@ import math
 
 import numpy as np
 
-from ..api import DPClustError
+from dpclust.api import DPClustError
 
 
 def lemma7_offsets(dprime: int, ratio: float) -> np.ndarray:

@@ -38,9 +38,9 @@ import warnings
 
 import numpy as np
 
-from ..accountant import Accountant
-from ..api import ClusteringResult, data_bounds, estimator_for
-from ..settings import Settings, declared, not_dp
+from dpclust.accountant import Accountant
+from dpclust.api import ClusteringResult, data_bounds, estimator_for
+from dpclust.settings import Settings, declared, not_dp
 
 #: diffprivlib's coordinate normalisation factor ρ (`_split_epsilon` and `_calc_iters` default).
 RHO = 0.225

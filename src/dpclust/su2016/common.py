@@ -19,16 +19,16 @@ init_seed (the runner's `init_sets`) share their initial centres (§5.1's 30 set
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 from scipy import sparse
 
-from ..api import DPClustError, data_bounds
-from ..blocks import initialisation
-from ..blocks.initialisation import init_set_seeds, sphere_packing_init  # noqa: F401 (used by eugkm, gupt)
-from ..metrics import squared_distances
-from ..settings import Constraint, Interval, Options, Setting, Settings
+from dpclust.api import DPClustError, data_bounds
+from dpclust.blocks import initialisation
+from dpclust.blocks.initialisation import init_set_seeds, sphere_packing_init  # noqa: F401 (used by eugkm, gupt)
+from dpclust.metrics import squared_distances
+from dpclust.settings import Constraint, Interval, Options, Setting, Settings
 
 #: The settings `initial_centers` reads; every algorithm that calls it declares them (spread into
 #: its own `Settings`, possibly with `init` narrowed, as EUGkM does).

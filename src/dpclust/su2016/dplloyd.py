@@ -39,14 +39,14 @@ import math
 
 import numpy as np
 
-from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
-from ..blocks.domain import public_box
-from ..blocks.public_size import PUBLIC_N, public_size
-from ..mechanisms import laplace_mechanism
-from ..metrics import assign_with_sums, data_views
-from ..settings import Boolean, Interval, Options, Setting, Settings, declared
-from .common import INIT_SETTINGS, initial_centers, sum_sensitivity_radius
+from dpclust.accountant import Accountant
+from dpclust.api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from dpclust.blocks.domain import public_box
+from dpclust.blocks.public_size import PUBLIC_N, public_size
+from dpclust.mechanisms import laplace_mechanism
+from dpclust.metrics import assign_with_sums, data_views
+from dpclust.settings import Boolean, Interval, Options, Setting, Settings, declared
+from dpclust.su2016.common import INIT_SETTINGS, initial_centers, sum_sensitivity_radius
 
 #: DPLloyd's noisy-update settings, shared with the one DPLloyd iteration of the hybrid (hybrid.py).
 MIN_COUNT = Setting(1.0, "MISSING→REC a noisy count below this keeps the previous centre (PINQ's noisy "

@@ -60,14 +60,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import mechanisms as mech
-from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, Refused, data_bounds, estimator_for, validate_inputs
-from ..blocks.domain import public_box
-from ..blocks.public_size import PUBLIC_N, public_size
-from ..settings import Interval, Options, Setting, Settings, declared
-from .common import INIT_SETTINGS, init_set_seeds, initial_centers
-from .guarantees import EUGKM as EUGKM_GUARANTEE
+from dpclust import mechanisms as mech
+from dpclust.accountant import Accountant
+from dpclust.api import ClusteringResult, DPClustError, Refused, data_bounds, estimator_for, validate_inputs
+from dpclust.blocks.domain import public_box
+from dpclust.blocks.public_size import PUBLIC_N, public_size
+from dpclust.settings import Interval, Options, Setting, Settings, declared
+from dpclust.su2016.common import INIT_SETTINGS, init_set_seeds, initial_centers
+from dpclust.su2016.guarantees import EUGKM as EUGKM_GUARANTEE
 
 SETTINGS = Settings(
     theta=Setting(10.0, "STATED §4.2.1/§5.1 'Setting θ = 10 ... works well' (θ of Eq. 4)",

@@ -23,9 +23,9 @@ is released as a data record. Non-private analyses (Lloyd, Gene, Figure 3's SAG 
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
-from ..settings import NON_PRIVATE, Guarantee, not_dp
+from dpclust.settings import NON_PRIVATE, Guarantee, not_dp
 
 ADD_REMOVE = "add/remove one record"
 ADD_REMOVE_N_PUBLIC = "add/remove one record, N public"

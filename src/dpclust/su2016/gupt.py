@@ -47,12 +47,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import mechanisms as mech
-from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
-from ..blocks.domain import public_box
-from ..settings import Boolean, Constraint, Interval, Options, SequenceOf, Setting, Settings, declared
-from .common import OpenUnitInterval, batched_weighted_lloyd, init_set_seeds, sphere_packing_init
+from dpclust import mechanisms as mech
+from dpclust.accountant import Accountant
+from dpclust.api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from dpclust.blocks.domain import public_box
+from dpclust.settings import Boolean, Constraint, Interval, Options, SequenceOf, Setting, Settings, declared
+from dpclust.su2016.common import OpenUnitInterval, batched_weighted_lloyd, init_set_seeds, sphere_packing_init
 
 _BLOCKS = re.compile(r"^n\^(?P<a>[0-9.]+)$|^n/(?P<c>[0-9.]*)k$")
 

@@ -24,16 +24,16 @@ Laplace noise is calibrated to add/remove sensitivities, so under replace-one it
 
 from __future__ import annotations
 
-from ..accountant import Accountant
-from ..api import ClusteringResult, data_bounds, estimator_for, validate_inputs
-from ..blocks.domain import public_box
-from ..blocks.public_size import public_size
-from ..settings import Interval, Options, Setting, declared
-from .common import OpenUnitInterval, sum_sensitivity_radius
-from .dplloyd import CLIP_CENTERS, MIN_COUNT, noisy_lloyd_step
-from .eugkm import SETTINGS as EUGKM_SETTINGS
-from .eugkm import eugkm_centers
-from .guarantees import HYBRID
+from dpclust.accountant import Accountant
+from dpclust.api import ClusteringResult, data_bounds, estimator_for, validate_inputs
+from dpclust.blocks.domain import public_box
+from dpclust.blocks.public_size import public_size
+from dpclust.settings import Interval, Options, Setting, declared
+from dpclust.su2016.common import OpenUnitInterval, sum_sensitivity_radius
+from dpclust.su2016.dplloyd import CLIP_CENTERS, MIN_COUNT, noisy_lloyd_step
+from dpclust.su2016.eugkm import SETTINGS as EUGKM_SETTINGS
+from dpclust.su2016.eugkm import eugkm_centers
+from dpclust.su2016.guarantees import HYBRID
 
 #: EUGkM's settings (its stage runs with them) plus the rule and the one DPLloyd iteration.
 SETTINGS = EUGKM_SETTINGS.extend(

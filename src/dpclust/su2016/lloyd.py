@@ -13,11 +13,11 @@ no ε).
 
 from __future__ import annotations
 
-from ..api import ClusteringResult, estimator_for, validate_inputs
-from ..baselines import lloyd as _lloyd
-from ..settings import Boolean, Interval, Options, Setting, Settings, declared
-from .common import INIT_SETTINGS, initial_centers
-from .guarantees import NON_PRIVATE_ANALYSIS
+from dpclust.api import ClusteringResult, estimator_for, validate_inputs
+from dpclust.baselines import lloyd as _lloyd
+from dpclust.settings import Boolean, Interval, Options, Setting, Settings, declared
+from dpclust.su2016.common import INIT_SETTINGS, initial_centers
+from dpclust.su2016.guarantees import NON_PRIVATE_ANALYSIS
 
 SETTINGS = Settings(
     **INIT_SETTINGS.extend(init=Setting(

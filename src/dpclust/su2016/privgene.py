@@ -43,12 +43,12 @@ import math
 
 import numpy as np
 
-from .. import mechanisms as mech
-from ..accountant import Accountant
-from ..api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
-from ..blocks.domain import public_box
-from ..settings import Interval, Setting, Settings, declared
-from .guarantees import NON_PRIVATE_ANALYSIS, PGKM
+from dpclust import mechanisms as mech
+from dpclust.accountant import Accountant
+from dpclust.api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from dpclust.blocks.domain import public_box
+from dpclust.settings import Interval, Setting, Settings, declared
+from dpclust.su2016.guarantees import NON_PRIVATE_ANALYSIS, PGKM
 
 SETTINGS = Settings(
     pool_size=Setting(200, "STATED §4.1.3 candidate pool of 200 parameters", Interval(int, 2)),

@@ -17,10 +17,10 @@ a dataset's parser (and what it imports), so editing one parser re-prepares only
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
-from ...api import DPClustError
+from dpclust.api import DPClustError
 
 #: parser name (registry `parser:`) -> module defining `parse_<name>`.
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...api import DPClustError
-from .common import open_text, raw_file, usecols_list
-
+from dpclust.api import DPClustError
+from dpclust.data.parsers.common import open_text, raw_file, usecols_list
 
 ADULT_FIELDS = 15
 

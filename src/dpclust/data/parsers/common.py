@@ -5,12 +5,12 @@ from __future__ import annotations
 import gzip
 import io
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 
-from ...api import DPClustError
+from dpclust.api import DPClustError
 
 GZIP_MAGIC = b"\x1f\x8b"
 COMPRESS_MAGIC = b"\x1f\x9d"
@@ -51,7 +51,7 @@ def open_text(path: str | Path) -> io.TextIOBase:
         return gzip.open(path, "rt", encoding="utf-8", errors="strict", newline=None)
     if magic == COMPRESS_MAGIC:
         return io.StringIO(read_bytes(path).decode("utf-8"), newline=None)
-    return open(path, "rt", encoding="utf-8", newline=None)
+    return open(path, encoding="utf-8", newline=None)
 
 
 def raw_file(paths: Mapping[str, Path], name: str, entry) -> Path:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import loadtxt, open_text, raw_file
+from dpclust.data.parsers.common import loadtxt, open_text, raw_file
 
 
 def parse_gowalla(entry, paths):

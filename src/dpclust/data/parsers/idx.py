@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
-from ...api import DPClustError
-from .common import raw_file, read_bytes
+from dpclust.api import DPClustError
+from dpclust.data.parsers.common import raw_file, read_bytes
 
 
 def parse_idx(entry, paths) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:

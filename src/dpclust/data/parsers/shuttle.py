@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .text import parse_text
+from dpclust.data.parsers.text import parse_text
 
 
 def parse_shuttle(entry, paths):

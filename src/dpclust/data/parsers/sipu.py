@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ...api import DPClustError
-from .common import as_labels, loadtxt, open_text
-from .text import parse_text
+from dpclust.api import DPClustError
+from dpclust.data.parsers.common import as_labels, loadtxt, open_text
+from dpclust.data.parsers.text import parse_text
 
 
 def parse_sipu(entry, paths):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .text import parse_text
+from dpclust.data.parsers.text import parse_text
 
 
 def parse_skin(entry, paths):

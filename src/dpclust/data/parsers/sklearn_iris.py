@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...api import DPClustError
-from .common import loadtxt, open_text, raw_file, split_label
+from dpclust.api import DPClustError
+from dpclust.data.parsers.common import loadtxt, open_text, raw_file, split_label
 
 
 def parse_sklearn_iris(entry, paths):

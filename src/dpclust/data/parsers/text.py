@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import itertools
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
-from ...api import DPClustError
-from .common import (
+from dpclust.api import DPClustError
+from dpclust.data.parsers.common import (
     delimiter_for,
     first_data_line,
     loadtxt,

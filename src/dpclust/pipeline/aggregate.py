@@ -1,0 +1,187 @@
+"""Aggregation of run records into tidy tables, and the claim checks shown in the report.
+
+`runs_frame(records)` gives one row per run; `tidy(records, item, ctx)` (the default aggregator)
+gives one row per (group, dataset, algorithm, k, epsilon, metric) with mean, std, n and, when the
+item asks for it, the ratio to a baseline algorithm (`normalize: {to: ALG, stat: mean|min,
+metric: ...}`), which is how the papers normalise (Su et al. §5.1 baseline = min NICV of Lloyd
+over 30 initialisations; Lu & Shen §7.1 cost / Lloyd's cost).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from dpclust.pipeline.records import load_records  # noqa: F401 (re-exported: records are read with flattened runs)
+
+#: Scalar metrics every run record carries.
+RUN_METRICS = ("cost_kmeans", "nicv", "cost_kmedian", "iterations", "epsilon_spent", "delta_spent", "wall_time_s")
+KEYS = ["group", "dataset", "algorithm", "k", "epsilon"]
+
+
+@dataclass
+class Check:
+    """One claim of a paper, checked on our runs (see `dpclust.pipeline.claims` for deciding it).
+
+    `holds` is True / False, or None: *not decidable at this sample size* when `undecided` (the
+    interval straddles the threshold), else *not evaluable* (no data). `quantity` and `ci` are the
+    measured quantity and its confidence interval, `threshold` what holding means, and `why` the
+    reason a claim does not hold (defect fixed / genuine: evidence / depends on a lost parameter)."""
+
+    claim: str
+    holds: bool | None
+    detail: str = ""
+    quantity: float | None = None
+    ci: tuple[float, float] | None = None
+    threshold: str = ""
+    why: str = ""
+    undecided: bool = False
+
+    def __post_init__(self):
+        if self.holds is False and not self.why:
+            # a failing claim is never shown without a reason: until one is written (the item's
+            # claims.why), the summary says so and points at the evidence
+            self.why = "not yet explained: the failing cells and their intervals are in the detail"
+
+    @property
+    def result(self) -> str:
+        if self.holds is True:
+            return "holds"
+        if self.holds is False:
+            return "does not hold"
+        return "not decidable" if self.undecided else "not evaluable"
+
+
+@dataclass
+class Context:
+    """What an aggregator may read besides the run records: the processed files of the datasets
+    listed under the item's `datasets:` (planned inputs of the job)."""
+
+    dataset_paths: dict[str, str]
+    dataset_entries: dict[str, dict] | None = None
+
+    def dataset_path(self, name: str) -> str:
+        if name not in self.dataset_paths:
+            raise KeyError(f"dataset {name!r} is not an input of this item; list it under the item's `datasets:`")
+        return self.dataset_paths[name]
+
+    def entry(self, name: str) -> dict:
+        """The registry entry of an input dataset (planned with the job, never re-read)."""
+        if name not in (self.dataset_entries or {}):
+            raise KeyError(f"dataset {name!r} is not an input of this item; list it under the item's `datasets:`")
+        return self.dataset_entries[name]
+
+
+
+
+def runs_frame(records: list[dict], info_keys: Iterable[str] = ()) -> pd.DataFrame:
+    """One row per run: keys, seed, init_seed, status, scalar metrics (+ chosen `info` entries)."""
+    rows = []
+    for rec in records:
+        base = {key: rec.get(key) for key in KEYS}
+        base["status"] = rec.get("status", "ok")
+        base["reason"] = rec.get("reason", "")
+        if base["status"] != "ok":
+            rows.append(base)
+            continue
+        for run in rec["runs"]:
+            row = dict(base)
+            row["seed"] = run["seed"]
+            row["init_seed"] = run.get("init_seed")
+            for m in RUN_METRICS:
+                row[m] = run.get(m)
+            for key in info_keys:
+                row[key] = run.get("info", {}).get(key)
+            rows.append(row)
+    df = pd.DataFrame(rows)
+    for col in ["seed", "init_seed", *RUN_METRICS]:
+        if col not in df:
+            df[col] = pd.NA
+    return df
+
+
+def _epsilon_key(series: pd.Series) -> pd.Series:
+    return series.fillna(-1.0)
+
+
+def tidy(records: list[dict], item: dict, ctx: Context | None = None) -> pd.DataFrame:
+    """Default aggregator: mean/std/n per (group, dataset, algorithm, k, ε, metric).
+
+    Datasets whose records say `data_unavailable` appear with status `data_unavailable` and NaN
+    statistics, so renderers can draw a "data unavailable" panel.
+    """
+    df = runs_frame(records)
+    out_cols = KEYS + ["metric", "mean", "std", "min", "max", "n", "status", "reason"]
+    if df.empty:
+        return pd.DataFrame(columns=out_cols)
+    frames = []
+    bad = df[df["status"] != "ok"].drop_duplicates(subset=KEYS)
+    for metric in ("cost_kmeans", "nicv", "cost_kmedian", "iterations", "epsilon_spent", "wall_time_s"):
+        if not bad.empty:
+            b = bad[KEYS + ["status", "reason"]].copy()
+            b["metric"] = metric
+            frames.append(b)
+    ok = df[df["status"] == "ok"].copy()
+    if not ok.empty:
+        ok["epsilon"] = _epsilon_key(ok["epsilon"])
+        metrics = [m for m in ("cost_kmeans", "nicv", "cost_kmedian", "iterations", "epsilon_spent", "wall_time_s")
+                   if ok[m].notna().any()]
+        long = ok.melt(id_vars=KEYS, value_vars=metrics, var_name="metric", value_name="value")
+        long["value"] = pd.to_numeric(long["value"], errors="coerce")
+        stats = (long.groupby(KEYS + ["metric"], dropna=False)["value"]
+                 .agg(["mean", "std", "min", "max", "count"]).reset_index()
+                 .rename(columns={"count": "n"}))
+        stats["epsilon"] = stats["epsilon"].where(stats["epsilon"] >= 0, None)
+        stats["status"] = "ok"
+        stats["reason"] = ""
+        frames.append(stats)
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=out_cols)
+    table = table.reindex(columns=out_cols)
+    norm = item.get("normalize")
+    if norm:
+        table = add_normalized(table, norm["to"], norm.get("metric", "cost_kmeans"), norm.get("stat", "mean"))
+    return table.sort_values(KEYS + ["metric"], key=_sort_key, na_position="first").reset_index(drop=True)
+
+
+def _sort_key(col: pd.Series) -> pd.Series:
+    if col.name == "epsilon":
+        return pd.to_numeric(col, errors="coerce")
+    return col.astype(str) if col.dtype == object else col
+
+
+def add_normalized(table: pd.DataFrame, baseline: str, metric: str, stat: str = "mean") -> pd.DataFrame:
+    """Add `baseline` and `ratio` columns: each (dataset, k) row's mean of `metric` divided by the
+    baseline algorithm's `stat` (mean or min) of the same metric at the same (dataset, k)."""
+    base = table[(table["algorithm"] == baseline) & (table["metric"] == metric) & (table["status"] == "ok")]
+    base = base.groupby(["dataset", "k"])[stat].min().rename("baseline").reset_index()
+    out = table.merge(base, on=["dataset", "k"], how="left")
+    is_metric = out["metric"] == metric
+    out["ratio"] = (out["mean"] / out["baseline"]).where(is_metric)
+    out["gap"] = (out["mean"] - out["baseline"]).where(is_metric)
+    out.loc[~is_metric, "baseline"] = float("nan")
+    return out
+
+
+CHECK_COLUMNS = ["claim", "result", "quantity", "ci_low", "ci_high", "threshold", "detail", "why"]
+
+
+def checks_frame(checks: list[Check]) -> pd.DataFrame:
+    return pd.DataFrame([
+        {"claim": c.claim, "result": c.result, "quantity": c.quantity,
+         "ci_low": None if c.ci is None else c.ci[0], "ci_high": None if c.ci is None else c.ci[1],
+         "threshold": c.threshold, "detail": c.detail, "why": c.why}
+        for c in checks
+    ], columns=CHECK_COLUMNS)
+
+
+def fmt(x: Any, digits: int = 4) -> str:
+    """Compact number formatting for tables and check details."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    if isinstance(x, (int,)) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e6):
+        return str(int(x))
+    return f"{x:.{digits}g}"

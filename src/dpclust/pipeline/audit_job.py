@@ -1,0 +1,159 @@
+"""One audit job: an algorithm, one neighbouring design, many runs on each side, two audits.
+
+`run_audit(spec)` runs the algorithm `samples` times on each of the design's neighbouring
+datasets D and D' (`dpclust.audit.designs`), reduces each released output to the design's
+scalar statistic, and lower-bounds ε with `dpclust.audit.statistics.audit_samples` (Clopper–Pearson, an event
+chosen on one half of the samples and evaluated on the other). It does the same again with every
+noise scale halved (`dpclust.audit.statistics.halved_noise`, the positive control: an attack that cannot
+see the halved noise has no power). The spec (planned by `dpclust.pipeline.planning`, passed by the
+workflow as a param) holds everything the job depends on; the job reads no config.
+
+Randomness: each side's draws come from its own stream of ``SeedSequence(seed)`` (spawned as in
+`dpclust.audit.statistics.audit`: D, D', split); every run takes a fresh ``init_seed`` from its stream
+(``settings["init_seed"]``, as the estimators do), then the algorithm draws its noise from the same
+stream. The halved-noise audit uses the same seed.
+
+Claimed budget: the largest ε (and δ) any run of the plain audit reported spending
+(``epsilon_spent``, ``delta_spent``): the budget itself for algorithms that spend all of it, and
+the data-dependent bottom-up total of Lu & Shen's algorithms, whose ``epsilon`` is a cap
+(config/papers/lushen2020.yaml). The bound is computed at that δ.
+
+A spec may carry a `variant` ({"name": "power", "settings": the overridden settings},
+`dpclust.pipeline.audit_labels`), copied into the record for the table.
+
+The record keeps the statistic of every sample (both sides, both audits), so the item's
+aggregate can re-evaluate a bound at another confidence (the Bonferroni-adjusted maximum over
+designs) with the same split.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from dpclust import __version__
+from dpclust.api import DPClustError
+from dpclust.audit.designs import BOUNDS, DIMENSION, RELATIONS, STATISTICS, design
+from dpclust.audit.statistics import AuditResult, audit_samples, halved_noise
+from dpclust.pipeline.resolve import import_object
+
+SCHEMA = 1
+#: Keys every audit spec has.
+SPEC_KEYS = ("algorithm", "function", "private", "settings", "design", "n", "k", "relation", "epsilon",
+             "delta", "samples", "confidence", "seed")
+
+
+def check_spec(spec: dict) -> dict:
+    missing = [key for key in SPEC_KEYS if key not in spec]
+    if missing:
+        raise DPClustError(f"audit spec lacks {missing}; plan it with dpclust.pipeline.planning")
+    if not spec["private"] or spec["epsilon"] is None:
+        raise DPClustError(f"{spec['algorithm']} takes no privacy budget: there is nothing to audit")
+    if spec["relation"] not in RELATIONS:
+        raise DPClustError(f"audit relation must be one of {list(RELATIONS)}, got {spec['relation']!r}")
+    if int(spec["samples"]) < 4:
+        raise DPClustError(f"audit samples must be >= 4, got {spec['samples']!r}")
+    design(spec["design"])
+    return spec
+
+
+def result_dict(res: AuditResult) -> dict:
+    return {"epsilon_lower_bound": res.epsilon_lower_bound, "threshold": res.threshold, "event": res.event,
+            "direction": res.direction, "p_D": res.p_D, "p_Dp": res.p_Dp, "p_lower": res.p_lower,
+            "p_upper": res.p_upper, "epsilon_point": _finite(res.epsilon_point), "confidence": res.confidence,
+            "delta": res.delta, "n": res.n}
+
+
+def _finite(x: float):
+    return x if np.isfinite(x) else (None if np.isnan(x) else ("inf" if x > 0 else "-inf"))
+
+
+def _sample(function, data, k, epsilon, delta, settings, stat, n, rng, spent):
+    out = np.empty(n)
+    for i in range(n):
+        run_settings = dict(settings, init_seed=int(rng.integers(2**63)))
+        res = function(data, k, epsilon, delta, rng, run_settings)
+        centers = np.asarray(res.centers, dtype=float)
+        if centers.shape != (k, DIMENSION) or not np.isfinite(centers).all():
+            raise DPClustError(f"the algorithm returned centres of shape {centers.shape} (expected {(k, DIMENSION)}) "
+                               "or non-finite values")
+        spent.append((float(res.epsilon_spent), float(res.delta_spent)))
+        out[i] = stat(centers)
+    return out
+
+
+def draw(spec: dict) -> dict:
+    """The statistic samples of both sides (plain and halved noise) and what each run spent."""
+    function = import_object(spec["function"])
+    des = design(spec["design"])
+    k, n_samples = int(spec["k"]), int(spec["samples"])
+    D, Dp = des.datasets(int(spec["n"]), spec["relation"])
+    settings = dict(spec["settings"], bounds=[float(BOUNDS[0]), float(BOUNDS[1])])
+    eps, delta = float(spec["epsilon"]), float(spec["delta"])
+    out: dict[str, Any] = {"D": D, "Dp": Dp}
+    for mode in ("plain", "halved"):
+        ss_D, ss_Dp, _ = np.random.SeedSequence(int(spec["seed"])).spawn(3)   # the split: `evaluate`
+        spent: list[tuple[float, float]] = []
+        t0 = time.perf_counter()
+        if mode == "plain":
+            a = _sample(function, D, k, eps, delta, settings, des.stat, n_samples, np.random.default_rng(ss_D), spent)
+            b = _sample(function, Dp, k, eps, delta, settings, des.stat, n_samples, np.random.default_rng(ss_Dp), spent)
+            calls = None
+        else:
+            with halved_noise() as counter:
+                a = _sample(function, D, k, eps, delta, settings, des.stat, n_samples, np.random.default_rng(ss_D), spent)
+                b = _sample(function, Dp, k, eps, delta, settings, des.stat, n_samples, np.random.default_rng(ss_Dp),
+                            spent)
+            calls = int(sum(counter.values()))
+        out[mode] = {"D": a, "Dp": b, "spent": np.array(spent), "wall_time_s": time.perf_counter() - t0,
+                     "noise_calls": calls}
+    return out
+
+
+def evaluate(samples_D, samples_Dp, delta: float, confidence: float, seed: int) -> AuditResult:
+    """The audit bound from stored samples, with the split stream of ``SeedSequence(seed)`` (the
+    same split as the job's, whatever the confidence)."""
+    ss_split = np.random.SeedSequence(int(seed)).spawn(3)[2]
+    return audit_samples(np.asarray(samples_D, dtype=float), np.asarray(samples_Dp, dtype=float), delta=delta,
+                         confidence=confidence, rng=np.random.default_rng(ss_split))
+
+
+def run_audit(spec: dict) -> dict:
+    """Run one planned audit (see module docstring) and return its record."""
+    spec = check_spec(dict(spec))
+    des = design(spec["design"])
+    drawn = draw(spec)
+    plain_spent = drawn["plain"]["spent"]
+    claimed_eps = float(plain_spent[:, 0].max())
+    claimed_delta = float(plain_spent[:, 1].max())
+    conf = float(spec["confidence"])
+    results = {}
+    for mode in ("plain", "halved"):
+        part = drawn[mode]
+        res = evaluate(part["D"], part["Dp"], claimed_delta, conf, int(spec["seed"]))
+        results[mode] = dict(result_dict(res), wall_time_s=part["wall_time_s"], noise_calls=part["noise_calls"],
+                             samples_D=part["D"].tolist(), samples_Dp=part["Dp"].tolist())
+    record = {
+        "schema": SCHEMA, "kind": "audit",
+        "paper": spec.get("paper", ""), "item": spec.get("item", ""),
+        "algorithm": spec["algorithm"], "function": spec["function"], "settings": spec["settings"],
+        "guarantee": spec.get("guarantee"), "relation": spec["relation"],
+        "relation_source": spec.get("relation_source", ""),
+        "design": spec["design"], "design_title": des.title, "design_description": des.description,
+        "statistic": des.statistic, "statistic_description": STATISTICS[des.statistic][1],
+        "target": list(des.target), "n": int(spec["n"]), "k": int(spec["k"]),
+        "n_D": int(drawn["D"].shape[0]), "n_Dp": int(drawn["Dp"].shape[0]),
+        "D": drawn["D"].tolist(), "Dp": drawn["Dp"].tolist(), "bounds": list(BOUNDS),
+        "epsilon_budget": float(spec["epsilon"]), "delta_budget": float(spec["delta"]),
+        "epsilon_claimed": claimed_eps, "delta_claimed": claimed_delta,
+        "epsilon_spent_min": float(plain_spent[:, 0].min()),
+        "epsilon_spent_mean": float(plain_spent[:, 0].mean()),
+        "samples": int(spec["samples"]), "confidence": conf, "seed": int(spec["seed"]),
+        "note": spec.get("note", ""),
+        "variant": spec.get("variant"),   # None, or the settings variant ({"name": "power", "settings": ...})
+        "plain": results["plain"], "halved": results["halved"],
+        "dpclust_version": __version__,
+    }
+    return record

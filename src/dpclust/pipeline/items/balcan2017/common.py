@@ -1,0 +1,192 @@
+"""Shared by the items of Balcan et al. 2017: the tidy summary table, table lookups, privacy labels
+and the interval helpers the claim checks use.
+
+`summary` gives one row per dataset × algorithm × k × ε with mean/std/n of the k-means objective,
+the ε the runs actually spent (max and min), the data dimension, the algorithm's declared guarantee
+(from the run records) and the means of the non-private diagnostics of Algorithm 4 and SuLQ (cost
+right after the recovery, non-empty clusters after recovery and at the end); rows of unavailable
+data keep their status and reason. Renderers and checks read only such tables.
+
+Claims compare differentially private methods only: `is_dp` reads the guarantee the records carry,
+and `require_dp` refuses a claim whose roles name a variant that is not DP (e.g. the authors'
+calibration of Algorithm 4), which is shown beside the DP methods but never compared as private.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from dpclust.pipeline.aggregate import Check, fmt, runs_frame
+from dpclust.pipeline.claims import LEVEL, Interval
+from dpclust.pipeline.itemkit import availability, name
+
+DIAGNOSTICS = {"recovery_cost": "recovery_cost", "recovery_nonempty_clusters": "recovery_nonempty",
+               "nonempty_clusters": "nonempty"}
+COLUMNS = ["dataset", "d", "algorithm", "guarantee", "k", "epsilon", "status", "reason", "mean", "std", "n",
+           "eps_spent_max", "eps_spent_min", "recovery_cost", "recovery_cost_std", "recovery_nonempty",
+           "nonempty", "nonempty_min", "nonempty_max"]
+DP_KINDS = ("ε-DP", "(ε, δ)-DP")
+NOT_DP = "not DP as published"
+
+SPENT_CLAIM = "every private run spent exactly its ε (run records)"
+
+
+def _guarantees(records: Iterable[dict]) -> dict[str, str]:
+    """Guarantee kind per algorithm, from the run records (non-private when a record has none and
+    no ε, i.e. a baseline)."""
+    out = {}
+    for r in records:
+        g = (r.get("guarantee") or {}).get("kind")
+        if g is None:
+            g = "non-private" if r.get("epsilon") is None else ""
+        out.setdefault(r["algorithm"], g)
+    return out
+
+
+def summary(records: list[dict]) -> pd.DataFrame:
+    """Mean/std/n of the k-means objective per (dataset, algorithm, k, ε), unavailable rows kept,
+    with the guarantee kind and the means of the diagnostics (`DIAGNOSTICS`)."""
+    dims = {r["dataset"]: r.get("d") for r in records if r.get("status", "ok") == "ok"}
+    kinds = _guarantees(records)
+    df = runs_frame(records, info_keys=tuple(DIAGNOSTICS))
+    if df.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    df["epsilon"] = pd.to_numeric(df["epsilon"], errors="coerce")
+    rows = []
+    keys = ["dataset", "algorithm", "k", "epsilon"]
+    for key, cell in df.groupby(keys, dropna=False, sort=True):
+        row = dict(zip(keys, key))
+        ok = cell[cell["status"] == "ok"]
+        row["d"] = dims.get(row["dataset"])
+        row["guarantee"] = kinds.get(row["algorithm"], "")
+        if ok.empty:
+            row.update(status=str(cell["status"].iloc[0]), reason=str(cell["reason"].iloc[0]),
+                       mean=np.nan, std=np.nan, n=0, eps_spent_max=np.nan, eps_spent_min=np.nan)
+        else:
+            cost = pd.to_numeric(ok["cost_kmeans"], errors="coerce")
+            spent = pd.to_numeric(ok["epsilon_spent"], errors="coerce")
+            row.update(status="ok", reason="", mean=float(cost.mean()),
+                       std=float(cost.std(ddof=1)) if len(cost) > 1 else 0.0, n=int(len(cost)),
+                       eps_spent_max=float(spent.max()), eps_spent_min=float(spent.min()))
+            rec = pd.to_numeric(ok["recovery_cost"], errors="coerce").dropna()
+            if len(rec):
+                row.update(recovery_cost=float(rec.mean()),
+                           recovery_cost_std=float(rec.std(ddof=1)) if len(rec) > 1 else 0.0)
+            rne = pd.to_numeric(ok["recovery_nonempty_clusters"], errors="coerce").dropna()
+            if len(rne):
+                row["recovery_nonempty"] = float(rne.mean())
+            ne = pd.to_numeric(ok["nonempty_clusters"], errors="coerce").dropna()
+            if len(ne):
+                row.update(nonempty=float(ne.mean()), nonempty_min=float(ne.min()), nonempty_max=float(ne.max()))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def available(table: pd.DataFrame, dataset: str) -> bool:
+    """Some run of `dataset` succeeded (see `dpclust.pipeline.itemkit.availability`)."""
+    return availability(table, dataset)[0] == "ok"
+
+
+def means(table: pd.DataFrame, dataset: str, alg: str, by: str = "k") -> pd.Series:
+    """Mean objective of `alg` on `dataset`, indexed by `by` (k or epsilon), successful cells only."""
+    cell = table[(table["dataset"] == dataset) & (table["algorithm"] == alg) & (table["status"] == "ok")]
+    return cell.set_index(by)["mean"].sort_index()
+
+
+def cells(table: pd.DataFrame, dataset: str | None, alg: str, by: str = "k") -> dict:
+    """{k or ε: row} of `alg` (on `dataset`, or on any dataset if None), successful cells only."""
+    part = table[(table["algorithm"] == alg) & (table["status"] == "ok")]
+    if dataset is not None:
+        part = part[part["dataset"] == dataset]
+    return {key: row for key, row in zip(part[by], part.itertuples())}
+
+
+def triple(row) -> tuple[float, float, int]:
+    """(mean, sd, n) of a summary row, for `dpclust.pipeline.claims`."""
+    return float(row.mean), float(0.0 if pd.isna(row.std) else row.std), int(row.n)
+
+
+def guarantee_of(table: pd.DataFrame, alg: str) -> str:
+    kinds = table.loc[table["algorithm"] == alg, "guarantee"].dropna().astype(str)
+    return kinds.iloc[0] if len(kinds) else ""
+
+
+def is_dp(table: pd.DataFrame, alg: str) -> bool:
+    return guarantee_of(table, alg) in DP_KINDS
+
+
+def require_dp(table: pd.DataFrame, item: dict, roles: Sequence[str], claim: str) -> Check | None:
+    """None unless a role's records declare it not DP (a variant 'not DP as published', or a
+    non-private method); then a 'not evaluable' check saying so: claims compare private methods only."""
+    bad = [a for a in roles if guarantee_of(table, a) in (NOT_DP, "non-private")]
+    if not bad:
+        return None
+    return Check(claim, None, "refused: " + ", ".join(f"{name(item, a)} is {guarantee_of(table, a) or 'undeclared'}"
+                                                      for a in bad) + " — claims compare DP methods only")
+
+
+def legend_label(table: pd.DataFrame, item: dict, alg: str) -> str:
+    """Display name, marked "not DP as published" for a variant whose records say so."""
+    label = name(item, alg)
+    return f"{label} — {NOT_DP}" if guarantee_of(table, alg) == NOT_DP else label
+
+
+def log_linear_ci(terms: Sequence[tuple[float, float, float, int]], level: float = LEVEL) -> Interval:
+    """Interval of exp(Σ c_i·ln mean_i) from independent cell summaries (c_i, mean_i, sd_i, n_i):
+    delta method, Var ln mean ≈ (sd/mean)²/n, Student-t with the smallest n − 1 degrees of freedom
+    (conservative). Any n < 2 gives (−inf, inf) on the log scale, i.e. [0, inf)."""
+    est = 0.0
+    var = 0.0
+    n_min = min(int(n) for _, _, _, n in terms) if terms else 0
+    for c, m, sd, n in terms:
+        if not (m > 0):
+            return Interval(float("nan"), -math.inf, math.inf)
+        est += c * math.log(m)
+        if n >= 2:
+            var += c * c * (float(sd) / float(m)) ** 2 / n
+    if n_min < 2:
+        return Interval(math.exp(est), 0.0, math.inf)
+    from scipy import stats
+
+    half = float(stats.t.ppf(0.5 + level / 2, n_min - 1)) * math.sqrt(var)
+    return Interval(math.exp(est), math.exp(est - half), math.exp(est + half))
+
+
+def spent_check(table: pd.DataFrame, private: list[str], rel_tol: float) -> Check:
+    """Every DP cell's runs spent exactly its ε (max and min of ε spent within `rel_tol`); variants
+    that are not DP (no ε guarantee, NaN spent) are left out.
+
+    The table form of `dpclust.pipeline.itemkit.spent_exactly` (the checks step reads the table, and the
+    table keeps each cell's max and min ε spent)."""
+    private = [a for a in private if is_dp(table, a) or guarantee_of(table, a) == ""]
+    rows = table[(table["status"] == "ok") & table["algorithm"].isin(private)]
+    if rows.empty:
+        return Check(SPENT_CLAIM, None, "no private runs available")
+    eps = rows["epsilon"].astype(float)
+    bad = rows[((rows["eps_spent_max"] - eps).abs() > rel_tol * eps) | ((rows["eps_spent_min"] - eps).abs() > rel_tol * eps)]
+    return Check(SPENT_CLAIM, bad.empty,
+                 f"{len(rows)} cells checked" + ("" if bad.empty else f"; mismatch in {len(bad)} cells: "
+                                                  + ", ".join(f"{r.dataset}/{r.algorithm}/k={r.k}" for r in bad.itertuples())))
+
+
+def evidence(table: pd.DataFrame, item: dict, dataset: str, by: str, key, algs: Sequence[str]) -> str:
+    """One clause per algorithm at one cell: its mean cost, and (where recorded) its cost right after
+    the recovery and its non-empty clusters out of k; not-DP variants are marked so."""
+    parts = []
+    for alg in algs:
+        row = cells(table, dataset, alg, by).get(key)
+        if row is None:
+            continue
+        k = int(row.k)
+        text = f"{legend_label(table, item, alg)}: cost {fmt(row.mean)}"
+        if not pd.isna(row.recovery_cost):
+            text += f", after recovery {fmt(row.recovery_cost)}"
+        if not pd.isna(row.nonempty):
+            ne = f"{row.nonempty:.3g}" if row.nonempty_min != row.nonempty_max else f"{int(row.nonempty)}"
+            text += f", {ne}/{k} non-empty clusters"
+        parts.append(text)
+    return "; ".join(parts)

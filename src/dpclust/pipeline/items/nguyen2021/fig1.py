@@ -1,0 +1,304 @@
+"""Figure 1 of Nguyen, Chaturvedi & Xu (AAAI 2021): k-means objective (mean ± sd over the seeds) vs
+k, one panel per dataset (synthetic 50k × 100 and MNIST 60k), for Algorithm 1, Balcan et al. (run
+with NoisyAVG recovery, the group's params) and non-private Lloyd; beside them, dashed, Algorithm 1
+with the authors' code's sampler (`nguyen2021.ours_authors`, NOT DP as published: labelled so from
+its run records' guarantee, never compared as private, no ε shown).
+
+Checks: the paper's claims (§Experiments, "Results"), decided on 95 % intervals (`dpclust.pipeline.claims`):
+(1) ours has a lower objective than Balcan et al. on both datasets at every k (per cell a Welch
+interval of ours − Balcan < 0, `every` over the cells); (2) Lloyd's cost falls with k while both
+private costs plateau: per dataset, Lloyd's cost at the largest k is below its cost at the smallest
+(Welch interval < 0) and each private method's relative drop 1 − cost(k_max)/cost(k_min) is below
+`claims.plateau_ratio` × Lloyd's (delta-method intervals of both ratios: holds if it does for every
+Lloyd ratio in its interval, fails if it fails for every one); plus (3) every DP run spent exactly
+its (ε, δ) setting (`claims.budget_rel_tol`). A claim naming a method whose records are not DP is
+refused ("claims compare DP methods only"). The evidence of a "does not hold" (the `why`) gives
+the mean number of non-empty clusters of each private method (run diagnostics) and the authors'
+variant's cost and clusters at the same cell.
+
+Spec read: `names` (legends, titles, claim texts), `title` (render), `claims` (checks).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dpclust.pipeline.aggregate import Check, fmt, runs_frame, tidy
+from dpclust.pipeline.claims import Interval, diff_ci, every, ratio_ci, side_of
+from dpclust.pipeline.itemkit import dataset_name, name
+from dpclust.pipeline.plotting import (
+    STATUS_TEXT,
+    mark_unavailable,
+    mean_sd_line,
+    panel_grid,
+    panel_status,
+    save_figure,
+    style_for,
+)
+
+OURS, BALCAN, LLOYD = "nguyen2021.ours", "balcan2017.balcan", "nguyen2021.lloyd"
+AUTHORS = "nguyen2021.ours_authors"   # NOT DP as published: shown beside, never compared
+ORDER = [OURS, BALCAN, LLOYD, AUTHORS]
+NOT_DP = "not DP as published"
+DP_KINDS = ("ε-DP", "(ε, δ)-DP")
+#: run diagnostics (`info`) summarised per cell as extra metrics of the table
+DIAGNOSTICS = ("nonempty_clusters", "empty_picks")
+
+
+def aggregate_fig1(records: list[dict], item: dict, ctx=None) -> pd.DataFrame:
+    """The default tidy table plus, per (dataset, algorithm, k): the largest deviation of the spent
+    (ε, δ) from the run's (ε, δ) setting (column `budget_error`, DP runs only: a variant that is not
+    DP reports no ε), the algorithm's declared guarantee (column `guarantee`, from the records) and
+    the mean/sd/n of the diagnostics `DIAGNOSTICS` as metrics."""
+    table = tidy(records, item, ctx)
+    kinds = {}
+    for rec in records:
+        kind = (rec.get("guarantee") or {}).get("kind")
+        kinds.setdefault(rec["algorithm"], kind or ("non-private" if rec.get("epsilon") is None else ""))
+    runs = runs_frame(records, info_keys=DIAGNOSTICS)
+    if not runs.empty:
+        ok = runs[runs["status"] == "ok"]
+        extra = []
+        for metric in DIAGNOSTICS:
+            if metric not in ok:  # no run reported it (e.g. every record unavailable offline)
+                continue
+            vals = ok[["group", "dataset", "algorithm", "k", "epsilon", metric]].copy()
+            vals[metric] = pd.to_numeric(vals[metric], errors="coerce")
+            vals = vals.dropna(subset=[metric])
+            if vals.empty:
+                continue
+            vals["epsilon"] = pd.to_numeric(vals["epsilon"], errors="coerce")
+            st = vals.groupby(["group", "dataset", "algorithm", "k", "epsilon"], dropna=False)[metric].agg(
+                ["mean", "std", "min", "max", "count"]).reset_index().rename(columns={"count": "n"})
+            st["metric"], st["status"], st["reason"] = metric, "ok", ""
+            extra.append(st)
+        if extra:
+            table = pd.concat([table, *extra], ignore_index=True)
+    rows = []
+    for rec in records:
+        if rec.get("status", "ok") != "ok" or rec.get("epsilon") is None or kinds.get(rec["algorithm"]) == NOT_DP:
+            continue
+        eps, delta = float(rec["epsilon"]), float(rec.get("delta") or 0.0)
+        for run in rec["runs"]:
+            err_e = abs(float(run["epsilon_spent"]) - eps) / eps
+            err_d = abs(float(run["delta_spent"]) - delta) / delta if delta > 0 else float(run["delta_spent"])
+            rows.append({"dataset": rec["dataset"], "algorithm": rec["algorithm"], "k": rec["k"],
+                         "budget_error": max(err_e, err_d), "delta_setting": delta})
+    if rows:
+        be = pd.DataFrame(rows).groupby(["dataset", "algorithm", "k"], as_index=False).agg(
+            budget_error=("budget_error", "max"), delta_setting=("delta_setting", "first"))
+        table = table.merge(be, on=["dataset", "algorithm", "k"], how="left")
+    else:
+        table["budget_error"] = np.nan
+        table["delta_setting"] = np.nan
+    table["guarantee"] = table["algorithm"].map(kinds).fillna("")
+    return table
+
+
+def _cost(table: pd.DataFrame) -> pd.DataFrame:
+    return table[table["metric"] == "cost_kmeans"]
+
+
+def _kind(table: pd.DataFrame, alg: str) -> str:
+    if "guarantee" not in table:
+        return ""
+    kinds = table.loc[table["algorithm"] == alg, "guarantee"].dropna().astype(str)
+    return kinds.iloc[0] if len(kinds) else ""
+
+
+def _label(table: pd.DataFrame, item: dict, alg: str) -> str:
+    """Display name; a variant whose records say it is not DP is labelled so."""
+    label = name(item, alg)
+    return f"{label} — {NOT_DP}" if _kind(table, alg) == NOT_DP else label
+
+
+def render_fig1(table: pd.DataFrame, item: dict, stem: str) -> None:
+    rows = _cost(table)
+    datasets = list(dict.fromkeys(rows["dataset"]))  # table order
+    fig, axes = panel_grid(max(len(datasets), 1), ncols=2, panel_size=(4.2, 3.2))
+    for ax, dataset in zip(axes, datasets):
+        cell = rows[rows["dataset"] == dataset]
+        ok = cell[cell["status"] == "ok"]
+        if ok.empty:
+            status, reason = panel_status(cell)
+            mark_unavailable(ax, dataset_name(item, dataset), reason, status)
+            continue
+        for i, alg in enumerate(ORDER):
+            r = ok[ok["algorithm"] == alg].sort_values("k")
+            if r.empty:
+                continue
+            style = dict(style_for(alg, i))
+            if _kind(table, alg) == NOT_DP:
+                style["linestyle"] = "--"
+            mean_sd_line(ax, r["k"], r["mean"], r["std"], label=_label(table, item, alg), **style)
+        missing = [f"{name(item, a)}: {STATUS_TEXT.get(panel_status(cell[cell['algorithm'] == a])[0], 'unavailable')}"
+                   for a in ORDER if (cell["algorithm"] == a).any() and ok[ok["algorithm"] == a].empty]
+        ax.set_title(dataset_name(item, dataset) + (f" ({'; '.join(missing)})" if missing else ""))
+        ax.set_xlabel("k")
+        ax.set_ylabel("k-means objective")
+        ax.set_xticks(sorted(ok["k"].unique()))
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    if handles:  # one legend below the panels, never over the data
+        fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8, frameon=False)
+    if not datasets:
+        mark_unavailable(axes[0], item["title"], status="no_runs")
+    fig.suptitle(item["title"])
+    save_figure(fig, stem)
+
+
+def _cells(rows: pd.DataFrame, dataset: str, alg: str) -> dict:
+    """{k: (mean, sd, n)} of the successful cells of `alg` on `dataset`."""
+    part = rows[(rows["dataset"] == dataset) & (rows["algorithm"] == alg) & (rows["status"] == "ok")]
+    return {int(r.k): (float(r.mean), float(0.0 if pd.isna(r.std) else r.std), int(r.n)) for r in part.itertuples()}
+
+
+def _refused(table: pd.DataFrame, item: dict, algs, claim: str) -> Check | None:
+    """A 'not evaluable' check if a role's records are not DP: claims compare DP methods only."""
+    bad = [a for a in algs if _kind(table, a) in (NOT_DP, "non-private")]
+    if not bad:
+        return None
+    return Check(claim, None, "refused: " + ", ".join(f"{name(item, a)} is {_kind(table, a)}" for a in bad)
+                 + " — claims compare DP methods only")
+
+
+def _diag(table: pd.DataFrame, dataset: str, alg: str, k: int, metric: str):
+    r = table[(table["metric"] == metric) & (table["dataset"] == dataset) & (table["algorithm"] == alg)
+              & (table["k"] == k) & (table["status"] == "ok")]
+    return float(r["mean"].iloc[0]) if len(r) else None
+
+
+def _evidence(table: pd.DataFrame, item: dict, dataset: str, k: int) -> str:
+    """At one cell: each private method's cost and non-empty clusters, and the authors' variant's."""
+    rows = _cost(table)
+    parts = []
+    for alg in (OURS, BALCAN, AUTHORS):
+        c = _cells(rows, dataset, alg).get(k)
+        if c is None:
+            continue
+        text = f"{_label(table, item, alg)} {fmt(c[0])}"
+        ne = _diag(table, dataset, alg, k, "nonempty_clusters")
+        if ne is not None:
+            text += f" ({ne:.3g}/{k} non-empty clusters"
+            ep = _diag(table, dataset, alg, k, "empty_picks")
+            text += f", {ep:.3g} candidate picks covering nothing)" if ep is not None else ")"
+        parts.append(text)
+    return f"{dataset_name(item, dataset)} k={k}: " + ", ".join(parts)
+
+
+def _ours_beats_balcan(table: pd.DataFrame, item: dict, datasets: list[str], unavailable: list[str]) -> Check:
+    """Claim (1): ours has the lower mean objective on every dataset at every k (Welch intervals)."""
+    ours, balcan = name(item, OURS), name(item, BALCAN)
+    claim = f"{ours} has a lower mean k-means objective than {balcan} on every dataset at every k"
+    refused = _refused(table, item, [OURS, BALCAN], claim)
+    if refused:
+        return refused
+    rows = _cost(table)
+    per, failing = [], []
+    for dataset in datasets:
+        o, b = _cells(rows, dataset, OURS), _cells(rows, dataset, BALCAN)
+        for k in sorted(set(o) & set(b)):
+            ci = diff_ci(o[k], b[k])
+            d = side_of(ci, 0.0, "<")
+            per.append((f"{dataset_name(item, dataset)} k={k}: Δ = {ci}", d))
+            if d is False:
+                failing.append((dataset, k))
+    if not per:
+        return Check(claim, None, f"needs runs of both algorithms ({balcan}'s algorithm or data missing)")
+    detail = "Δ = mean(ours) − mean(Balcan), 95 % Welch interval"
+    by_status: dict[str, list[str]] = {}
+    for d in unavailable:
+        by_status.setdefault(panel_status(rows[rows["dataset"] == d])[0], []).append(dataset_name(item, d))
+    for status, names in by_status.items():
+        detail += f"; not evaluable on {', '.join(names)} ({STATUS_TEXT.get(status, status)})"
+    chk = every(claim, per, detail=detail)
+    if chk.holds is True and unavailable:
+        chk = Check(chk.claim, None, chk.detail)   # not evaluable: a dataset of the claim is missing
+    if chk.holds is False:
+        chk.why = ("genuine: Algorithm 2's exponential mechanism as stated (per-call ε_E ≈ 0.004 against the "
+                   "uniform mass of the whole grid) mostly picks grid points that cover nothing, so the candidate "
+                   "set is poor; " + "; ".join(_evidence(table, item, d, k) for d, k in failing[:4]))
+    return chk
+
+
+def _rel_drop(ci: Interval) -> tuple[float, float, float]:
+    """(estimate, low, high) of 1 − ratio from the ratio's interval."""
+    return 1.0 - ci.estimate, 1.0 - ci.high, 1.0 - ci.low
+
+
+def _private_costs_plateau(table: pd.DataFrame, item: dict, datasets: list[str]) -> Check:
+    """Claim (2): Lloyd's cost falls with k while both private costs plateau (see module docstring)."""
+    frac = float(item["claims"]["plateau_ratio"])
+    claim = (f"{name(item, LLOYD)}: the cost falls with k, while both private costs plateau (their relative drop "
+             f"from the smallest to the largest k is < {frac:g} × Lloyd's)")
+    refused = _refused(table, item, [OURS, BALCAN], claim)
+    if refused:
+        return refused
+    rows = _cost(table)
+    per, details = [], []
+    for dataset in datasets:
+        ll = _cells(rows, dataset, LLOYD)
+        if len(ll) < 2:
+            continue
+        k0, k1 = min(ll), max(ll)
+        falls = side_of(diff_ci(ll[k1], ll[k0]), 0.0, "<")
+        r_ll = ratio_ci(ll[k1], ll[k0])
+        d_ll = _rel_drop(r_ll)
+        ds = dataset_name(item, dataset)
+        per.append((f"{ds}: {name(item, LLOYD)} cost(k={k1}) < cost(k={k0})", falls))
+        verb = {True: "falls", False: "does not fall", None: "may fall (interval straddles 0)"}[falls]
+        parts = [f"{ds}: {name(item, LLOYD)} {verb}, drop {d_ll[0]:.1%} [{d_ll[1]:.1%}, {d_ll[2]:.1%}]"]
+        for alg in (OURS, BALCAN):
+            c = _cells(rows, dataset, alg)
+            if k0 not in c or k1 not in c:
+                per.append((f"{ds}: {name(item, alg)} n/a", None))
+                continue
+            d_a = _rel_drop(ratio_ci(c[k1], c[k0]))
+            # plateau: d_a < frac·d_ll, decided over Lloyd's interval too
+            if d_a[2] < frac * d_ll[1]:
+                dec = True
+            elif d_a[1] >= frac * d_ll[2]:
+                dec = False
+            else:
+                dec = None
+            rel = d_a[0] / d_ll[0] if d_ll[0] else float("nan")
+            per.append((f"{ds}: {name(item, alg)} drop/Lloyd's = {rel:.3g}", dec))
+            parts.append(f"{name(item, alg)} drop {d_a[0]:.1%} [{d_a[1]:.1%}, {d_a[2]:.1%}]")
+        details.append(", ".join(parts))
+    chk = every(claim, per, detail=("relative drops 1 − cost(k_max)/cost(k_min), 95 % delta-method intervals; "
+                                    + " | ".join(details)) if details else "not evaluable (need ≥ 2 values of k)")
+    if chk.holds is False:
+        chk.why = "genuine: " + " | ".join(details)
+    return chk
+
+
+def _spent_exactly(table: pd.DataFrame, item: dict, rows: pd.DataFrame) -> list[Check]:
+    """Claim (3): every DP run spent exactly its (ε, δ) (`budget_error` from the aggregate); a variant
+    that is not DP reports no ε and is left out."""
+    if "budget_error" not in rows:
+        return []
+    dp = [a for a in (OURS, BALCAN) if _kind(table, a) in DP_KINDS + ("",)]
+    priv = rows[(rows["status"] == "ok") & rows["algorithm"].isin(dp) & rows["budget_error"].notna()]
+    if not len(priv):
+        return []
+    tol = float(item["claims"]["budget_rel_tol"])
+    worst = float(priv["budget_error"].max())
+    settings = "; ".join(f"{dataset_name(item, d)}: ε = {', '.join(f'{e:g}' for e in sorted(cell['epsilon'].dropna().unique()))}"
+                         + (f", δ = {cell['delta_setting'].iloc[0]:.3g}" if "delta_setting" in cell else "")
+                         for d, cell in priv.groupby("dataset", sort=False))
+    return [Check(f"Every private run spent exactly its (ε, δ) setting (relative error ≤ {tol:g})", worst <= tol,
+                  f"largest relative deviation {worst:.3g} over {len(priv)} cells ({settings})")]
+
+
+def check_fig1(table: pd.DataFrame, item: dict) -> list[Check]:
+    rows = _cost(table)
+    ok_sets = set(rows.loc[rows["status"] == "ok", "dataset"])
+    datasets = [d for d in dict.fromkeys(rows["dataset"]) if d in ok_sets]
+    unavailable = sorted(set(rows.loc[rows["status"] != "ok", "dataset"]) - ok_sets)
+    return [_ours_beats_balcan(table, item, datasets, unavailable), _private_costs_plateau(table, item, datasets),
+            *_spent_exactly(table, item, rows)]

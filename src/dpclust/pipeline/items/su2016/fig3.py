@@ -1,0 +1,144 @@
+"""Figure 3 of Su et al. (2016): GkM's error analysis against the block-size exponent e (block
+size N^e, ℓ = N^(1−e) blocks): GkM, the noiseless aggregate of the block centroids (SAG) and
+Eq. (3)'s noise on the best known centroids (Noise), ε = 1.
+
+Aggregate: `aggregate_nicv` plus the column `exponent` e, derived from the swept `blocks` value
+each run record carries (``"n^a"`` → e = 1 − a, in exact decimal arithmetic, so e is 0.1, …, 1.0
+exactly), the number of blocks ℓ the runs used (`blocks`: ℓ is clamped to ⌊N/k⌋ so every block
+holds k points) and `same_as`: the smallest e with the same ℓ on that dataset (e.g. on S1,
+N = 5,000, k = 15, e = 0.1, 0.2 and 0.3 all give ℓ = 333: one configuration, drawn once and
+labelled). Render: NICV vs e (mean ± sd) per dataset of `options.panels`. Checks: §5.2's comparison
+at GUPT's block size N^0.6 (`claims.gkm_exponent`), on Welch intervals.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+import numpy as np
+
+from dpclust.pipeline.aggregate import Check, fmt
+from dpclust.pipeline.itemkit import availability, dataset_name, name
+from dpclust.pipeline.items.su2016.common import (
+    aggregate_nicv,
+    available,
+    decided,
+    diff_of,
+    interval_text,
+    mark_panel,
+    plain_bools,
+    stats_of,
+    tight,
+)
+from dpclust.pipeline.plotting import mean_sd_line, panel_grid, save_figure, style_for
+
+GKM, SAG, NOISE = "su2016.gkm", "su2016.gkm_sag", "su2016.gkm_noise"
+LINES = (GKM, SAG, NOISE)
+_POWER = re.compile(r"^n\^(?P<a>[0-9.]+)$")
+
+
+def block_size_exponent(blocks) -> float:
+    """e of ℓ = N^(1−e) blocks from the `blocks` setting ``"n^a"`` (NaN for other forms)."""
+    m = _POWER.match(str(blocks).replace(" ", ""))
+    if not m:
+        return float("nan")
+    try:
+        return float(Decimal(1) - Decimal(m.group("a")))
+    except InvalidOperation:
+        return float("nan")
+
+
+def aggregate_fig3(records, item, ctx=None):
+    """Mean NICV per (dataset, block-size exponent e, method: GkM / SAG / Noise), with the number of
+    blocks ℓ of each cell and the smallest e that gives the same ℓ (`same_as`)."""
+    table = aggregate_nicv(records, item, ctx)
+    exponents = {rec.get("group"): block_size_exponent(rec["sweep"]["value"]) for rec in records
+                 if (rec.get("sweep") or {}).get("setting") == "blocks"}
+    blocks = {}
+    for rec in records:
+        if rec.get("status") == "ok" and rec.get("runs"):
+            ell = [run.get("info", {}).get("blocks") for run in rec["runs"]]
+            ell = [b for b in ell if b is not None]
+            if ell:
+                blocks[(rec.get("group"), rec["dataset"], rec["algorithm"])] = float(np.mean(ell))
+    table["exponent"] = [exponents.get(g, np.nan) for g in table["group"]]
+    table["blocks"] = [blocks.get((g, d, a), np.nan) for g, d, a in zip(table["group"], table["dataset"], table["algorithm"])]
+    same = []
+    for r in table.itertuples(index=False):
+        peers = table[(table["dataset"] == r.dataset) & (table["algorithm"] == r.algorithm)
+                      & (table["blocks"] == r.blocks) & table["exponent"].notna()]
+        first = peers["exponent"].min() if len(peers) else np.nan
+        same.append(first if (first == first and r.exponent == r.exponent and first < r.exponent) else np.nan)
+    table["same_as"] = same
+    return table
+
+
+def render_fig3(table, item, stem):
+    panels = item["options"]["panels"]
+    fig, axes = panel_grid(len(panels), ncols=3)
+    for ax, ds in zip(axes, panels):
+        title = dataset_name(item, ds)
+        status, reason = availability(table, ds)
+        if status != "ok":
+            mark_panel(ax, title, status, reason)
+            continue
+        part = table[(table["dataset"] == ds) & (table["status"] == "ok")]
+        notes = []
+        for i, alg in enumerate(LINES):
+            line = part[(part["algorithm"] == alg)].sort_values("exponent")
+            if line.empty:
+                continue
+            dup = line["same_as"].notna()
+            mean_sd_line(ax, line["exponent"], line["nicv_mean"], line["nicv_std"], label=name(item, alg),
+                         band=True, **style_for(alg, i))
+            if dup.any() and not notes:
+                es = ", ".join(f"{e:g}" for e in line.loc[dup | line["exponent"].isin(line.loc[dup, "same_as"]), "exponent"])
+                ell = int(line.loc[dup, "blocks"].iloc[0])
+                notes.append(f"e = {es}: same ℓ = {ell} (clamped to N/k), one configuration")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(title)
+        ax.set_xlabel("block size exponent e (block size N^e)")
+        ax.set_ylabel("NICV")
+        for note in notes:
+            ax.text(0.02, 0.02, note, transform=ax.transAxes, fontsize=6.5, color="0.25", va="bottom")
+        ax.legend(fontsize=7, loc="upper right")
+    tight(fig)
+    save_figure(fig, stem)
+
+
+@plain_bools
+def check_fig3(table, item) -> list[Check]:
+    e0 = float(item["claims"]["gkm_exponent"])
+    whys = item["claims"].get("why") or {}
+    n_gkm, n_sag, n_noise = (name(item, a) for a in LINES)
+    out = []
+    for ds in available(table, item["options"]["panels"]):
+        title = dataset_name(item, ds)
+        part = table[(table["dataset"] == ds) & (table["status"] == "ok")]
+        at = part[np.isclose(part["exponent"].astype(float), e0)]
+        sag = at[at["algorithm"] == SAG]
+        noise = at[at["algorithm"] == NOISE]
+        claim = f"{title}: at l = N^{1 - e0:g} (block size N^{e0:g}) the noise error dominates {n_sag} (§5.2)"
+        if sag.empty or noise.empty:
+            out.append(Check(claim, None, "no run at this block size"))
+        else:
+            iv = diff_of(stats_of(noise.iloc[0]), stats_of(sag.iloc[0]))
+            out.append(decided(claim, iv, 0.0, ">", f"{n_noise} − {n_sag} = {interval_text(iv)} "
+                                                     f"({n_noise} {fmt(noise.iloc[0]['nicv_mean'])}, "
+                                                     f"{n_sag} {fmt(sag.iloc[0]['nicv_mean'])})",
+                               why=whys.get("noise_dominates", "")))
+        g = part[(part["algorithm"] == GKM) & part["same_as"].isna()].sort_values("exponent")
+        ref = g[np.isclose(g["exponent"], e0)]
+        smaller = g[g["exponent"] < e0 - 1e-9]
+        claim = f"{title}: smaller blocks than N^{e0:g} reduce {n_gkm}'s error (§5.2)"
+        if ref.empty or smaller.empty:
+            out.append(Check(claim, None, f"no {n_gkm} run at e = {e0:g} or below"))
+            continue
+        best = smaller.loc[smaller["nicv_mean"].idxmin()]
+        iv = diff_of(stats_of(best), stats_of(ref.iloc[0]))
+        out.append(decided(claim, iv, 0.0, "<", f"{n_gkm} at e = {best['exponent']:g} (ℓ = {fmt(best['blocks'])}) − "
+                                                f"at e = {e0:g}: {interval_text(iv)}",
+                           why=whys.get("smaller_blocks", "")))
+    return out or [Check("Figure 3 claims", None, "no dataset available")]

@@ -1,0 +1,160 @@
+"""Figure 5 of Su et al. (2016): the hybrid approach (§6.3) vs EUGkM and DPLloyd, NICV vs ε, on
+the runs of Figure 1 (the forced hybrid on Adult-num too).
+
+Aggregate: `aggregate_nicv` (items/common.py; `baseline_sizes` carries the sorted cluster sizes of
+the minimum-NICV run of each algorithm of `table.size_algorithms`: the §5.1 baseline over the 30
+sphere-packing sets and Lloyd from many k-means++ restarts). Render: one panel per dataset of
+`options.panels`, a line per algorithm of `figure.lines` (mean ± sd), the baseline dashed. Checks:
+§6.4's claims on Welch intervals, with its quoted numbers (`claims.quoted`) beside ours:
+
+* "the hybrid outperforms EUGkM and DPLloyd on the high-dimensional datasets in most cases": a cell
+  (dataset, ε) holds if the hybrid's mean NICV is below both (both intervals < 0); the claim holds
+  on more than `most_cases` of the cells. The paper adds "it is worse than DPLloyd only for a few
+  small ε values, on which it falls back to EUGkM", so the cells include ε below the switch
+  threshold of Inequality 15 (Adult-num: ≈ 0.068) and above it;
+* the fallback at small ε on low-d data (a deterministic rule: share of runs that applied the
+  hybrid = 0);
+* Adult-num ε = 0.05: the forced hybrid beats the fallback;
+* the Adult-num baseline's cluster sizes (largest 13,894, smallest 3,160): compared with the best
+  optimum found by Lloyd from many restarts (the §5.1 baseline over 30 sphere-packing sets is
+  reported beside it: its minimum lands in a different local optimum), largest and smallest
+  separately, each within `size_tolerance`.
+"""
+
+from __future__ import annotations
+
+from dpclust.pipeline.aggregate import Check, fmt
+from dpclust.pipeline.itemkit import availability, dataset_name, name
+from dpclust.pipeline.items.su2016.common import (
+    BASELINE,
+    aggregate_nicv,
+    all_of,
+    available,
+    cell_stats,
+    decided,
+    decision,
+    diff_of,
+    eps_values,
+    fraction_check,
+    interval_text,
+    nicv_panels,
+    plain_bools,
+    row_of,
+)
+
+__all__ = ["aggregate_nicv", "check_fig5", "render_fig5"]
+
+DPLLOYD, EUGKM, HYBRID, FORCED = "su2016.dplloyd", "su2016.eugkm", "su2016.hybrid", "su2016.hybrid_forced"
+
+
+def render_fig5(table, item, stem):
+    nicv_panels(table, item, stem, item["figure"]["lines"])
+
+
+def _sizes(table, ds, algorithm):
+    row = row_of(table, ds, algorithm)
+    if row is None:
+        return [], float("nan")
+    text = str(row["baseline_sizes"]) if row["baseline_sizes"] == row["baseline_sizes"] else ""
+    return [int(s) for s in text.split()], float(row["nicv_min"])
+
+
+def _size_checks(table, item, claims, n_dpl) -> list[Check]:
+    qs = claims["quoted"]["adult_baseline_sizes"]
+    ds, tol = qs["dataset"], float(claims["size_tolerance"])
+    best_alg = claims["best_optimum"]
+    best, best_nicv = _sizes(table, ds, best_alg)
+    base, base_nicv = _sizes(table, ds, BASELINE)
+    restarts = row_of(table, ds, best_alg)
+    n_restarts = int(restarts["n_runs"]) if restarts is not None else 0
+    detail = (f"best optimum of {n_restarts} {name(item, best_alg)} runs (NICV {fmt(best_nicv, 5)}): "
+              f"{' '.join(map(str, best)) or 'n/a'}; §5.1 baseline, min over the 30 sphere-packing sets "
+              f"(NICV {fmt(base_nicv, 5)}): {' '.join(map(str, base)) or 'n/a'}")
+    out = []
+    for which, paper, ours in (("largest", qs["largest"], best[0] if best else None),
+                               ("smallest", qs["smallest"], best[-1] if best else None)):
+        claim = (f"{dataset_name(item, ds)} baseline clusters: the {which} has {paper:,} tuples "
+                 f"(§6.4; at the best optimum found, within ±{tol:.0%})")
+        if ours is None:
+            out.append(Check(claim, None, detail))
+            continue
+        dev = abs(ours - paper) / paper
+        why = ""
+        if dev > tol:
+            why = claims.get("why", {}).get(f"sizes_{which}", "")
+        out.append(Check(claim, dev <= tol, f"ours {ours:,} ({dev:.1%} off); {detail}", quantity=dev,
+                         ci=(dev, dev), threshold=f"<= {tol:g} (relative deviation; a deterministic count)",
+                         why=why))
+    return out
+
+
+@plain_bools
+def check_fig5(table, item) -> list[Check]:
+    claims = item["claims"]
+    quoted = claims["quoted"]
+    avail = available(table, (item.get("options") or {}).get("panels") or [])
+    eps = eps_values(table)
+    n_hyb, n_eug, n_dpl, n_forced = (name(item, a) for a in (HYBRID, EUGKM, DPLLOYD, FORCED))
+    out = []
+    # Hybrid below both EUGkM and DPLloyd on high-d data (most ε cells)
+    high = [d for d in claims["high_d"] if d in avail]
+    cells = []
+    for d in high:
+        for e in eps:
+            h, eu, dp = (cell_stats(table, d, a, e) for a in (HYBRID, EUGKM, DPLLOYD))
+            if h is None or eu is None or dp is None:
+                continue
+            iv_e, iv_d = diff_of(h, eu), diff_of(h, dp)
+            applied = row_of(table, d, HYBRID, e)["hybrid_applied"]
+            cells.append((f"{dataset_name(item, d)} ε={e:g} (applied {fmt(100 * applied, 3)}%: − {n_eug} "
+                           f"{interval_text(iv_e)}, − {n_dpl} {interval_text(iv_d)})",
+                           all_of([decision(iv_e, 0.0, "<"), decision(iv_d, 0.0, "<")])))
+    out.append(fraction_check(f"{n_hyb} outperforms {n_eug} and {n_dpl} on the high-dimensional datasets in most "
+                              f"cases (§6.4)", cells, float(claims["most_cases"]),
+                              f"{n_hyb} − each", strict=True,
+                              why=claims.get("why", {}).get("hybrid_high_d", "")))
+    # low-d: hybrid falls back to EUGkM for small ε (a deterministic rule)
+    small_eps = float(claims["small_epsilon"])
+    low = [d for d in claims["low_d"] if d in avail]
+    part = table[table["dataset"].isin(low) & (table["algorithm"] == HYBRID) & (table["status"] == "ok")]
+    small = part[part["epsilon"].astype(float) <= small_eps]
+    claim = f"On low-d datasets the hybrid falls back to {n_eug} for small ε (≤ {small_eps:g}) (§6.4)"
+    if small.empty:
+        out.append(Check(claim, None, "no low-d data"))
+    else:
+        share = float(small["hybrid_applied"].max())
+        out.append(Check(claim, share == 0.0,
+                         "; ".join(f"{dataset_name(item, r.dataset)} ε={r.epsilon:g}: applied in "
+                                   f"{fmt(100 * r.hybrid_applied, 3)}% of runs" for r in small.itertuples()),
+                         quantity=share, ci=(share, share), threshold="= 0 (Inequality 15: deterministic)"))
+    # one dataset and ε where §6.4 quotes the fallback and the forced hybrid
+    q = quoted["adult_eps005"]
+    ds, e = q["dataset"], float(q["epsilon"])
+    claim = (f"{dataset_name(item, ds)}, ε = {e:g}: {n_forced} beats the fallback to {n_eug} "
+             f"(§6.4: {q['forced']:g} vs {q['fallback']:g})")
+    fb, fo = cell_stats(table, ds, HYBRID, e), cell_stats(table, ds, FORCED, e)
+    if ds not in avail or fb is None or fo is None:
+        out.append(Check(claim, None, f"{dataset_name(item, ds)}: no run at ε = {e:g}"))
+    else:
+        applied = row_of(table, ds, HYBRID, e)["hybrid_applied"]
+        iv = diff_of(fo, fb)
+        out.append(decided(claim, iv, 0.0, "<", f"forced − fallback = {interval_text(iv)}; ours: fallback {fmt(fb[0])} "
+                                                f"(hybrid applied in {fmt(100 * applied, 3)}% of runs), forced "
+                                                f"{fmt(fo[0])}; paper: fallback {q['fallback']:g}, forced {q['forced']:g}",
+                           why=claims.get("why", {}).get("forced", "")))
+    if quoted["adult_baseline_sizes"]["dataset"] in avail:
+        out.extend(_size_checks(table, item, claims, n_dpl))
+    # one dataset and ε where §6.4 quotes the hybrid and EUGkM
+    qg = quoted["gowalla_eps07"]
+    ds, e = qg["dataset"], float(qg["epsilon"])
+    claim = f"{dataset_name(item, ds)}, ε = {e:g}: hybrid slightly better than {n_eug} (§6.4: {qg['hybrid']:g} vs {qg['eugkm']:g})"
+    h, eu = cell_stats(table, ds, HYBRID, e), cell_stats(table, ds, EUGKM, e)
+    if ds in avail and h is not None and eu is not None:
+        iv = diff_of(h, eu)
+        out.append(decided(claim, iv, 0.0, "<=", f"hybrid − {n_eug} = {interval_text(iv)}; paper: "
+                                                 f"{qg['hybrid']:g} vs {qg['eugkm']:g}"))
+    else:
+        out.append(Check(claim, None, f"{dataset_name(item, ds)}: {availability(table, ds)[1] or 'no run at this ε'}; "
+                                      f"paper: {qg['hybrid']:g} vs {qg['eugkm']:g}"))
+    return out
+

@@ -1,0 +1,93 @@
+"""Figure 7 of Su et al. (2016): running time of one DPLloyd run and one EUGkM run per dataset at
+ε = `options.epsilon`, from the runs of Figure 1 (wall-clock seconds: not byte-reproducible).
+
+Aggregate: `aggregate_nicv` (items/common.py; it carries, per cell, the mean and sd of log wall
+seconds over the warm runs — every run but the first of its job, which also pays one-off imports).
+Render: bars of the geometric mean per dataset of `options.panels`, with × / ÷ one geometric sd.
+Check: §6.4's "the runtime of DPLloyd is much lower than that of EUGkM", decided per dataset on the
+Welch interval of the difference of mean log wall times (a ratio of geometric means < 1).
+
+What the times depend on: the machine and its load (other processes share the cores), the BLAS,
+and the implementations — DPLloyd is 5 noisy Lloyd steps over the N points; EUGkM is one Laplace
+draw per grid cell plus a weighted Lloyd over every cell of Eq. 4's grid from 30 initial sets
+(`lloyd_max_iter` steps each when it does not settle), so its cost grows with m^d (49 cells on S1
+at ε = 0.1, 15,625 on Adult-num), not with N. The interval is over our runs on one machine: another
+machine or implementation can order the two differently where the interval is narrow.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpclust.pipeline.aggregate import Check, fmt
+from dpclust.pipeline.claims import diff_ci
+from dpclust.pipeline.itemkit import availability, dataset_name, name
+from dpclust.pipeline.items.su2016.common import aggregate_nicv, available, decided, plain_bools, row_of, tight
+from dpclust.pipeline.plotting import save_figure
+
+__all__ = ["aggregate_nicv", "check_fig7", "render_fig7"]
+
+DPLLOYD, EUGKM = "su2016.dplloyd", "su2016.eugkm"
+BARS = (DPLLOYD, EUGKM)
+
+
+def _log_stats(row):
+    if row is None or not row["wall_n"] == row["wall_n"]:
+        return None
+    return float(row["wall_log_mean"]), float(row["wall_log_sd"]), int(row["wall_n"])
+
+
+def render_fig7(table, item, stem):
+    import matplotlib.pyplot as plt  # after dpclust.pipeline.plotting chose the Agg backend
+
+    options = item["options"]
+    eps = float(options["epsilon"])
+    panels = options["panels"]
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    x = np.arange(len(panels))
+    any_bar = False
+    for i, alg in enumerate(BARS):
+        stats = [_log_stats(row_of(table, ds, alg, eps)) for ds in panels]
+        gm = np.array([math.exp(s[0]) if s else np.nan for s in stats])
+        gsd = np.array([math.exp(s[1]) if s and s[1] == s[1] else 1.0 for s in stats])
+        ok = np.isfinite(gm)
+        any_bar |= bool(ok.any())
+        ax.bar(x[ok] + (i - 0.5) * 0.38, gm[ok], width=0.38, label=name(item, alg), color=f"C{i}",
+               yerr=[gm[ok] - gm[ok] / gsd[ok], gm[ok] * gsd[ok] - gm[ok]], capsize=2, error_kw={"elinewidth": 0.8})
+    for j, ds in enumerate(panels):
+        if availability(table, ds)[0] != "ok":
+            ax.text(j, 0.5, "data\nunavailable", ha="center", va="center", fontsize=7, color="0.3",
+                    transform=ax.get_xaxis_transform())
+    ax.set_xticks(x, [dataset_name(item, p) for p in panels])
+    if any_bar:
+        ax.set_yscale("log")
+    ax.set_ylabel("seconds per run (log)")
+    ax.set_title(f"Running time per run, ε = {eps:g} (geometric mean × / ÷ geometric sd)")
+    ax.legend(fontsize=8, loc="upper left")
+    tight(fig)
+    save_figure(fig, stem)
+
+
+@plain_bools
+def check_fig7(table, item) -> list[Check]:
+    options = item["options"]
+    eps = float(options["epsilon"])
+    n_dpl, n_eug = name(item, DPLLOYD), name(item, EUGKM)
+    out = []
+    for ds in available(table, options["panels"]):
+        a, b = _log_stats(row_of(table, ds, DPLLOYD, eps)), _log_stats(row_of(table, ds, EUGKM, eps))
+        claim = f"{dataset_name(item, ds)}: {n_dpl} runs faster than {n_eug} at ε = {eps:g} (§6.4)"
+        if a is None or b is None:
+            out.append(Check(claim, None, f"no run at ε = {eps:g}"))
+            continue
+        iv = diff_ci(a, b)
+        cells = row_of(table, ds, EUGKM, eps)["cells_per_dim"]
+        detail = (f"ratio of geometric mean wall times {n_dpl}/{n_eug} = {fmt(math.exp(iv.estimate))} "
+                  f"[{fmt(math.exp(iv.low))}, {fmt(math.exp(iv.high))}] over {a[2]} / {b[2]} warm runs "
+                  f"({n_dpl} {fmt(math.exp(a[0]))} s, {n_eug} {fmt(math.exp(b[0]))} s per run; EUGkM grid "
+                  f"m = {fmt(cells)} per dimension); machine- and load-dependent (see caption)")
+        out.append(decided(claim, iv, 0.0, "<", detail + " — quantity: difference of mean log seconds",
+                           why=(item.get("claims") or {}).get("why", {}).get(ds, "")))
+    return out or [Check("Figure 7 claim", None, f"no run at ε = {eps:g}")]

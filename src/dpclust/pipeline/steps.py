@@ -1,0 +1,247 @@
+"""Item-level steps: aggregate run records into a table, render it, check the paper's claims.
+
+Each step receives its *step spec* (`dpclust.pipeline.run_plan.ItemTarget.step_spec`): exactly the item
+settings it reads, planned by the workflow and passed to the job as a param. No step reads
+`config/`. The Snakemake rules call these through `workflow/scripts/*.py`; `run_item_locally`
+runs one item's whole chain in-process (data, runs, table, figure, checks) for development and
+tests.
+
+A step function is looked up by the name given in the item's config (`aggregate:`, `render:`,
+`checks:`) in the item's module, and called as::
+
+    aggregate(records, item, ctx) -> DataFrame     # ctx.dataset_path(name): processed files
+    render(table, item, stem)                       # writes stem.png / stem.pdf (tables: + .md)
+    checks(table, item) -> list[Check]
+
+where `item` is the step spec (a dict: `options`, `title`, `caption`, `names`, ...).
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import pandas as pd
+
+from dpclust.api import DPClustError
+from dpclust.fileio import write_csv_atomic, write_text_atomic
+from dpclust.pipeline.aggregate import Context, checks_frame, tidy
+from dpclust.pipeline.integrity import load_records
+from dpclust.pipeline.resolve import import_object
+
+
+def run_logged(log_path, label: str, step):
+    """Run `step()` for a Snakemake job: its output and any traceback go to the job's log; a failure
+    is one line on stderr naming the step, the error and the log (then exit status 1)."""
+    import contextlib
+    import sys
+    import traceback
+
+    log_path = Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w", encoding="utf-8") as log:
+        try:
+            with contextlib.redirect_stdout(log):
+                result = step()
+        except Exception as exc:  # one clear line; the whole traceback is in the log
+            traceback.print_exc(file=log)
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            print(f"dpclust: {label} failed: {type(exc).__name__}: {first} (traceback in {log_path})", file=sys.stderr)
+            raise SystemExit(1) from None
+    return result
+
+
+def step_function(spec: dict, step: str, default=None):
+    """The function named by the spec's `step` entry (a name in the item's module, or
+    'module:function'), or `default`."""
+    name = spec.get(step)
+    if isinstance(name, dict):
+        name = name.get("function")
+    if not name:
+        return default
+    return import_object(name, spec.get("module"))
+
+
+def aggregate_item(spec: dict, record_paths, dataset_paths: dict, out_csv) -> pd.DataFrame:
+    records = load_records(record_paths)
+    func = step_function(spec, "aggregate", tidy)
+    table = func(records, spec, Context(dataset_paths=dict(dataset_paths),
+                                         dataset_entries=spec.get("dataset_entries") or {}))
+    if not isinstance(table, pd.DataFrame):
+        raise DPClustError(f"aggregate of {spec.get('paper')}/{spec.get('item')} returned "
+                           f"{type(table).__name__}, not a DataFrame")
+    write_csv_atomic(table, out_csv)
+    return table
+
+
+def read_table(path) -> pd.DataFrame:
+    return pd.read_csv(path, keep_default_na=True)
+
+
+def caption_text(cfg: dict) -> str:
+    return f"**{cfg['title']}** ({cfg['reproduces']}). {cfg['caption']}"
+
+
+def render_item(spec: dict, table_csv, stem) -> None:
+    """Render `stem.png`/`stem.pdf` (+ `stem.md`: the table for tables, caption and link for figures)."""
+    func = step_function(spec, "render")
+    if func is None:
+        raise DPClustError(f"item {spec.get('paper')}/{spec.get('item')} has no `render` function")
+    stem = Path(stem)
+    table = read_table(table_csv)
+    func(table, spec, str(stem))
+    if spec.get("kind", "figure") == "figure":
+        write_text_atomic(f"![{spec['title']}]({stem.name}.png)\n\n{caption_text(spec)}\n\nData: "
+                          f"`{Path(table_csv).as_posix()}`\n", stem.with_suffix(".md"))
+    if not stem.with_suffix(".html").exists():
+        # the report's readable, sortable table: a table item's rows, or the data behind a figure
+        from dpclust.pipeline.plotting import html_table
+
+        what = "Table" if spec.get("kind") == "table" else "Data behind the figure"
+        write_text_atomic(html_table(table, f"{what}: {spec.get('title', '')}", caption_text(spec)),
+                          stem.with_suffix(".html"))
+
+
+def refused_cells(table: pd.DataFrame, spec: dict) -> list[str]:
+    """The cells of an item's table that an algorithm refused (`api.Refused`), as "algorithm on dataset"
+    (display names)."""
+    from dpclust.pipeline.itemkit import dataset_name, name
+
+    if "status" not in table:
+        return []
+    bad = table[table["status"] == "refused"]
+    algs = bad["algorithm"] if "algorithm" in bad else [None] * len(bad)
+    return list(dict.fromkeys(f"{name(spec, a)} on {dataset_name(spec, d)}" if isinstance(a, str)
+                              else dataset_name(spec, d) for a, d in zip(algs, bad["dataset"])))
+
+
+def withhold_while_refused(checks: list, table: pd.DataFrame, spec: dict) -> list:
+    """A paper's claim is about every cell of its protocol: while some of the item's cells were refused,
+    a claim that holds on the others is reported not evaluable, naming them (a failure stays one).
+    Check functions that rank refused cells themselves (the leaderboard's) set `handles_refused`."""
+    refused = refused_cells(table, spec)
+    if not refused:
+        return checks
+    note = "not evaluable: cells refused by their algorithm (" + ", ".join(refused[:6]) + (", …" if len(refused) > 6 else "") + ")"
+    for check in checks:
+        if check.holds is True:
+            check.holds = None
+            check.detail = f"{note}; on the other cells: {check.detail}" if check.detail else note
+    return checks
+
+
+def check_item(spec: dict, table_csv, stem) -> pd.DataFrame:
+    func = step_function(spec, "checks")
+    table = read_table(table_csv)
+    checks = list(func(table, spec))
+    if not getattr(func, "handles_refused", False):
+        checks = withhold_while_refused(checks, table, spec)
+    frame = checks_frame(checks)
+    stem = Path(stem)
+    write_csv_atomic(frame, stem.with_suffix(".csv"))
+    from dpclust.pipeline.plotting import to_markdown
+
+    title = f"Claims of {spec.get('reproduces') or spec.get('paper', '') + '/' + spec.get('item', '')}, checked on our runs"
+    write_text_atomic(f"**{title}**\n\n" + to_markdown(frame), stem.with_suffix(".md"))
+    write_text_atomic(checks_html(frame, title), stem.with_suffix(".html"))
+    return frame
+
+
+RESULT_COLOURS = {"holds": "#1b7f3b", "does not hold": "#b3261e", "not decidable": "#9a6700",
+                  "not evaluable": "#6b6b6b"}
+
+
+def _interval_text(row) -> str:
+    q, lo, hi = (getattr(row, k, None) for k in ("quantity", "ci_low", "ci_high"))
+    if q is None or (isinstance(q, float) and q != q):
+        return ""
+    text = f"{q:.4g}"
+    if lo is not None and hi is not None and lo == lo and hi == hi:
+        text += f" [{lo:.4g}, {hi:.4g}]"
+    return text
+
+
+def checks_html(frame: pd.DataFrame, title: str) -> str:
+    """The claim checks as a sortable HTML table (click a column header to sort)."""
+    from dpclust.pipeline.plotting import sortable_table_script
+
+    def cell(v) -> str:
+        return "" if v is None or (isinstance(v, float) and v != v) else html.escape(str(v))
+
+    rows = "".join(
+        f"<tr><td>{cell(r.claim)}</td>"
+        f"<td style='color:{RESULT_COLOURS.get(r.result, '#000')};font-weight:bold'>{cell(r.result)}</td>"
+        f"<td>{cell(_interval_text(r))}</td><td>{cell(getattr(r, 'threshold', ''))}</td>"
+        f"<td>{cell(r.detail)}</td><td>{cell(getattr(r, 'why', ''))}</td></tr>"
+        for r in frame.itertuples(index=False)
+    )
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            "<style>body{font-family:sans-serif;font-size:13px} table{border-collapse:collapse} "
+            "td,th{border:1px solid #bbb;padding:3px 6px;vertical-align:top} th{cursor:pointer;background:#eee}"
+            "</style></head>"
+            f"<body><h3>{html.escape(title)}</h3><table class='sortable'>"
+            "<tr><th>claim</th><th>result</th><th>quantity [95% CI]</th><th>holds if</th><th>detail</th>"
+            f"<th>why (if it does not hold)</th></tr>{rows}</table>{sortable_table_script()}</body></html>\n")
+
+
+def summarize_checks(check_csvs, out_stem) -> pd.DataFrame:
+    """One table of every claim check of every item: paper, item, claim, result, quantity and
+    interval, threshold, detail, why.
+
+    Written as `out_stem.{csv,md,html}`; the report shows it first, so a reader sees at a glance
+    which of the papers' claims hold in our runs and which do not.
+    """
+    from dpclust.pipeline.aggregate import CHECK_COLUMNS
+
+    frames = []
+    for path in sorted(map(str, check_csvs)):
+        frame = pd.read_csv(path).reindex(columns=CHECK_COLUMNS)
+        for col in ("claim", "result", "threshold", "detail", "why"):
+            frame[col] = frame[col].fillna("").astype(str)
+        parts = Path(path).with_suffix("").parts
+        frame.insert(0, "item", parts[-1])
+        frame.insert(0, "paper", parts[-2])
+        frames.append(frame)
+    table = (pd.concat(frames, ignore_index=True) if frames
+             else pd.DataFrame(columns=["paper", "item", *CHECK_COLUMNS]))
+    stem = Path(out_stem)
+    write_csv_atomic(table, stem.with_suffix(".csv"))
+    counts = table["result"].value_counts().to_dict() if len(table) else {}
+    title = ("Every claim check: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))) if counts else "No claim checks"
+    from dpclust.pipeline.plotting import to_markdown
+
+    write_text_atomic(f"**{title}**\n\n" + to_markdown(table), stem.with_suffix(".md"))
+    body = checks_html(table.drop(columns=["paper", "item"]).assign(
+        claim=table["paper"] + " / " + table["item"] + ": " + table["claim"]), title)
+    write_text_atomic(body, stem.with_suffix(".html"))
+    return table
+
+
+def compare_claims(a_csv, b_csv, labels=("quick", "full")) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Two runs' claim summaries (`checks/summary.csv`, e.g. the quick preset's and the full
+    protocol's) side by side: (totals, changes).
+
+    `totals` counts each verdict per paper in each run; `changes` lists every claim, keyed by
+    (paper, item, claim text), whose verdict differs, with both verdicts, intervals and reasons,
+    and claims checked in one run only (verdict "-" in the other: a grid or dataset the other
+    preset does not have).
+    """
+    a_name, b_name = labels
+    key = ["paper", "item", "claim"]
+    keep = key + ["result", "quantity", "ci_low", "ci_high", "why"]
+
+    def load(path):
+        frame = pd.read_csv(path, dtype={c: str for c in ("claim", "result", "why")}).reindex(columns=keep)
+        for col in ("claim", "result", "why"):
+            frame[col] = frame[col].astype(object).fillna("").astype(str)
+        return frame.drop_duplicates(key, keep="first")
+
+    a, b = load(a_csv), load(b_csv)
+    totals = pd.concat([
+        frame.groupby(["paper", "result"]).size().rename(name) for frame, name in ((a, a_name), (b, b_name))
+    ], axis=1).fillna(0).astype(int).reset_index()
+    both = a.merge(b, on=key, how="outer", suffixes=(f"_{a_name}", f"_{b_name}"), indicator=True)
+    ra, rb = both[f"result_{a_name}"].fillna("-"), both[f"result_{b_name}"].fillna("-")
+    both[f"result_{a_name}"], both[f"result_{b_name}"] = ra, rb
+    changes = both[ra != rb].drop(columns="_merge").sort_values(key).reset_index(drop=True)
+    return totals, changes
