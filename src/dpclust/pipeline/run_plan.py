@@ -1,17 +1,19 @@
 """The run planner: items and their run jobs.
 
 `plan_runs(config)` (the first step of `dpclust.pipeline.planning.plan`) expands the run groups into
-one `RunJob` per (paper, item, group, dataset, algorithm, k, ε, seed block), and groups them into one `RunBatch` per (paper, item, group, dataset,
-algorithm): a batch is one Snakemake job, writing one file, that runs its blocks one after another
-in one process (one job per cell made the DAG and the process start-ups cost more than many runs);
+one `RunJob` per (paper, item, group, dataset, algorithm, k, ε, seed block), and groups them into
+one `RunBatch` per (paper, item, group, dataset, algorithm): a batch is one Snakemake job, writing
+one file, that runs its blocks one after another in one process (one job per cell made the DAG and
+the process start-ups cost more than many runs);
 a group that runs a dataset family has one batch per FAMILY_BATCH datasets of it, and a group may
 split a dataset's batch per k or per (k, ε) cell (`batch: k | cell`) so that a long serial batch
 uses more cores.
-Every block carries its complete, resolved specification: the run's `spec` holds the algorithm's full settings (declared defaults, the named variant's overrides and
-the group's params), the dataset's registry entry, the transform, seeds and budget; an item's
-`step_spec(step)` holds exactly what its aggregate, render or check step reads. The Snakefile
-passes these to jobs as params, so Snakemake re-runs a job exactly when something it depends on
-changed, and no job ever re-reads `config/`.
+Every block carries its complete, resolved specification: the run's `spec` holds the algorithm's
+full settings (declared defaults, the named variant's overrides and the group's params), the
+dataset's registry entry, the transform, seeds and budget; an item's `step_spec(step)` holds
+exactly what its aggregate, render or check step reads. The Snakefile passes these to jobs as
+params, so Snakemake re-runs a job exactly when something it depends on changed, and no job ever
+re-reads `config/`.
 
 Run groups (see config/README.md) may name a dataset family (`datasets: {family: su_synth}`),
 take k from the registry (`k: {registry: su2016}`: each dataset's `paper_k.su2016`) and sweep one
@@ -39,6 +41,7 @@ from dpclust.pipeline.configuration import (
 )
 
 
+@dataclass(frozen=True)
 class RunJob:
     """A block of seeds of one (dataset, algorithm, k, ε) cell, with its spec. It is run by the
     `RunBatch` of its (paper, item, group, data, algorithm), whose file (`path`) holds its record;
