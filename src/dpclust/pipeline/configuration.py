@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -65,32 +66,167 @@ def _read_yaml(path: Path) -> dict:
     return data
 
 
-def validate(data: dict, schema_name: str, where: str) -> None:
-    """Validate against `workflow/schemas/<schema_name>.schema.yaml`; one clear error if invalid."""
+_VALIDATORS: dict[tuple, Any] = {}
+
+
+def _validator(schema_name: str, ref: str | None = None):
+    """A validator of `workflow/schemas/<schema_name>.schema.yaml`, or of its definition `$defs/<ref>`
+    (with every definition it may refer to); cached per schema file version."""
     import jsonschema
 
-    schema = _read_yaml(SCHEMA_DIR / f"{schema_name}.schema.yaml")
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = list(validator.iter_errors(data))
+    path = SCHEMA_DIR / f"{schema_name}.schema.yaml"
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        raise DPClustError(f"{path} does not exist") from None
+    key = (str(path), stat.st_mtime_ns, stat.st_size, ref)
+    if key not in _VALIDATORS:
+        schema = _read_yaml(path)
+        if ref is not None:
+            schema = {"$schema": schema.get("$schema"), "$defs": schema.get("$defs", {}),
+                      "$ref": f"#/$defs/{ref}"}
+        _VALIDATORS[key] = jsonschema.Draft202012Validator(schema)
+    return _VALIDATORS[key]
+
+
+def _describe(schema: Any) -> str:
+    """What a (sub)schema allows, in a few words: 'integer >= 1', 'null | number > 0 | list of number > 0'."""
+    if not isinstance(schema, dict):
+        return "anything"
+    if "anyOf" in schema or "oneOf" in schema:
+        return " | ".join(_describe(s) for s in schema.get("anyOf") or schema.get("oneOf"))
+    if "enum" in schema:
+        return "one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
+    if "$ref" in schema:
+        return schema["$ref"].rsplit("/", 1)[-1]
+    types = schema.get("type", "")
+    text = " or ".join(types) if isinstance(types, list) else str(types)
+    text = {"object": "mapping", "array": "list"}.get(text, text)
+    bounds = [f"{op} {schema[key]}" for key, op in (("exclusiveMinimum", ">"), ("minimum", ">="),
+                                                    ("exclusiveMaximum", "<"), ("maximum", "<="))
+              if key in schema]
+    if bounds:
+        text += " " + " and ".join(bounds)
+    if text == "list" and "items" in schema:
+        text = f"list of {_describe(schema['items'])}"
+    if text == "mapping" and "properties" in schema and schema.get("additionalProperties") is False:
+        text = "mapping with keys " + ", ".join(schema["properties"])
+    if "description" in schema and text in ("mapping", ""):
+        text = f"{text} ({schema['description']})".strip()
+    return text or "anything"
+
+
+def _most_specific(err):
+    """The error to report for `err`: below an anyOf/oneOf, the error of the alternative whose type
+    matches the value (not "-1 is not of type 'null'" when the value is a number out of range)."""
+    import jsonschema
+
+    while err.context:
+        branches: dict[Any, list] = {}
+        for sub in err.context:
+            branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+        matching = [subs for subs in branches.values()
+                    if not any(s.validator == "type" and len(s.relative_schema_path) == 2 for s in subs)]
+        if not matching:  # the value has none of the allowed types: say what they are
+            return err, _describe(err.schema)
+        err = jsonschema.exceptions.best_match([s for subs in matching for s in subs])
+    if err.validator == "additionalProperties" and isinstance(err.schema.get("properties"), dict):
+        return err, "keys " + ", ".join(err.schema["properties"])
+    if err.validator in ("required", "minProperties", "propertyNames"):
+        return err, ""
+    return err, _describe(err.schema)
+
+
+def _non_finite(data: Any, path: tuple = ()) -> tuple | None:
+    """The path of the first infinite or NaN number in `data` (YAML .inf, .nan), or None: no spec may
+    hold one (specs are JSON) and no budget, k or threshold is meant to be infinite."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return path
+    if isinstance(data, dict):
+        items = data.items()
+    elif isinstance(data, list):
+        items = enumerate(data)
+    else:
+        return None
+    for key, value in items:
+        found = _non_finite(value, (*path, key))
+        if found is not None:
+            return found
+    return None
+
+
+def refuse_non_finite(data: Any, where: str) -> None:
+    """One clear error if `data` holds an infinite or NaN number (JSON Schema's `number` admits them)."""
+    bad = _non_finite(data)
+    if bad is not None:
+        value = data
+        for key in bad:
+            value = value[key]
+        loc = "/".join(str(p) for p in bad) or "<top level>"
+        raise DPClustError(f"invalid config in {where} at '{loc}': {value!r} is not a finite number "
+                           "(allowed: finite numbers only; .inf and .nan are refused)")
+
+
+def validate(data: dict, schema_name: str, where: str, ref: str | None = None, finite: bool = True) -> None:
+    """Validate against `workflow/schemas/<schema_name>.schema.yaml` (or its definition `$defs/<ref>`)
+    and, with `finite`, refuse infinite and NaN numbers; one clear error line if invalid."""
+    import jsonschema
+
+    errors = list(_validator(schema_name, ref).iter_errors(data))
     if errors:
-        err = jsonschema.exceptions.best_match(errors)
-        while err.context:  # anyOf/oneOf: report the most specific sub-error
-            err = jsonschema.exceptions.best_match(err.context)
+        err, allowed = _most_specific(jsonschema.exceptions.best_match(errors))
         loc = "/".join(str(p) for p in err.absolute_path) or "<top level>"
+        allowed = f" (allowed: {allowed})" if allowed else ""
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-        raise DPClustError(f"invalid config in {where} at '{loc}': {err.message}{more}")
+        raise DPClustError(f"invalid config in {where} at '{loc}': {err.message}{allowed}{more}")
+    if finite:
+        refuse_non_finite(data, where)
+
+
+def _check_k_within_n(item: dict, registry: Any, where: str) -> None:
+    """Every k of every run group of `item` is at most the n of each dataset it is run on (n from the
+    registry). Datasets, families and `k: {registry: <key>}` resolve as in the run planner; what the
+    planner refuses itself (an unknown dataset, a dataset without a k) is left to it."""
+    for group_name, group in (item.get("runs") or {}).items():
+        if not isinstance(group, dict) or "datasets" not in group or "k" not in group:
+            continue
+        spec = group["datasets"]
+        if isinstance(spec, dict):
+            datasets = [n for n, e in registry.datasets.items() if e.get("family") == spec.get("family")]
+        else:
+            datasets = [d for d in spec if d in registry.datasets]
+        for dataset in datasets:
+            entry = registry.datasets[dataset]
+            k_spec, source = group["k"], ""
+            if isinstance(k_spec, dict) and set(k_spec) == {"registry"}:
+                source = f" (the registry's paper_k.{k_spec['registry']} of {dataset!r})"
+                k_spec = (entry.get("paper_k") or {}).get(k_spec["registry"])
+            elif isinstance(k_spec, dict):
+                k_spec = k_spec.get(dataset)
+            for k in k_spec if isinstance(k_spec, list) else [k_spec]:
+                if isinstance(k, int) and not isinstance(k, bool) and k > entry["n"]:
+                    raise DPClustError(
+                        f"invalid config in {where} at 'runs/{group_name}/k': k = {k}{source} exceeds the "
+                        f"n = {entry['n']} points of dataset {dataset!r} (allowed: 1 <= k <= n)")
 
 
 def load_papers(config_dir: str | Path | None = None, preset: str = "full",
-                check_schema: bool = True) -> tuple[dict, dict]:
-    """(algorithms, papers) from every `config/papers/*.yaml`, validated, preset applied to items."""
+                check_schema: bool = True, registry: Any = None) -> tuple[dict, dict]:
+    """(algorithms, papers) from every `config/papers/*.yaml`, validated, preset applied to items.
+
+    With `check_schema`, every item is validated again after each of its presets (not only
+    `preset`) is merged over it, against the same schema as the item itself; with a `registry`
+    (`dpclust.data.registry.Registry`), every k of a run group must also be at most the n of each
+    of its datasets.
+    """
     config_dir = Path(config_dir) if config_dir else REPO_ROOT / "config"
     algorithms: dict[str, dict] = {}
     papers: dict[str, dict] = {}
     for path in sorted((config_dir / "papers").glob("*.yaml")):
         paper_cfg = _read_yaml(path)
-        if check_schema:
-            validate(paper_cfg, "paper", str(path))
+        if check_schema:  # the items' numbers are checked below, each with its preset named
+            validate(paper_cfg, "paper", str(path), finite=False)
+            refuse_non_finite({k: v for k, v in paper_cfg.items() if k != "items"}, str(path))
         name = paper_cfg["paper"]
         if name != path.stem:
             raise DPClustError(f"{path}: `paper: {name}` must match the file name {path.stem!r}")
@@ -101,8 +237,28 @@ def load_papers(config_dir: str | Path | None = None, preset: str = "full",
         items = {}
         for item_name, item in (paper_cfg.get("items") or {}).items():
             presets = item.get("presets") or {}
-            items[item_name] = deep_merge({k: v for k, v in item.items() if k != "presets"},
-                                          presets.get(preset, {}))
+            bare = {k: v for k, v in item.items() if k != "presets"}
+            items[item_name] = deep_merge(bare, presets.get(preset, {}))
+            if not check_schema:
+                continue
+            # every preset, not only `preset` (a typo under presets.test is an error in a full run too);
+            # the item as written (a preset it has no entry for) was validated with its paper
+            refuse_non_finite(bare, f"{path}: paper {name!r}, item {item_name!r} (as written, without a preset)")
+            bare_checked = False
+            for other in PRESETS:
+                if other in presets:
+                    merged = items[item_name] if other == preset else deep_merge(bare, presets[other] or {})
+                    where = (f"{path}: paper {name!r}, item {item_name!r}, preset {other!r} "
+                             f"(items.{item_name}.presets.{other} merged over the item)")
+                    validate(merged, "paper", where, ref="item")
+                elif bare_checked:
+                    continue
+                else:
+                    merged, bare_checked = bare, True
+                    where = (f"{path}: paper {name!r}, item {item_name!r}, preset {other!r} "
+                             f"(the item has no presets.{other})")
+                if registry is not None:
+                    _check_k_within_n(merged, registry, where)
         paper_cfg["items"] = items
         papers[name] = paper_cfg
     return algorithms, papers
@@ -135,14 +291,15 @@ def load_config(config_dir: str | Path | None = None, base: dict | None = None,
     validate(top, "config", "config")
     registry_path = config_dir / "datasets.yaml"
     validate(_read_yaml(registry_path), "datasets", str(registry_path))
-    algorithms, papers = load_papers(config_dir, top.get("preset", "full"))
+    registry = load_registry(registry_path)
+    algorithms, papers = load_papers(config_dir, top.get("preset", "full"), registry=registry)
     unknown = [p for p in top["papers"] if p not in papers]
     if unknown:
         raise DPClustError(f"config 'papers' names {unknown}, but config/papers/ has only {sorted(papers)}")
     top["algorithms"] = algorithms
     top["paper_configs"] = {p: papers[p] for p in top["papers"]}
     top["config_dir"] = str(config_dir)
-    top["registry"] = load_registry(registry_path)
+    top["registry"] = registry
     top["names"] = load_names(config_dir)
     return top
 
