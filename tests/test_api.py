@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from dpclust.accountant import Accountant
-from dpclust.api import ClusteringResult, DPClustError, estimator_for, validate_inputs
+from dpclust.api import ClusteringResult, DPClustError, validate_inputs
+from dpclust.estimators import build_estimator
 from dpclust.mechanisms import laplace_mechanism
 
 
@@ -18,7 +19,7 @@ def noisy_means(X, k, epsilon, delta, rng, settings):
     return ClusteringResult.from_accountant(np.clip(centers, lo, hi), acc, iterations=1)
 
 
-Toy = estimator_for(noisy_means, {"bounds": [0.0, 1.0]}, "Toy")
+Toy = build_estimator(noisy_means, {"bounds": [0.0, 1.0]}, "Toy", module=__name__)
 
 
 def test_estimator_fit_predict(blobs):

@@ -1,8 +1,9 @@
 """Every dpclust estimator is a scikit-learn estimator.
 
-The estimators are found by walking the `dpclust` package (no hand-written list): every module
-attribute that is an estimator class (or `estimator_for`'s lazy reference to one) defined in that
-module. Each runs scikit-learn's estimator checks plus the issue's library-edge tests.
+The estimators are the classes `dpclust.estimators.__all__` exports (each one line there, built
+eagerly by `build_estimator`; no algorithm module imports them). Each runs scikit-learn's estimator
+checks plus the issue's library-edge tests, except the peers' (they wrap optional libraries, the
+`peers` extra; tests/leaderboard covers them).
 
 scikit-learn's checks feed their own data (values up to about ±110: make_blobs around ±10 and
 normal(loc=100) in the feature-name checks), and a dpclust estimator refuses rows outside its public
@@ -23,9 +24,7 @@ Checks that cannot apply (EXPECTED_FAILED, each with its reason):
 """
 from __future__ import annotations
 
-import importlib
 import pickle
-import pkgutil
 import subprocess
 import sys
 import time
@@ -39,9 +38,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-import dpclust
-from dpclust.api import ClusteringResult, DPClustError, EstimatorClassRef, estimator_class, estimator_for
-from dpclust.estimators import PrivateClusterer
+import dpclust.estimators
+from dpclust.api import ClusteringResult, DPClustError
+from dpclust.estimators import PrivateClusterer, build_estimator
+from dpclust.pipeline import codehash
 
 CHECK_BOX = [-1000.0, 1000.0]
 EXPECTED_FAILED = {
@@ -50,23 +50,19 @@ EXPECTED_FAILED = {
 }
 
 
-def discover_estimators() -> dict[str, type]:
-    """Every estimator class defined in a dpclust module, by 'module.Name'."""
+def exported_estimators() -> dict[str, type]:
+    """Every estimator class `dpclust.estimators.__all__` exports, by '<algorithm module>.Name'."""
     found = {}
-    for info in pkgutil.walk_packages(dpclust.__path__, "dpclust."):
-        if info.name.endswith(".__main__") or info.name.startswith("dpclust.peers"):
-            continue  # peers wrap optional libraries (the `peers` extra); tests/leaderboard covers them
-        module = importlib.import_module(info.name)
-        for obj in list(vars(module).values()):
-            if isinstance(obj, EstimatorClassRef) or (
-                    isinstance(obj, type) and issubclass(obj, PrivateClusterer) and obj is not PrivateClusterer):
-                cls = estimator_class(obj)
-                if cls.__module__ == info.name:
-                    found[f"{info.name}.{cls.__name__}"] = cls
+    for name in dpclust.estimators.__all__:
+        obj = getattr(dpclust.estimators, name)
+        if isinstance(obj, type) and issubclass(obj, PrivateClusterer) and obj is not PrivateClusterer:
+            found[f"{obj.algorithm.__module__}.{name}"] = obj
     return dict(sorted(found.items()))
 
 
-ESTIMATORS = discover_estimators()
+ALL_ESTIMATORS = exported_estimators()
+# peers wrap optional libraries (the `peers` extra); tests/leaderboard covers them
+ESTIMATORS = {key: cls for key, cls in ALL_ESTIMATORS.items() if not key.startswith("dpclust.peers.")}
 CLASSES = list(ESTIMATORS.values())
 PRIVATE = [c for c in CLASSES if c.private]
 
@@ -101,8 +97,30 @@ def make(cls, bounds=(-1.0, 1.0), **params):
 
 def test_discovery_finds_the_estimators():
     names = {cls.__name__ for cls in CLASSES}
-    assert {"DPLloyd", "EUGkM", "Lloyd", "Balcan", "Nguyen", "LuShen", "HSTKMedian"} <= names
+    assert {"DPLloyd", "EUGkM", "Lloyd", "Balcan", "Nguyen", "LuShen", "HSTKMedian", "NoisyLloyd"} <= names
     assert len(CLASSES) >= 20 and all(issubclass(cls, PrivateClusterer) for cls in CLASSES)
+    assert "DiffprivlibKMeans" in {cls.__name__ for cls in ALL_ESTIMATORS.values()}
+
+
+def test_every_export_is_a_module_attribute_of_dpclust_estimators():
+    """`__all__` names exactly the public estimator classes; each is ``dpclust.estimators.<Name>`` (so
+    pickle finds it) and wraps a module-level function of its algorithm module."""
+    import importlib
+
+    public = {name for name, obj in vars(dpclust.estimators).items() if not name.startswith("_")
+              and isinstance(obj, type) and issubclass(obj, PrivateClusterer)}
+    assert public <= set(dpclust.estimators.__all__)
+    assert len(set(dpclust.estimators.__all__)) == len(dpclust.estimators.__all__)
+    assert {"PrivateClusterer", "build_estimator"} <= set(dpclust.estimators.__all__)
+    for cls in ALL_ESTIMATORS.values():
+        assert cls.__module__ == "dpclust.estimators" and cls.__qualname__ == cls.__name__
+        assert getattr(dpclust.estimators, cls.__name__) is cls
+        function = cls.algorithm
+        assert getattr(importlib.import_module(function.__module__), function.__name__) is function
+        assert cls.default_settings == function.settings.defaults(), cls.__name__
+        assert pickle.loads(pickle.dumps(cls)) is cls
+    assert not ALL_ESTIMATORS["dpclust.su2016.lloyd.Lloyd"].private
+    assert ALL_ESTIMATORS["dpclust.peers.diffprivlib_kmeans.DiffprivlibKMeans"].private
 
 
 @parametrize_with_checks([make(cls, bounds=CHECK_BOX) for cls in CLASSES],
@@ -208,7 +226,7 @@ def test_unknown_setting_is_named(cls):
         make(cls, settings={"bounds": [-1, 1], "no_such_setting": 1}).fit(box_data())
 
 
-# --- the lazy class and its base, with a toy algorithm ----------------------------------------------
+# --- build_estimator and the base class, with a toy algorithm ---------------------------------------
 def toy(X, k, epsilon, delta, rng, settings):
     from dpclust.accountant import Accountant
     from dpclust.mechanisms import laplace_mechanism
@@ -226,13 +244,13 @@ class DeclaredSettings:
         return {"scale": 0.5}
 
 
-Toy = estimator_for(toy, {"scale": 1.0}, "Toy")
+Toy = build_estimator(toy, {"scale": 1.0}, "Toy", module=__name__)
 
 
 def test_defaults_come_from_function_settings_when_declared(monkeypatch):
-    assert estimator_class(Toy).algorithm_defaults() == {"scale": 1.0}
+    assert Toy.algorithm_defaults() == {"scale": 1.0}
     monkeypatch.setattr(toy, "settings", DeclaredSettings(), raising=False)
-    assert estimator_class(Toy).algorithm_defaults() == {"scale": 0.5}
+    assert Toy.algorithm_defaults() == {"scale": 0.5}
     with pytest.raises(DPClustError, match=r"no setting\(s\) \['iterations'\]"):
         Toy(n_clusters=2, settings={"bounds": [-1, 1], "iterations": 5}).fit(box_data())
 
@@ -241,33 +259,33 @@ def test_private_flag_from_the_function_or_the_argument():
     def plain(X, k, epsilon, delta, rng, settings):
         return ClusteringResult(X[:k].copy(), 0.0)
 
-    assert estimator_class(estimator_for(plain, {}, "P1")).private
-    assert not estimator_class(estimator_for(plain, {}, "P2", private=False)).private
+    assert build_estimator(plain, {}, "P1").private
+    assert not build_estimator(plain, {}, "P2", private=False).private
     plain.private = False
-    assert not estimator_class(estimator_for(plain, {}, "P3")).private
-    est = estimator_for(plain, {}, "P4")(n_clusters=2, epsilon=None).fit(box_data())  # no bounds needed
+    assert not build_estimator(plain, {}, "P3").private
+    est = build_estimator(plain, {}, "P4")(n_clusters=2, epsilon=None).fit(box_data())  # no bounds needed
     assert est.epsilon_spent_ == 0.0
 
 
-def test_the_lazy_reference_behaves_like_the_class():
-    ref = estimator_for(toy, {"scale": 1.0}, "Toy2")
-    assert isinstance(ref, EstimatorClassRef) and not isinstance(object(), ref)
-    est = ref(n_clusters=2, random_state=1, settings={"bounds": [-1, 1]}).fit(box_data())
-    cls = estimator_class(ref)
-    assert type(est) is cls and isinstance(est, ref) and issubclass(cls, ref)
-    assert cls.__module__ == __name__ and cls.__name__ == "Toy2"
-    assert ref.default_settings == {"scale": 1.0}
+def test_build_estimator_builds_a_class_that_pickles():
+    cls = build_estimator(toy, {"scale": 1.0}, "Toy2")
+    assert isinstance(cls, type) and issubclass(cls, PrivateClusterer) and not isinstance(object(), cls)
+    est = cls(n_clusters=2, random_state=1, settings={"bounds": [-1, 1]}).fit(box_data())
+    assert type(est) is cls
+    assert cls.__module__ == toy.__module__ == __name__ and cls.__name__ == cls.__qualname__ == "Toy2"
+    assert cls.default_settings == {"scale": 1.0} and cls.algorithm is toy
+    assert build_estimator(toy, {}, "Toy3", module="elsewhere").__module__ == "elsewhere"
 
-    class Mine(ref):  # subclassing the reference subclasses the class
+    class Mine(cls):
         pass
 
     assert issubclass(Mine, cls) and issubclass(Mine, PrivateClusterer)
-    from dpclust.su2016.dplloyd import DPLloyd  # a reference or, once used, the class itself
+    from dpclust.estimators import DPLloyd
 
-    fitted = make(estimator_class(DPLloyd)).fit(box_data())
+    fitted = make(DPLloyd).fit(box_data())
     copy = pickle.loads(pickle.dumps(fitted))
-    assert type(copy) is type(fitted) and np.array_equal(copy.cluster_centers_, fitted.cluster_centers_)
-    assert pickle.loads(pickle.dumps(Toy)) in (Toy, estimator_class(Toy))  # a module-level reference
+    assert type(copy) is DPLloyd and np.array_equal(copy.cluster_centers_, fitted.cluster_centers_)
+    assert pickle.loads(pickle.dumps(DPLloyd)) is DPLloyd and pickle.loads(pickle.dumps(Toy)) is Toy
 
 
 @pytest.mark.parametrize("random_state", [0, np.int64(3), np.random.RandomState(0), np.random.default_rng(0), None])
@@ -282,13 +300,43 @@ def test_bad_random_state(bad):
         Toy(n_clusters=2, random_state=bad, settings={"bounds": [-1, 1]}).fit(box_data())
 
 
+ALGORITHM_MODULES = sorted({cls.algorithm.__module__ for cls in ALL_ESTIMATORS.values()})
+
+
 def test_importing_algorithms_and_the_run_path_does_not_import_sklearn():
-    """Every run job imports an algorithm module; scikit-learn (over a second to import) stays out."""
-    modules = sorted({cls.__module__ for cls in CLASSES} | {"dpclust.api", "dpclust.pipeline.run_job", "dpclust.pipeline.cli"})
+    """Every run job imports an algorithm module; scikit-learn (over a second to import) stays out.
+    (EUGkM and the k-means++ initialisation import a scikit-learn kernel inside a function, when run.)"""
+    assert len(ALGORITHM_MODULES) >= 14 and "dpclust.su2016.dplloyd" in ALGORITHM_MODULES
+    modules = sorted(set(ALGORITHM_MODULES) | {"dpclust.api", "dpclust.pipeline.run_job", "dpclust.pipeline.cli"})
     code = (f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n"
             "bad = sorted(m for m in sys.modules if m == 'sklearn' or m.startswith('sklearn.'))\n"
-            "assert not bad, bad[:5]")
+            "assert not bad, bad[:5]\nassert 'dpclust.estimators' not in sys.modules")
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert time.perf_counter() - start < 30
+
+
+@pytest.mark.parametrize("module", ["dpclust.su2016.dplloyd", "dpclust.su2016.eugkm", "dpclust.balcan2017.algorithm",
+                                    "dpclust.cohenaddad2022.private_lloyd", "dpclust.examples.noisy_lloyd"])
+def test_one_algorithm_module_alone_imports_neither_sklearn_nor_the_estimators(module):
+    code = (f"import sys, {module}\n"
+            "assert not [m for m in sys.modules if m == 'sklearn' or m.startswith('sklearn.')]\n"
+            "assert 'dpclust.estimators' not in sys.modules")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_estimators_are_in_no_code_hash():
+    """No dpclust module imports `dpclust.estimators` (function-level imports included, read as the code
+    hashes read them), so no algorithm's or job's code hash covers the scikit-learn wrapper."""
+    for module in ALGORITHM_MODULES:
+        assert "dpclust.estimators" not in codehash.closure(module), module
+    assert "dpclust.estimators" not in codehash.closure("dpclust.su2016.dplloyd")
+    root = codehash.PACKAGE_ROOT
+    modules = [".".join(("dpclust",) + path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+               for path in sorted(root.rglob("*.py"))]
+    assert len(modules) > 50 and "dpclust.su2016.dplloyd" in modules
+    importers = [m for m in modules if m != "dpclust.estimators" and "dpclust.estimators" in codehash.closure(m)]
+    assert importers == []
+    assert set(ALGORITHM_MODULES) <= set(codehash.closure("dpclust.estimators"))  # built from the functions

@@ -20,18 +20,16 @@ Keys the runner always puts into `settings` (besides the algorithm's own):
   member of that shared pool, in order, for algorithms that run from all of them (Su et al.'s
   EUGkM uses "the same 30 sets of initial centroids as those generated for DPLloyd", §5.1).
 
-Each algorithm module also exposes a scikit-learn estimator, ``Name = estimator_for(function,
-DEFAULTS, "Name")``: a subclass of `dpclust.estimators.PrivateClusterer` (also importable as
-``dpclust.api.PrivateClusterer``). scikit-learn is imported only when an estimator is first used
-(instantiated, subclassed, or its attributes read), not when an algorithm module is imported:
-importing ``sklearn.base`` costs more than a second and every run job imports an algorithm module.
+The scikit-learn estimators of the algorithms live in `dpclust.estimators` (``from dpclust.estimators
+import DPLloyd``), one class per algorithm, built with `dpclust.estimators.build_estimator`, which
+also wraps a function of your own. No algorithm module imports them: the run path (every run job
+imports an algorithm module) stays free of scikit-learn, whose ``sklearn.base`` alone takes more
+than a second to import, and the estimators stay out of the runs' code hashes.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -132,107 +130,3 @@ def data_bounds(settings: Mapping[str, Any], X: np.ndarray | None = None) -> tup
         raise DPClustError(f"settings['bounds'] must satisfy lo < hi, got {settings['bounds']!r}")
     return float(lo), float(hi)
 
-
-# ---------------------------------------------------------------------------------------------
-# Estimators: built lazily so that the run path (which imports algorithm modules) stays free of
-# scikit-learn. `estimator_for` returns an `EstimatorClassRef`, which stands for the class: calling
-# it, subclassing it, or reading an attribute builds the real class (dpclust.estimators) once and
-# from then on the algorithm module's name is bound to that real class.
-# ---------------------------------------------------------------------------------------------
-
-class EstimatorClassRef:
-    """Stands for the scikit-learn estimator class of one algorithm until it is first used.
-
-    ``Ref(...)`` constructs an instance of the real class; ``isinstance(obj, Ref)``,
-    ``issubclass(C, Ref)``, ``class Mine(Ref): ...`` and ``Ref.attribute`` behave as for the class.
-    `estimator_class` returns the real class.
-    """
-
-    def __init__(self, function: Algorithm, default_settings: Mapping[str, Any], name: str, module: str,
-                 private: bool | None):
-        self.__name__ = self.__qualname__ = name
-        self.__module__ = module
-        self.__doc__ = (f"scikit-learn estimator for :func:`{function.__module__}.{function.__name__}`: "
-                        f"{name}(n_clusters=8, *, epsilon=1.0, delta=0.0, random_state=None, settings=None) "
-                        f"with settings={{'bounds': [lo, hi]}} required; parameters and attributes in "
-                        f"help(dpclust.estimators.PrivateClusterer).")
-        self._spec = (function, dict(default_settings), private)
-        self._cls = None
-
-    def _resolve(self) -> type:
-        cls = self.__dict__.get("_cls")
-        if cls is None:
-            from dpclust.estimators import build_estimator
-
-            function, default_settings, private = self._spec
-            cls = build_estimator(function, default_settings, self.__name__, module=self.__module__,
-                                  private=private)
-            self._cls = cls
-            module = sys.modules.get(self.__module__)
-            if module is not None and getattr(module, self.__name__, None) is self:
-                setattr(module, self.__name__, cls)  # pickle and introspection find the real class
-        return cls
-
-    def __call__(self, *args, **kwargs):
-        return self._resolve()(*args, **kwargs)
-
-    def __getattr__(self, attr):
-        if attr in ("_spec", "_cls"):  # half-built (copy, unpickle): no recursion
-            raise AttributeError(attr)
-        return getattr(self._resolve(), attr)
-
-    def __instancecheck__(self, obj) -> bool:
-        cls = self.__dict__.get("_cls")
-        return cls is not None and isinstance(obj, cls)  # no instance exists before the class is built
-
-    def __subclasscheck__(self, sub) -> bool:
-        cls = self.__dict__.get("_cls")
-        return cls is not None and issubclass(sub, cls)
-
-    def __mro_entries__(self, bases):
-        return (self._resolve(),)
-
-    @property
-    def __signature__(self):
-        import inspect
-
-        return inspect.signature(self._resolve())
-
-    def __dir__(self):
-        return dir(self._resolve())
-
-    def __reduce__(self):
-        return _lookup_estimator, (self.__module__, self.__name__)
-
-    def __repr__(self) -> str:
-        return f"<estimator class '{self.__module__}.{self.__name__}' (built on first use)>"
-
-
-def _lookup_estimator(module: str, name: str):
-    return getattr(importlib.import_module(module), name)
-
-
-def estimator_class(obj) -> type:
-    """The real estimator class behind `obj` (an `EstimatorClassRef` or already a class)."""
-    return obj._resolve() if isinstance(obj, EstimatorClassRef) else obj
-
-
-def estimator_for(function: Algorithm, default_settings: Mapping[str, Any], name: str, *,
-                  private: bool | None = None) -> EstimatorClassRef:
-    """The scikit-learn estimator of `function` (one line per algorithm module).
-
-    Default settings come from ``function.settings.defaults()`` when the function declares its
-    settings, else from `default_settings`. `private` (default: ``function.private`` if set, else
-    True) says whether ``epsilon`` is required: only a non-private algorithm accepts
-    ``epsilon=None``. The class is built (and scikit-learn imported) on first use.
-    """
-    caller = sys._getframe(1).f_globals.get("__name__", function.__module__)
-    return EstimatorClassRef(function, default_settings, name, caller, private)
-
-
-def __getattr__(name: str):
-    if name == "PrivateClusterer":  # the base class lives with scikit-learn in dpclust.estimators
-        from dpclust.estimators import PrivateClusterer
-
-        return PrivateClusterer
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,12 +1,14 @@
-"""scikit-learn estimators for the dpclust algorithms.
+"""scikit-learn estimators for the dpclust algorithms: one class per algorithm, all defined here.
 
-Every algorithm module binds one with ``Name = dpclust.api.estimator_for(function, DEFAULTS, "Name")``;
-`dpclust.api` builds the class here on first use, so that importing an algorithm module (every run
-job does) does not import scikit-learn (``sklearn.base`` alone takes over a second to import).
+Each class is one line, ``DPLloyd = build_estimator(dplloyd, dplloyd.settings.defaults(), "DPLloyd",
+module=__name__)``, at the end of this module (`__all__` lists them). The algorithm modules never
+import this module: every run job imports an algorithm module, and neither scikit-learn
+(``sklearn.base`` alone takes over a second to import) nor this wrapper belongs to a run's import
+closure or its code hash (`dpclust.pipeline.codehash`).
 
 An estimator behaves like `sklearn.cluster.KMeans`::
 
-    from dpclust.su2016.dplloyd import DPLloyd
+    from dpclust.estimators import DPLloyd
     est = DPLloyd(n_clusters=5, epsilon=1.0, random_state=0, settings={"bounds": [-1.0, 1.0]}).fit(X)
     est.cluster_centers_, est.epsilon_spent_
 
@@ -16,6 +18,14 @@ public data domain (tests/test_estimators.py lists the ones it cannot pass, and 
 Only ``cluster_centers_`` (and what is computed from it alone, e.g. `predict` on new data) is covered
 by the (ε, δ) guarantee. ``labels_``, ``inertia_``, `transform` and `score` on the training data are
 computed from the private data without noise, as in KMeans: releasing them is not private.
+
+An estimator for an algorithm of your own (a function following `dpclust.api`'s contract)::
+
+    from dpclust.estimators import build_estimator
+    Mine = build_estimator(my_algorithm, {"iterations": 5}, "Mine")   # a PrivateClusterer subclass
+
+To pickle its instances, bind the class to a module-level name equal to ``name`` in the module
+given as ``module`` (default: the function's module).
 """
 
 from __future__ import annotations
@@ -31,6 +41,22 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Cluster
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpclust.api import Algorithm, DPClustError, non_finite_message, validate_inputs
+from dpclust.balcan2017.algorithm import balcan, balcan_kmedian
+from dpclust.balcan2017.kvariates import kvariates, kvariates_simhash
+from dpclust.balcan2017.sample_aggregate import sample_aggregate
+from dpclust.balcan2017.sulq import sulq
+from dpclust.cohenaddad2022.coreset import lsh_coreset_kmedian
+from dpclust.cohenaddad2022.private_lloyd import hst_kmeans, hst_kmedian, private_lloyd
+from dpclust.examples.noisy_lloyd import noisy_lloyd
+from dpclust.lushen2020.algorithm import lushen, posterior, prior
+from dpclust.nguyen2021.algorithm import nguyen
+from dpclust.peers.diffprivlib_kmeans import diffprivlib_kmeans  # imports diffprivlib only when fitted
+from dpclust.su2016.dplloyd import dplloyd
+from dpclust.su2016.eugkm import eugkm
+from dpclust.su2016.gupt import gkm
+from dpclust.su2016.hybrid import hybrid
+from dpclust.su2016.lloyd import lloyd
+from dpclust.su2016.privgene import pgkm
 
 #: settings keys the runner supplies to every algorithm besides the algorithm's own (see dpclust.api)
 RUN_KEYS = ("bounds", "init_seed", "init_pool_seeds")
@@ -60,7 +86,7 @@ def _generator(random_state) -> np.random.Generator:
 
 
 class PrivateClusterer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, BaseEstimator):
-    """Base class of the dpclust estimators (one subclass per algorithm, from `dpclust.api.estimator_for`).
+    """Base class of the dpclust estimators (one subclass per algorithm, from `build_estimator`).
 
     Parameters
     ----------
@@ -260,7 +286,15 @@ class PrivateClusterer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Cluste
 
 def build_estimator(function: Algorithm, default_settings: Mapping[str, Any], name: str, *,
                     module: str | None = None, private: bool | None = None) -> type:
-    """The `PrivateClusterer` subclass for `function` (called by `dpclust.api.estimator_for`)."""
+    """The `PrivateClusterer` subclass named `name` that fits with `function`.
+
+    `function` follows `dpclust.api`'s contract, ``function(X, k, epsilon, delta, rng, settings) ->
+    ClusteringResult``. Default settings come from ``function.settings.defaults()`` when the function
+    declares its settings (``@dpclust.settings.declared``), else from `default_settings`. `private`
+    (default: ``function.private`` if set, else True) says whether ``epsilon`` is required: only a
+    non-private algorithm accepts ``epsilon=None``. `module` (default: the function's module) is the
+    class's ``__module__``: bind the class to the name `name` there so that pickle finds it.
+    """
     if private is None:
         private = bool(getattr(function, "private", True))
     attrs = {
@@ -278,3 +312,45 @@ def build_estimator(function: Algorithm, default_settings: Mapping[str, Any], na
         f"    Default settings: {defaults}.\n"
         + PrivateClusterer.__doc__.split("\n", 1)[1])
     return cls
+
+
+# --- one estimator per algorithm (module attributes, so pickle finds them) -------------------------
+DPLloyd = build_estimator(dplloyd, dplloyd.settings.defaults(), "DPLloyd", module=__name__)
+Lloyd = build_estimator(lloyd, lloyd.settings.defaults(), "Lloyd", module=__name__, private=False)
+EUGkM = build_estimator(eugkm, eugkm.settings.defaults(), "EUGkM", module=__name__)
+PGkM = build_estimator(pgkm, pgkm.settings.defaults(), "PGkM", module=__name__)
+Hybrid = build_estimator(hybrid, hybrid.settings.defaults(), "Hybrid", module=__name__)
+GkM = build_estimator(gkm, gkm.settings.defaults(), "GkM", module=__name__)
+Balcan = build_estimator(balcan, balcan.settings.defaults(), "Balcan", module=__name__)
+BalcanKMedian = build_estimator(balcan_kmedian, balcan_kmedian.settings.defaults(), "BalcanKMedian", module=__name__)
+SuLQ = build_estimator(sulq, sulq.settings.defaults(), "SuLQ", module=__name__)
+KVariates = build_estimator(kvariates, kvariates.settings.defaults(), "KVariates", module=__name__)
+KVariatesSimHash = build_estimator(kvariates_simhash, kvariates_simhash.settings.defaults(), "KVariatesSimHash",
+                                   module=__name__)
+SampleAggregate = build_estimator(sample_aggregate, sample_aggregate.settings.defaults(), "SampleAggregate",
+                                  module=__name__)
+Nguyen = build_estimator(nguyen, nguyen.settings.defaults(), "Nguyen", module=__name__)
+LuShen = build_estimator(lushen, lushen.settings.defaults(), "LuShen", module=__name__)
+PosteriorKMeans = build_estimator(posterior, posterior.settings.defaults(), "PosteriorKMeans", module=__name__)
+PriorKMeans = build_estimator(prior, prior.settings.defaults(), "PriorKMeans", module=__name__)
+HSTKMedian = build_estimator(hst_kmedian, hst_kmedian.settings.defaults(), "HSTKMedian", module=__name__)
+HSTKMeans = build_estimator(hst_kmeans, hst_kmeans.settings.defaults(), "HSTKMeans", module=__name__)
+PrivateLloydMedian = build_estimator(private_lloyd, private_lloyd.settings.defaults(), "PrivateLloydMedian",
+                                     module=__name__)
+LSHCoresetKMedian = build_estimator(lsh_coreset_kmedian, lsh_coreset_kmedian.settings.defaults(),
+                                    "LSHCoresetKMedian", module=__name__)
+NoisyLloyd = build_estimator(noisy_lloyd, noisy_lloyd.settings.defaults(), "NoisyLloyd", module=__name__)
+#: the `peers` extra: fitting needs diffprivlib (`pip install -e .[peers]`), defining the class does not
+DiffprivlibKMeans = build_estimator(diffprivlib_kmeans, diffprivlib_kmeans.settings.defaults(), "DiffprivlibKMeans",
+                                    module=__name__)
+
+__all__ = [
+    "PrivateClusterer", "build_estimator",
+    "DPLloyd", "Lloyd", "EUGkM", "PGkM", "Hybrid", "GkM",
+    "Balcan", "BalcanKMedian", "SuLQ", "KVariates", "KVariatesSimHash", "SampleAggregate",
+    "Nguyen",
+    "LuShen", "PosteriorKMeans", "PriorKMeans",
+    "HSTKMedian", "HSTKMeans", "PrivateLloydMedian", "LSHCoresetKMedian",
+    "NoisyLloyd",
+    "DiffprivlibKMeans",
+]

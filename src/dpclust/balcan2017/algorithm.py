@@ -88,7 +88,7 @@ import math
 import numpy as np
 
 from dpclust.accountant import Accountant
-from dpclust.api import ClusteringResult, DPClustError, estimator_for, validate_inputs
+from dpclust.api import ClusteringResult, DPClustError, validate_inputs
 from dpclust.balcan2017.candidates import candidate_set, clip_rows, jl_project, projection_dimension
 from dpclust.balcan2017.local_swap import local_swap, swap_rounds
 from dpclust.balcan2017.partition import PARTITION_SETTINGS
@@ -440,7 +440,3 @@ def balcan(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
 def balcan_kmedian(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Private k-median of Balcan et al. 2017 §6.2 (local swap on the k-median loss, private 1-median recovery)."""
     return _run(X, k, epsilon, delta, rng, settings, "kmedian")
-
-
-Balcan = estimator_for(balcan, balcan.settings.defaults(), "Balcan")
-BalcanKMedian = estimator_for(balcan_kmedian, balcan_kmedian.settings.defaults(), "BalcanKMedian")

@@ -41,7 +41,7 @@ import math
 import numpy as np
 
 from dpclust.accountant import Accountant
-from dpclust.api import ClusteringResult, DPClustError, estimator_for, validate_inputs
+from dpclust.api import ClusteringResult, DPClustError, validate_inputs
 from dpclust.blocks.domain import public_box
 from dpclust.mechanisms import laplace_mechanism
 from dpclust.metrics import squared_distances
@@ -143,7 +143,3 @@ def kvariates_simhash(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
         np.clip(C[t], -h, h, out=C[t])
         D = _d2_update(Xc, D, C[t])
     return ClusteringResult.from_accountant(C + centre, acc, iterations=k, nodes=nodes, privacy_note=PRIVACY_NOTE)
-
-
-KVariates = estimator_for(kvariates, kvariates.settings.defaults(), "KVariates")
-KVariatesSimHash = estimator_for(kvariates_simhash, kvariates_simhash.settings.defaults(), "KVariatesSimHash")

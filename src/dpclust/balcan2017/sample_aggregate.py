@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from dpclust.accountant import Accountant
-from dpclust.api import ClusteringResult, estimator_for, validate_inputs
+from dpclust.api import ClusteringResult, validate_inputs
 from dpclust.blocks.domain import public_box
 from dpclust.blocks.public_size import PUBLIC_N, public_size
 from dpclust.mechanisms import laplace_mechanism
@@ -121,6 +121,3 @@ def sample_aggregate(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     Z = np.clip(Z, lo, hi)
     return ClusteringResult.from_accountant(Z, acc, iterations=iters, blocks=m, block_size=float(ell),
                                             blocks_below_k=small)
-
-
-SampleAggregate = estimator_for(sample_aggregate, sample_aggregate.settings.defaults(), "SampleAggregate")

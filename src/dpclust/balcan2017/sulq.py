@@ -39,7 +39,7 @@ import math
 import numpy as np
 
 from dpclust.accountant import Accountant
-from dpclust.api import ClusteringResult, DPClustError, estimator_for, validate_inputs
+from dpclust.api import ClusteringResult, DPClustError, validate_inputs
 from dpclust.blocks.domain import public_box
 from dpclust.mechanisms import gaussian_mechanism, laplace_mechanism
 from dpclust.metrics import assign, assign_with_sums
@@ -173,6 +173,3 @@ def sulq(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     labels, _ = assign(Xc, C)  # non-private diagnostic: clusters that are not empty at the end
     return ClusteringResult.from_accountant(C + centre, acc, iterations=int(settings["iterations"]),
                                             trace_cost=trace, nonempty_clusters=int(np.unique(labels).size))
-
-
-SuLQ = estimator_for(sulq, sulq.settings.defaults(), "SuLQ")

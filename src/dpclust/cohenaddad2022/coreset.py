@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpclust.accountant import Accountant
-from dpclust.api import ClusteringResult, DPClustError, estimator_for, validate_inputs
+from dpclust.api import ClusteringResult, DPClustError, validate_inputs
 from dpclust.blocks.domain import public_box
 from dpclust.blocks.one_median import ONE_MEDIAN_SETTINGS, private_one_median
 from dpclust.mechanisms import laplace_mechanism, laplace_scale
@@ -182,6 +182,3 @@ def lsh_coreset_kmedian(X, k, epsilon, delta, rng, settings) -> ClusteringResult
         C = weighted_kmedian(medians, np.maximum(weights, 1e-12), k, int(settings["coreset_lloyd_iterations"]), rng)
     return ClusteringResult.from_accountant(C, acc, iterations=int(settings["coreset_lloyd_iterations"]),
                                             coreset_size=n_leaves, min_points=min_pts)
-
-
-LSHCoresetKMedian = estimator_for(lsh_coreset_kmedian, lsh_coreset_kmedian.settings.defaults(), "LSHCoresetKMedian")

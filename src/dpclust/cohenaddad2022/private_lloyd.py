@@ -50,7 +50,6 @@ from dpclust.api import (
     ClusteringResult,
     DPClustError,
     data_bounds,
-    estimator_for,
     validate_inputs,
 )
 from dpclust.blocks.domain import public_box
@@ -335,8 +334,3 @@ def hst_kmeans(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     for it in range(T):
         C = private_lloyd_step(X, C, eps_step, bounds, rng, acc, settings, f"Lloyd-median step {it + 1}")
     return ClusteringResult.from_accountant(C, acc, iterations=T, tree_cells=tree.n_cells)
-
-
-HSTKMedian = estimator_for(hst_kmedian, hst_kmedian.settings.defaults(), "HSTKMedian")
-HSTKMeans = estimator_for(hst_kmeans, hst_kmeans.settings.defaults(), "HSTKMeans")
-PrivateLloydMedian = estimator_for(private_lloyd, private_lloyd.settings.defaults(), "PrivateLloydMedian")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpclust.accountant import Accountant
-from dpclust.api import ClusteringResult, estimator_for, validate_inputs
+from dpclust.api import ClusteringResult, validate_inputs
 from dpclust.blocks.domain import public_box
 from dpclust.mechanisms import laplace_mechanism
 from dpclust.metrics import assign
@@ -48,6 +48,3 @@ def noisy_lloyd(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
         moved = noisy_counts >= 1.0
         centres[moved] = np.clip(noisy_sums[moved] / noisy_counts[moved, None], lo, hi)
     return ClusteringResult.from_accountant(centres, accountant, iterations=steps)
-
-
-NoisyLloyd = estimator_for(noisy_lloyd, SETTINGS.defaults(), "NoisyLloyd")

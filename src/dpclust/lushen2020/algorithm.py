@@ -64,7 +64,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpclust.accountant import Accountant
-from dpclust.api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from dpclust.api import ClusteringResult, DPClustError, data_bounds, validate_inputs
 from dpclust.baselines import lloyd
 from dpclust.blocks.domain import public_box
 from dpclust.blocks.initialisation import initial_centers
@@ -296,8 +296,3 @@ def posterior(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
 def prior(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     """Algorithm 1 with the Prior (past + future knowledge) sampling zone."""
     return lushen(X, k, epsilon, delta, rng, dict(settings, strategy="prior"))
-
-
-LuShen = estimator_for(lushen, lushen.settings.defaults(), "LuShen")
-PosteriorKMeans = estimator_for(posterior, posterior.settings.defaults(), "PosteriorKMeans")
-PriorKMeans = estimator_for(prior, prior.settings.defaults(), "PriorKMeans")

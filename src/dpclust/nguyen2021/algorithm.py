@@ -90,7 +90,7 @@ import numpy as np
 
 from dpclust import mechanisms
 from dpclust.accountant import Accountant
-from dpclust.api import ClusteringResult, DPClustError, Refused, estimator_for, validate_inputs
+from dpclust.api import ClusteringResult, DPClustError, Refused, validate_inputs
 from dpclust.baselines import lloyd
 from dpclust.blocks.domain import public_box
 from dpclust.blocks.noisy_average import noisy_avg_centers
@@ -381,6 +381,3 @@ def nguyen(X, k, epsilon, delta, rng: np.random.Generator, settings: Mapping[str
             info=info | {"nominal_epsilon": acc.spent_epsilon, "nominal_delta": acc.spent_delta,
                          "privacy_note": "NOT DP: " + guarantee(settings).note})
     return ClusteringResult.from_accountant(centers, acc, iterations=lloyd_rounds, **info)
-
-
-Nguyen = estimator_for(nguyen, nguyen.settings.defaults(), "Nguyen")

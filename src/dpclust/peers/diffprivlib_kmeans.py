@@ -39,7 +39,7 @@ import warnings
 import numpy as np
 
 from dpclust.accountant import Accountant
-from dpclust.api import ClusteringResult, data_bounds, estimator_for
+from dpclust.api import ClusteringResult, data_bounds
 from dpclust.settings import Settings, declared, not_dp
 
 #: diffprivlib's coordinate normalisation factor ρ (`_split_epsilon` and `_calc_iters` default).
@@ -84,6 +84,3 @@ def diffprivlib_kmeans(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     return ClusteringResult.from_accountant(
         model.cluster_centers_, acc, iterations=int(model.n_iter_), epsilon_noise=eps_noise,
         epsilon_noise_ratio=eps_noise / float(epsilon), random_state=seed, diffprivlib=diffprivlib.__version__)
-
-
-DiffprivlibKMeans = estimator_for(diffprivlib_kmeans, diffprivlib_kmeans.settings.defaults(), "DiffprivlibKMeans")

@@ -1,6 +1,6 @@
 """Su, Cao, Li, Bertino, Jin. "Differentially Private k-Means Clustering", CODASPY 2016.
 
-Algorithms (each a `dpclust.api` function plus an sklearn-style estimator):
+Algorithms (each a `dpclust.api` function; its sklearn-style estimator is in `dpclust.estimators`):
 
 * `dplloyd.dplloyd`   DPLloyd (§4.1.1), budget allocation strategies uniform / geometric / su_tops;
 * `gupt.gkm`          GkM and GkM-3K (§4.1.2, Eq. 3), plus `gupt.gkm_analysis` for Figure 3;

@@ -40,7 +40,7 @@ import math
 import numpy as np
 
 from dpclust.accountant import Accountant
-from dpclust.api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from dpclust.api import ClusteringResult, DPClustError, data_bounds, validate_inputs
 from dpclust.blocks.domain import public_box
 from dpclust.blocks.public_size import PUBLIC_N, public_size
 from dpclust.mechanisms import laplace_mechanism
@@ -160,6 +160,3 @@ def dplloyd(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     C0 = initial_centers(X, k, settings)
     C, acc, info = dplloyd_from(X, C0, float(epsilon), rng, settings)
     return ClusteringResult.from_accountant(C, acc, iterations=info["iterations_run"], **info)
-
-
-DPLloyd = estimator_for(dplloyd, dplloyd.settings.defaults(), "DPLloyd")

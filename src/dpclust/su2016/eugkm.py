@@ -62,7 +62,7 @@ import numpy as np
 
 from dpclust import mechanisms as mech
 from dpclust.accountant import Accountant
-from dpclust.api import ClusteringResult, DPClustError, Refused, data_bounds, estimator_for, validate_inputs
+from dpclust.api import ClusteringResult, DPClustError, Refused, data_bounds, validate_inputs
 from dpclust.blocks.domain import public_box
 from dpclust.blocks.public_size import PUBLIC_N, public_size
 from dpclust.settings import Interval, Options, Setting, Settings, declared
@@ -356,6 +356,3 @@ def eugkm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     acc = Accountant(float(epsilon))
     C, info = eugkm_centers(X, k, float(epsilon), rng, settings, acc)
     return ClusteringResult.from_accountant(C, acc, iterations=info["lloyd_iterations"], **info)
-
-
-EUGkM = estimator_for(eugkm, eugkm.settings.defaults(), "EUGkM")

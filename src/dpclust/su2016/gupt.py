@@ -49,7 +49,7 @@ import numpy as np
 
 from dpclust import mechanisms as mech
 from dpclust.accountant import Accountant
-from dpclust.api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from dpclust.api import ClusteringResult, DPClustError, data_bounds, validate_inputs
 from dpclust.blocks.domain import public_box
 from dpclust.settings import Boolean, Constraint, Interval, Options, SequenceOf, Setting, Settings, declared
 from dpclust.su2016.common import OpenUnitInterval, batched_weighted_lloyd, init_set_seeds, sphere_packing_init
@@ -402,6 +402,3 @@ def gkm_analysis(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     if settings["clip_centers"]:
         C = np.clip(C, lo, hi)
     return ClusteringResult(C, 0.0, 0.0, None, {"blocks": ell, "output": out, "block_size": X.shape[0] / ell})
-
-
-GkM = estimator_for(gkm, gkm.settings.defaults(), "GkM")

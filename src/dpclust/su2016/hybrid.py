@@ -25,7 +25,7 @@ Laplace noise is calibrated to add/remove sensitivities, so under replace-one it
 from __future__ import annotations
 
 from dpclust.accountant import Accountant
-from dpclust.api import ClusteringResult, data_bounds, estimator_for, validate_inputs
+from dpclust.api import ClusteringResult, data_bounds, validate_inputs
 from dpclust.blocks.domain import public_box
 from dpclust.blocks.public_size import public_size
 from dpclust.settings import Interval, Options, Setting, declared
@@ -82,6 +82,3 @@ def hybrid(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
                             "hybrid: one DPLloyd iteration")
     info.update(hybrid_applied=True, epsilon_threshold=eps_star, mode=mode)
     return ClusteringResult.from_accountant(C, acc, iterations=info["lloyd_iterations"] + 1, **info)
-
-
-Hybrid = estimator_for(hybrid, hybrid.settings.defaults(), "Hybrid")

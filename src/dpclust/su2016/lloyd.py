@@ -13,7 +13,7 @@ no ε).
 
 from __future__ import annotations
 
-from dpclust.api import ClusteringResult, estimator_for, validate_inputs
+from dpclust.api import ClusteringResult, validate_inputs
 from dpclust.baselines import lloyd as _lloyd
 from dpclust.settings import Boolean, Interval, Options, Setting, Settings, declared
 from dpclust.su2016.common import INIT_SETTINGS, initial_centers
@@ -44,6 +44,3 @@ def lloyd(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     if res.trace:
         info["trace_nicv"] = [c / X.shape[0] for c in res.trace]
     return ClusteringResult(res.centers, 0.0, 0.0, res.iterations, info)
-
-
-Lloyd = estimator_for(lloyd, lloyd.settings.defaults(), "Lloyd", private=False)

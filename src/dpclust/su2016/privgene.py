@@ -45,7 +45,7 @@ import numpy as np
 
 from dpclust import mechanisms as mech
 from dpclust.accountant import Accountant
-from dpclust.api import ClusteringResult, DPClustError, data_bounds, estimator_for, validate_inputs
+from dpclust.api import ClusteringResult, DPClustError, data_bounds, validate_inputs
 from dpclust.blocks.domain import public_box
 from dpclust.settings import Interval, Setting, Settings, declared
 from dpclust.su2016.guarantees import NON_PRIVATE_ANALYSIS, PGKM
@@ -254,6 +254,3 @@ def gene(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
         trace.append(float(cost[order[0]] / n))
         pool = _offspring(pool[order], size, rnd, settings, lo, hi, rng)
     return ClusteringResult(best, 0.0, 0.0, len(trace), {"trace_nicv": trace})
-
-
-PGkM = estimator_for(pgkm, pgkm.settings.defaults(), "PGkM")
