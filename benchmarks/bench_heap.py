@@ -8,8 +8,8 @@ one warm-up process (discarded: the first process after another group's pays mor
 then `--rounds` rounds of one process with glibc's default heap (`DPCLUST_KEEP_FREED_MEMORY=0`) and
 one with the setting. It prints the smallest CPU time of each (user + system, the kernel's
 accounting of the child), its system part, the ratio, the largest peak resident memory of each, and
-whether all the processes' records are the same bytes (the runs' wall times aside). DATA is a directory with `processed/<dataset>.h5` (the estimator's
-`--data-dir`).
+whether all the processes' records are the same bytes (the runs' wall times aside). DATA is a
+directory with `processed/<dataset>.h5` (the estimator's `--data-dir`).
 """
 from __future__ import annotations
 

@@ -50,7 +50,8 @@ def main() -> None:
             times["sklearn"].append(time.perf_counter() - t)
     ours_t, ref_t = min(times["dpclust"]), min(times["sklearn"])
     print(f"data: {what}; k={args.k}; iterations={args.iters} (sklearn ran {ref.n_iter_}); threads={args.threads}")
-    print(f"dpclust lloyd: {ours_t:.3f} s   sklearn KMeans(lloyd): {ref_t:.3f} s   ratio {ours_t / ref_t:.2f} (target <= 1.0)")
+    print(f"dpclust lloyd: {ours_t:.3f} s   sklearn KMeans(lloyd): {ref_t:.3f} s   "
+          f"ratio {ours_t / ref_t:.2f} (target <= 1.0)")
     print(f"cost dpclust {ours.cost:.6g}  sklearn {ref.inertia_:.6g}")
 
 

@@ -21,11 +21,12 @@
 `measure` runs exactly the command of the workflow's `run` rule (`python -m dpclust.pipeline run ...`, one
 BLAS thread) and records its wall time, CPU time (user + system) and peak resident memory (from
 wait4). The costs use CPU time: for these single-threaded processes it is their wall time on an
-idle core, and unlike wall time it does not grow with whatever else the machine runs. Jobs whose dataset is unavailable here (no mirror file) are skipped
-(listed on stderr), unless `--standin-dir` holds a stand-in for them: seeded Gaussian blobs of the
-registry's n x d (`standins`), so that the cost of jobs on data that cannot be had offline (HIGGS,
-Covertype, Gowalla, ...) is measured at its real size too (column `data`: real or stand-in; the
-results on stand-ins mean nothing, only their cost is used). `summarize` keeps, per (paper, algorithm, dataset, k), the largest cost per seed,
+idle core, and unlike wall time it does not grow with whatever else the machine runs. Jobs whose
+dataset is unavailable here (no mirror file) are skipped (listed on stderr), unless `--standin-dir`
+holds a stand-in for them: seeded Gaussian blobs of the registry's n x d (`standins`), so that the
+cost of jobs on data that cannot be had offline (HIGGS, Covertype, Gowalla, ...) is measured at its
+real size too (column `data`: real or stand-in; the results on stand-ins mean nothing, only their
+cost is used). `summarize` keeps, per (paper, algorithm, dataset, k), the largest cost per seed,
 (cpu - base_s) / seeds over the row's jobs (every epsilon), and the largest peak memory; base_s is
 the process start-up (interpreter, imports, record), the smallest cost measured. Raw files written
 before CPU time was recorded (no `cpu_s`) count with their wall time; the table's header says which.
@@ -178,7 +179,8 @@ def measure(args) -> None:
                     wall, cpu, peak = _measure_one(cmd, env, REPO)
                     status = json.loads(out.read_text()).get("status", "?")
                 except RuntimeError as exc:   # one failed job is reported, the others are still measured
-                    print(f"  FAILED {job.path} k={job.k} eps={fmt_epsilon(job.epsilon)}: {exc}"[-1500:], file=sys.stderr)
+                    print(f"  FAILED {job.path} k={job.k} eps={fmt_epsilon(job.epsilon)}: {exc}"[-1500:],
+                          file=sys.stderr)
                     wall = cpu = peak = float("nan")
                     status = "failed"
                 row = dict(preset=args.preset, paper=job.paper, item=job.item, group=job.group,
@@ -345,7 +347,8 @@ def main() -> None:
     m.add_argument("--unmeasured", action="store_true",
                    help="only jobs of an (algorithm, dataset) the --table has no row for (their requests are "
                         "scaled from other data by n x d)")
-    m.add_argument("--table", default=str(REPO / "profiles" / "slurm" / "costs.tsv"), help="the table --unmeasured reads")
+    m.add_argument("--table", default=str(REPO / "profiles" / "slurm" / "costs.tsv"),
+                   help="the table --unmeasured reads")
     m.add_argument("--epsilon", type=float, action="append",
                    help="only jobs at this epsilon (repeatable): e.g. a grid's largest, where memory peaks")
     t = sub.add_parser("standins")

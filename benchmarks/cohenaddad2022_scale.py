@@ -69,8 +69,10 @@ def main() -> None:
         times.append((n, total, cpu))
         sample = next(chunk_stream(min(n, 200_000), args.seed + 1)())
         cost = np.sqrt(((sample[:, None, :] - res.centers[None]) ** 2).sum(-1)).min(1).mean()
-        print(f"n={n:>10,d}  total={total:7.1f}s  cpu={cpu:7.1f}s  peak_rss={peak_rss_gb():5.2f}GB  cells={res.info['tree_cells']:>7d}  "
-              f"levels={res.info['tree_levels']:>4d}  eps_spent={res.epsilon_spent:.6g}  mean_dist={cost:.4f}", flush=True)
+        print(f"n={n:>10,d}  total={total:7.1f}s  cpu={cpu:7.1f}s  peak_rss={peak_rss_gb():5.2f}GB  "
+              f"cells={res.info['tree_cells']:>7d}  "
+              f"levels={res.info['tree_levels']:>4d}  eps_spent={res.epsilon_spent:.6g}  mean_dist={cost:.4f}",
+              flush=True)
     if len(times) >= 2:
         ns = np.log([t[0] for t in times])
         a = np.polyfit(ns, np.log([t[1] for t in times]), 1)[0]

@@ -229,8 +229,8 @@ def main(argv=None) -> int:
     overhead = _process_overhead(first, paths[first["dataset"]])
     t_start = time.perf_counter()
     n_todo = sum(len(v) for v in todo.values())
-    print(f"{n_samples} timing samples ({len(by_key)} keys): {n_samples - n_todo} from the cache (same code), {n_todo} to time "
-          f"on {args.jobs} process(es)", flush=True)
+    print(f"{n_samples} timing samples ({len(by_key)} keys): {n_samples - n_todo} from the cache (same code), "
+          f"{n_todo} to time on {args.jobs} process(es)", flush=True)
     work = [(paths[name], items, args.budget_s, args.quiet) for name, items in
             sorted(todo.items(), key=lambda kv: -len(kv[1]))]
     done = 0
@@ -282,7 +282,8 @@ def main(argv=None) -> int:
         print(f"  {name:30s} {cpu / 60:8.1f}  {100 * cpu / max(total, 1e-9):5.1f}%")
     print(f"\ntop {args.top} groups (paper, item, algorithm, dataset, k): CPU minutes, share")
     for r in sorted(rows, key=lambda r: -r["cpu_s"])[: args.top]:
-        print(f"  {'/'.join(map(str, r['group'])):70s} {r['cpu_s'] / 60:8.1f}  {100 * r['cpu_s'] / max(total, 1e-9):5.1f}%"
+        print(f"  {'/'.join(map(str, r['group'])):70s} {r['cpu_s'] / 60:8.1f}  "
+              f"{100 * r['cpu_s'] / max(total, 1e-9):5.1f}%"
               f"  ({r['jobs']} jobs, {r['seeds']} runs, {r.get('per_seed_s', 0):.3f} s/run)")
     if args.json:
         Path(args.json).write_text(json.dumps([dict(r, group=list(r["group"])) for r in rows], indent=1))

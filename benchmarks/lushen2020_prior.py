@@ -68,7 +68,8 @@ def main() -> None:
                 res = lushen(X, 15, args.epsilon, 0.0, np.random.default_rng(seed), dict(settings, init_seed=seed))
                 iters.append(res.iterations)
             wall = time.perf_counter() - start
-            print(f"{name:22s} diagnose_lloyd={diagnose!s:5s}: {wall:6.2f} s total, {1e3 * wall / args.runs:6.1f} ms/run, "
+            print(f"{name:22s} diagnose_lloyd={diagnose!s:5s}: {wall:6.2f} s total, "
+                  f"{1e3 * wall / args.runs:6.1f} ms/run, "
                   f"mean iterations {np.mean(iters):.2f}  (target ≤ 30 s for 300 runs: "
                   f"{'met' if wall * 300 / args.runs <= 30 else 'NOT met'})")
 

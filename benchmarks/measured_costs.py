@@ -58,7 +58,8 @@ def main() -> None:
             print(f"  {name:40s} {sec / 3600:7.2f} h  {100 * sec / total:5.1f} %")
     print("\ncostliest run jobs (minutes; per k):")
     for r in sorted(rows, key=lambda r: -r["seconds"])[: args.top]:
-        ks = ", ".join(f"k={k}: {s / 60:.1f}" for k, s in sorted(r["per_k"].items(), key=lambda kv: (kv[0] is None, kv[0])))
+        ks = ", ".join(f"k={k}: {s / 60:.1f}"
+                       for k, s in sorted(r["per_k"].items(), key=lambda kv: (kv[0] is None, kv[0])))
         print(f"  {r['seconds'] / 60:7.1f}  {r['paper']}/{r['item']}/{r['group']}/{r['data']}/{r['algorithm']}"
               f"  ({r['runs']} runs; {ks})")
 

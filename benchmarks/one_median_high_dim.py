@@ -41,7 +41,8 @@ def main() -> None:
     span = X.max(axis=0) - X.min(axis=0)
     X = np.clip((X - X.min(axis=0)) / np.where(span > 0, span, 1.0), 0.0, 1.0)
     rng = np.random.default_rng(0)
-    km = KMeans(args.k, n_init=1, random_state=0, max_iter=50).fit(X[rng.choice(len(X), min(len(X), 20000), replace=False)])
+    km = KMeans(args.k, n_init=1, random_state=0, max_iter=50).fit(
+        X[rng.choice(len(X), min(len(X), 20000), replace=False)])
     labels, d2 = assign(X, km.cluster_centers_)
     ref = float(np.sqrt(d2).sum())
     d = X.shape[1]
@@ -53,7 +54,8 @@ def main() -> None:
     cap = int(settings["max_points_per_cluster"])
     for eps in args.epsilon:
         step = (1 - settings["tree_budget_fraction"]) * eps / settings["lloyd_iterations"]
-        lam_reg = (1 / settings["one_median_smooth_lambda"]) / math.expm1(settings["one_median_jacobian_fraction"] * step / d)
+        lam_reg = (1 / settings["one_median_smooth_lambda"]) / math.expm1(
+            settings["one_median_jacobian_fraction"] * step / d)
         C = np.empty((args.k, d))
         for j in range(args.k):
             P = X[labels == j]

@@ -54,11 +54,16 @@ def main():
             all_costs(X, res.centers)
         timings[name] = (time.perf_counter() - t, n)
 
-    timed("baseline Lloyd (30 sets)", lambda s: lloyd.lloyd(X, k, None, 0.0, None, dict(base, init_seed=init_seeds[s])), 30)
-    timed("DPLloyd (30 x 100)", lambda s: dplloyd.dplloyd(X, k, eps, 0.0, np.random.default_rng(s), dict(base, init_seed=init_seeds[s % 30])), args.dplloyd_runs)
-    timed("EUGkM (10 synopses)", lambda s: eugkm.eugkm(X, k, eps, 0.0, np.random.default_rng(s), dict(base, init_seed=7)), 10)
+    timed("baseline Lloyd (30 sets)",
+          lambda s: lloyd.lloyd(X, k, None, 0.0, None, dict(base, init_seed=init_seeds[s])), 30)
+    timed("DPLloyd (30 x 100)",
+          lambda s: dplloyd.dplloyd(X, k, eps, 0.0, np.random.default_rng(s), dict(base, init_seed=init_seeds[s % 30])),
+          args.dplloyd_runs)
+    timed("EUGkM (10 synopses)",
+          lambda s: eugkm.eugkm(X, k, eps, 0.0, np.random.default_rng(s), dict(base, init_seed=7)), 10)
     timed("GkM (100)", lambda s: gupt.gkm(X, k, eps, 0.0, np.random.default_rng(s), dict(base, init_seed=0)), 100)
-    timed("GkM-3K (100)", lambda s: gupt.gkm(X, k, eps, 0.0, np.random.default_rng(s), dict(base, blocks="n/3k", init_seed=0)), 100)
+    timed("GkM-3K (100)",
+          lambda s: gupt.gkm(X, k, eps, 0.0, np.random.default_rng(s), dict(base, blocks="n/3k", init_seed=0)), 100)
     timed("PGkM (100)", lambda s: privgene.pgkm(X, k, eps, 0.0, np.random.default_rng(s), dict(base, init_seed=0)), 100)
     total = sum(t for t, _ in timings.values())
     print(f"S1 (N={X.shape[0]}, d=2, k={k}), epsilon={eps}: full §5.1 protocol of one Figure 1 cell")

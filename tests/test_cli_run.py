@@ -52,8 +52,10 @@ def test_record_is_deterministic_apart_from_timing(iris_h5, tmp_path, capsys):
 
 
 def test_block_layout_does_not_change_results(iris_h5, tmp_path, capsys):
-    _run([*BASE, "--data", str(iris_h5), "--seed", "0", "--repetitions", "4", "--out", str(tmp_path / "all.json")], capsys)
-    _run([*BASE, "--data", str(iris_h5), "--seed", "2", "--repetitions", "2", "--out", str(tmp_path / "tail.json")], capsys)
+    _run([*BASE, "--data", str(iris_h5), "--seed", "0", "--repetitions", "4",
+          "--out", str(tmp_path / "all.json")], capsys)
+    _run([*BASE, "--data", str(iris_h5), "--seed", "2", "--repetitions", "2",
+          "--out", str(tmp_path / "tail.json")], capsys)
     full = json.loads((tmp_path / "all.json").read_text())["runs"][2:]
     tail = json.loads((tmp_path / "tail.json").read_text())["runs"]
     assert [r["released"]["centers"] for r in full] == [r["released"]["centers"] for r in tail]
@@ -169,7 +171,8 @@ def test_a_batch_of_two_datasets_gives_each_block_the_record_it_gets_alone(tmp_p
     specs = [run_spec_for(config, d, "su2016.dplloyd", k, eps, seeds=(start, count), transform="minmax_pm1")
              for d, k, eps, start, count in cells]
     shared = {key: v for key, v in specs[0].items() if key not in ("dataset", "dataset_entry", "k", "epsilon", "seeds")}
-    batch = {"spec": shared, "entries": {s["dataset"]: s["dataset_entry"] for s in specs}, "cells": [list(c) for c in cells]}
+    batch = {"spec": shared, "entries": {s["dataset"]: s["dataset_entry"] for s in specs},
+             "cells": [list(c) for c in cells]}
     out = tmp_path / "batch.json"
     code, err = _run(["--spec", json.dumps(batch), "--data-dir", str(tmp_path), "--out", str(out)], capsys)
     assert code == 0, err

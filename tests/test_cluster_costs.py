@@ -95,8 +95,8 @@ def test_measure_runs_the_planned_blocks_as_the_workflow_does(tmp_path, mirror):
     write_unavailable(tmp_path / "processed" / "cifar10_in3c.h5", "cifar10_in3c", "not in this test's mirror")
     raw = tmp_path / "raw.tsv"
     out = subprocess.run([sys.executable, str(SCRIPT), "measure", "--preset", "test", "--match",
-                          "balcan2017/fig2/private_(raw|cifar)/[^/]+/balcan2017.sulq", "--epsilon", "1", "--max-seeds", "1",
-                          "--data-dir", str(tmp_path / "processed"), "--raw", str(raw)],
+                          "balcan2017/fig2/private_(raw|cifar)/[^/]+/balcan2017.sulq", "--epsilon", "1",
+                          "--max-seeds", "1", "--data-dir", str(tmp_path / "processed"), "--raw", str(raw)],
                          capture_output=True, text=True, timeout=300, cwd=REPO)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "skipped (no data here and no stand-in): cifar10_in3c" in out.stderr
@@ -110,8 +110,9 @@ def test_measure_runs_the_planned_blocks_as_the_workflow_does(tmp_path, mirror):
     assert subprocess.run([sys.executable, str(SCRIPT), "summarize", str(raw), "--out", str(table)],
                           capture_output=True, text=True, cwd=REPO).returncode == 0
     again = subprocess.run([sys.executable, str(SCRIPT), "measure", "--preset", "test", "--match",
-                            "balcan2017/fig2/private_raw/[^/]+/balcan2017[.](sulq|balcan)[.]json", "--unmeasured", "--table", str(table),
-                            "--data-dir", str(tmp_path / "processed"), "--raw", str(tmp_path / "again.tsv"), "--max-seeds", "1"],
+                            "balcan2017/fig2/private_raw/[^/]+/balcan2017[.](sulq|balcan)[.]json", "--unmeasured",
+                            "--table", str(table), "--data-dir", str(tmp_path / "processed"),
+                            "--raw", str(tmp_path / "again.tsv"), "--max-seeds", "1"],
                            capture_output=True, text=True, timeout=300, cwd=REPO)
     assert again.returncode == 0, again.stderr[-2000:]
     with open(tmp_path / "again.tsv", newline="") as fh:

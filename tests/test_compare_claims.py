@@ -45,6 +45,7 @@ def test_cli_prints_markdown_and_names_a_missing_summary(tmp_path, capsys):
     quick, full = _pair(tmp_path)
     assert main(["compare-claims", str(quick), str(full)]) == 0
     out = capsys.readouterr().out
-    assert "## Claims whose verdict differs (3)" in out and "| p1 | fig1 | gap grows | not decidable | does not hold |" in out
+    assert ("## Claims whose verdict differs (3)" in out
+            and "| p1 | fig1 | gap grows | not decidable | does not hold |" in out)
     assert main(["compare-claims", str(quick), str(tmp_path / "nope.csv")]) == 2
     assert "no claim summary at" in capsys.readouterr().err

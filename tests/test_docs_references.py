@@ -14,7 +14,7 @@ DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "confi
 TOP_DIRS = ("src", "tests", "benchmarks", "config", "workflow", "scripts", "profiles", "docs", ".ci")
 
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
-PATH = re.compile(r"`((?:%s)/[^`\s]*)`" % "|".join(re.escape(d) for d in TOP_DIRS))
+PATH = re.compile(r"`((?:{})/[^`\s]*)`".format("|".join(re.escape(d) for d in TOP_DIRS)))
 NAME = re.compile(r"`(dpclust(?:\.[A-Za-z_]\w*)+)(?::([A-Za-z_]\w*))?(?:\(\))?`")
 
 

@@ -9,7 +9,8 @@ import time
 
 from dpclust.pipeline import status
 
-BURN = "import numpy as np, time\nx = np.ones(375_000_000)\nt = time.process_time()\nwhile time.process_time() - t < 1.2: x.sum()\n"
+BURN = ("import numpy as np, time\nx = np.ones(375_000_000)\nt = time.process_time()\n"
+        "while time.process_time() - t < 1.2: x.sum()\n")
 
 
 MEASURE = f"""

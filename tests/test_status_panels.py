@@ -103,7 +103,8 @@ def test_status_helpers():
 
 @pytest.mark.parametrize("status, reason, expected", [
     ("data_unavailable", "https://x unreachable (gaierror)", "data unavailable\n(offline, not mirrored)"),
-    ("refused", "the authors' sampler on N = 245,057 records exceeds authors_max_n = 150,000", "refused\n(the authors'"),
+    ("refused", "the authors' sampler on N = 245,057 records exceeds authors_max_n = 150,000",
+     "refused\n(the authors'"),
     ("no_runs", "", "no runs"),
     ("ok", "", "no runs"),
     ("absent", "not run in this preset", "not run in this preset"),
@@ -132,7 +133,8 @@ def test_a_claim_that_holds_beside_refused_cells_is_not_evaluable(tmp_path, monk
     from dpclust.pipeline import steps as pipeline
     from dpclust.pipeline.aggregate import Check
 
-    table = pd.DataFrame({"dataset": ["s1", "s1", "s1"], "algorithm": ["su2016.dplloyd", "su2016.eugkm", "su2016.eugkm"],
+    table = pd.DataFrame({"dataset": ["s1", "s1", "s1"],
+                          "algorithm": ["su2016.dplloyd", "su2016.eugkm", "su2016.eugkm"],
                           "status": ["ok", "ok", "refused"], "reason": ["", "", eugkm_refusal()]})
     table.to_csv(tmp_path / "t.csv", index=False)
 
@@ -144,7 +146,8 @@ def test_a_claim_that_holds_beside_refused_cells_is_not_evaluable(tmp_path, monk
     spec = {"paper": "p", "item": "i", "names": NAMES}
     frame = pipeline.check_item(spec, tmp_path / "t.csv", tmp_path / "checks")
     assert list(frame["result"]) == ["not evaluable", "does not hold", "not decidable"]
-    assert frame["detail"].iloc[0] == "not evaluable: cells refused by their algorithm (EUGkM on S1); on the other cells: 3 cells"
+    assert frame["detail"].iloc[0] == ("not evaluable: cells refused by their algorithm (EUGkM on S1); "
+                                       "on the other cells: 3 cells")
     claims.handles_refused = True
     frame = pipeline.check_item({"paper": "p", "item": "i"}, tmp_path / "t.csv", tmp_path / "checks")
     assert list(frame["result"]) == ["holds", "does not hold", "not decidable"]

@@ -76,7 +76,8 @@ def test_su_synth_all_81_well_separated(reg):
         # nearest-mean assignment recovers the generating labels almost perfectly
         assign = np.argmin(((X[:, None, :] - means[None]) ** 2).sum(-1), axis=1)
         assert (assign == y).mean() > 0.99, name
-    assert generate(reg.dataset("su_synth_k3_d3"))[0].tobytes() != generate(reg.dataset("su_synth_k3_d4"))[0][:, :3].tobytes()
+    assert (generate(reg.dataset("su_synth_k3_d3"))[0].tobytes()
+            != generate(reg.dataset("su_synth_k3_d4"))[0][:, :3].tobytes())
 
 
 def test_separated_centres_infeasible_is_a_clear_error(monkeypatch):

@@ -206,7 +206,8 @@ def test_setting_the_mirror_fetches_and_reruns_exactly_the_new_data(work, mirror
     ran = jobs_of(out.stdout + out.stderr)
     expected = _downstream(p, [j.path for j in p.runs if j.dataset in became], became)
     expected |= {("prepare_dataset", f"data/processed/{d}.json") for d in p.datasets if
-                 set(p.config["registry"].sources_for(d)) & {s for dd in became for s in p.config["registry"].sources_for(dd)}}
+                 set(p.config["registry"].sources_for(d))
+                 & {s for dd in became for s in p.config["registry"].sources_for(dd)}}
     fetched = {job for job in ran if job[0] == "fetch_source"}
     assert {Path(o).parent.name for _, o in fetched} >= {"sipu_s1", "iris"}
     assert ran - fetched == expected
@@ -257,7 +258,8 @@ def test_a_threshold_edit_rechecks_only_that_item(work, mirror_run, mirror):  # 
     paper = work / "config" / "papers" / "baselines.yaml"
     p = _plan(work)
     target = p.item("baselines", "table")
-    with _Edited(paper, lambda path: _edit_yaml(path, lambda d: d["items"]["table"]["claims"].update(max_geomean_ratio=1.05))):
+    with _Edited(paper, lambda path: _edit_yaml(path, lambda d: d["items"]["table"]["claims"].update(
+            max_geomean_ratio=1.05))):
         assert _dry(work, mirror=mirror) == {("check_claims", target.checks_stem + ".html"),
                                              ("summarize_claims", p.summary_stem + ".html")}
 
@@ -275,7 +277,8 @@ def test_a_batch_edit_reruns_only_that_groups_runs_under_their_new_files(work, m
 def test_a_caption_edit_rerenders_only_that_item(work, mirror_run, mirror):
     paper = work / "config" / "papers" / "baselines.yaml"
     target = _plan(work).item("baselines", "figure")
-    with _Edited(paper, lambda path: _edit_yaml(path, lambda d: d["items"]["figure"].update(caption="Another caption."))):
+    with _Edited(paper,
+                 lambda path: _edit_yaml(path, lambda d: d["items"]["figure"].update(caption="Another caption."))):
         assert _dry(work, mirror=mirror) == {("render", target.figure_stem + ".png")}
 
 
@@ -311,7 +314,8 @@ def test_a_parser_edit_reprepares_only_its_datasets(work, mirror_run, mirror):  
     # running job's data as changed or missing (seen in CI as a race: extra item jobs re-ran)
     with _Edited(parser, lambda path: path.write_text(path.read_text() + "\n_EDITED = 1\n")):
         assert _dry(work, mirror=mirror) == expected
-        assert _real(work, mirror=mirror, slow_prepare="birch2_12k") == expected  # same content: nothing downstream re-runs
+        # same content: nothing downstream re-runs
+        assert _real(work, mirror=mirror, slow_prepare="birch2_12k") == expected
     assert _real(work, mirror=mirror, slow_prepare="birch2_12k") == expected
 
 
@@ -326,9 +330,11 @@ def test_a_module_edit_reruns_exactly_its_dependents(work, mirror_run, mirror):
                  if "dpclust.baselines" in closure(function_module(e["function"]))}
     expected = _downstream(p, [j.path for j in p.runs if j.algorithm in dependent])
     expected |= _item_jobs(p, [t for t in p.items if t.module and "dpclust.baselines" in closure(t.module)])
-    with _Edited(work / "src" / "dpclust" / "baselines.py", lambda path: path.write_text(path.read_text() + "\n_EDITED = 1\n")):
+    with _Edited(work / "src" / "dpclust" / "baselines.py",
+                 lambda path: path.write_text(path.read_text() + "\n_EDITED = 1\n")):
         assert _dry(work, mirror=mirror) == expected
-    with _Edited(work / "src" / "dpclust" / "workflow.py", lambda path: path.write_text(path.read_text() + "\n_EDITED = 1\n")):
+    with _Edited(work / "src" / "dpclust" / "workflow.py",
+                 lambda path: path.write_text(path.read_text() + "\n_EDITED = 1\n")):
         assert _dry(work, mirror=mirror) == set(), "editing the planner re-runs nothing"
 
 

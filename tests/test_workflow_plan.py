@@ -192,7 +192,8 @@ def test_helpers():
 
 def test_registry_typo_is_one_clear_error(cfg_dir):
     shutil.copy(REPO / "config" / "datasets.yaml", cfg_dir / "datasets.yaml")
-    text = (cfg_dir / "datasets.yaml").read_text().replace("    bounds: null        # no public box", "    bound: null  #", 1)
+    text = (cfg_dir / "datasets.yaml").read_text().replace("    bounds: null        # no public box",
+                                                           "    bound: null  #", 1)
     (cfg_dir / "datasets.yaml").write_text(text)
     with pytest.raises(DPClustError, match="bound"):
         load_config(cfg_dir)

@@ -100,7 +100,6 @@ def lloyd(X: np.ndarray, init: np.ndarray, max_iter: int = 300, tol: float = 0.0
     centre. `trace` holds the (weighted) k-means cost after each iteration when `record_trace`.
     """
     C = np.array(init, dtype=float, copy=True)
-    k = C.shape[0]
     trace: list[float] = []
     converged = False
     it = 0

@@ -151,11 +151,11 @@ def assign_with_sums(X: np.ndarray, C: np.ndarray, X_sq: np.ndarray | None = Non
     """(`assign(X, C, X_sq)`, `cluster_sums_in_order(X, labels, k, XT)`) in one pass over X from
     `SPARSE_SUMS_MIN_D` coordinates on: per block of rows, the distance GEMM, the nearest centre,
     then the block's rows added to their clusters' sums (`add_rows_by_label`), so a block is read
-    from memory once. The same bytes as the two calls (tests/test_metrics.py): the blocks lie inside
-    `assign`'s chunks, aligned to them, and the sums add every cluster's rows in index order from 0.0.
-    With OpenBLAS (here) the GEMM of a block is bit-identical to the chunk's columns; another BLAS
-    may differ in the last bit, as any GEMM may. Below that d (or without SciPy's kernel) the two
-    calls themselves."""
+    from memory once. The same labels and sums as the two calls (tests/test_metrics.py): the blocks
+    lie inside `assign`'s chunks, aligned to them, and the sums add every cluster's rows in index
+    order from 0.0. The distances are the same bytes where the BLAS's GEMM of a block is bit-identical
+    to the chunk's columns (OpenBLAS's Haswell kernels); its SkylakeX kernels differ in the last bits.
+    Below that d (or without SciPy's kernel) the two calls themselves."""
     X = np.asarray(X, dtype=float)
     C = np.atleast_2d(np.asarray(C, dtype=float))
     n, d = X.shape

@@ -325,12 +325,13 @@ def declared(settings: Settings, guarantee: Guarantee | Callable[[Mapping], Guar
             return function(X, k, epsilon, delta, rng,
                             settings.complete(settings_given, where=function.__name__))
 
-        algorithm.settings = settings
-        algorithm.objective = objective
-        algorithm.budget = budget
+        declared_algorithm: Any = algorithm  # a function with the declaration as attributes
+        declared_algorithm.settings = settings
+        declared_algorithm.objective = objective
+        declared_algorithm.budget = budget
         if guarantee is not None:
-            algorithm.guarantee = guarantee if callable(guarantee) else (lambda _settings: guarantee)
-        return algorithm
+            declared_algorithm.guarantee = guarantee if callable(guarantee) else (lambda _settings: guarantee)
+        return declared_algorithm
 
     return wrap
 

@@ -126,7 +126,8 @@ def test_n_from_data_variant_is_its_own_row_outside_the_guarantee_never_a_privac
     assert set(variant.index) == {"test.buggy_sum", "test.honest_sum"} and variant["summary"].all()
     assert variant.loc["test.buggy_sum", "verdict"] == I.OUTSIDE_SHOWN
     assert variant.loc["test.honest_sum", "verdict"] == I.OUTSIDE_NOT_SHOWN
-    main = table[(table["algorithm"] == "test.honest_sum") & table["summary"] & ~table["name"].str.endswith(I.N_FROM_DATA_NAME)]
+    main = table[(table["algorithm"] == "test.honest_sum") & table["summary"]
+                 & ~table["name"].str.endswith(I.N_FROM_DATA_NAME)]
     assert main["design"].tolist() == ["max"] and main["verdict"].tolist() == [I.POWER]   # unchanged by the variant
     shown = I.display_table(table)
     assert shown["guarantee (relation)"].str.contains("N read from each dataset: outside the guarantee").sum() == 2
@@ -165,6 +166,7 @@ def test_power_variant_is_its_own_row_within_the_guarantee(records):
     assert [c.holds for c in tunable.values()] == [None, True]
     assert "at blur = 1" in list(tunable)[1]
     bugs = [c for c in checks.values() if "privacy bug" in c.why]
-    assert {c.claim.split(": ", 1)[1].split(" (ε-DP")[0] for c in bugs} == {"Buggy sum (test)", "Buggy sum (test), at blur = 1"}
+    assert ({c.claim.split(": ", 1)[1].split(" (ε-DP")[0] for c in bugs}
+            == {"Buggy sum (test)", "Buggy sum (test), at blur = 1"})
     nested = {"variant": {"name": POWER, "settings": {"inner": {"range_fraction": 0.01, "rounds": 1}, "blur": 1.0}}}
     assert I.power_suffix(nested) == ", at inner.range_fraction = 0.01, inner.rounds = 1, blur = 1"

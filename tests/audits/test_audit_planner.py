@@ -184,7 +184,8 @@ def test_real_config_audits_every_private_algorithm():
         for job in p.audits:
             spec = job.spec
             if job.variant == "power":
-                continue                                                # its own budget: test_real_config_power_variants
+                # its own budget: test_real_config_power_variants
+                continue
             if job.algorithm.startswith("lushen2020."):
                 assert spec["epsilon"] == 10.0                          # the cap: ε_step = 0.1
             else:
@@ -238,7 +239,8 @@ def test_real_config_audits_eugkm_and_the_hybrid_also_with_n_from_the_data():
             assert job.spec["settings"]["public_n"] is None and N_FROM_DATA_SOURCE in job.spec["relation_source"]
             assert "public_n = |D|" not in job.spec["relation_source"]
         for job in (j for j in audits if j.variant != N_FROM_DATA and j.algorithm in ("su2016.eugkm", "su2016.hybrid")):
-            assert job.spec["settings"]["public_n"] == job.spec["n"] and N_FROM_DATA_SOURCE not in job.spec["relation_source"]
+            assert (job.spec["settings"]["public_n"] == job.spec["n"]
+                    and N_FROM_DATA_SOURCE not in job.spec["relation_source"])
         assert len({j.path for j in audits}) == len(audits) and len({j.spec["seed"] for j in audits}) == len(audits)
 
 

@@ -87,13 +87,16 @@ def test_cli_writes_the_record(tmp_path, repo):
             "private": True, "settings": {}, "design": "corner_outlier", "n": 1, "k": 1, "relation": ADD_REMOVE,
             "epsilon": 1.0, "delta": 0.0, "samples": 20, "confidence": 0.95, "seed": 3}
     out = tmp_path / "a.json"
-    proc = subprocess.run([sys.executable, "-m", "dpclust.pipeline", "audit", "--spec", json.dumps(spec), "--code-hash", "abc",
-                           "--out", str(out)], capture_output=True, text=True, cwd=repo,
-                          env={"PYTHONPATH": str(repo / "src"), "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")})
+    proc = subprocess.run([sys.executable, "-m", "dpclust.pipeline", "audit", "--spec", json.dumps(spec),
+                           "--code-hash", "abc", "--out", str(out)], capture_output=True, text=True, cwd=repo,
+                          env={"PYTHONPATH": str(repo / "src"),
+                               "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")})
     assert proc.returncode == 0, proc.stderr
     rec = json.loads(out.read_text())
     assert rec["kind"] == "audit" and rec["code_hash"] == "abc" and rec["samples"] == 20
     assert rec["guarantee"] is None and I.guarantee_label(rec["guarantee"]) == I.UNDECLARED
     bad = subprocess.run([sys.executable, "-m", "dpclust.pipeline", "audit", "--spec", "{}", "--out", str(out)],
-                         capture_output=True, text=True, cwd=repo, env={"PYTHONPATH": str(repo / "src"), "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")})
+                         capture_output=True, text=True, cwd=repo,
+                         env={"PYTHONPATH": str(repo / "src"),
+                              "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")})
     assert bad.returncode == 2 and "lacks" in bad.stderr

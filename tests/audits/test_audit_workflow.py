@@ -20,9 +20,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.workflow]
 
 def _dry_run(targets: list[str], configfile: str, workdir: Path) -> str:
     """`snakemake -n -p TARGETS --configfile config/CONFIGFILE` in `workdir`: its output (it must succeed)."""
-    out = subprocess.run([sys.executable, "-m", "snakemake", *targets, "-s", str(REPO / "Snakefile"), "-d", str(workdir),
-                          "-n", "-p", "--cores", "1", "--configfile", str(REPO / "config" / configfile)],
-                         capture_output=True, text=True, env={"PYTHONPATH": str(REPO / "src"), "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")},
+    out = subprocess.run([sys.executable, "-m", "snakemake", *targets, "-s", str(REPO / "Snakefile"),
+                          "-d", str(workdir), "-n", "-p", "--cores", "1",
+                          "--configfile", str(REPO / "config" / configfile)],
+                         capture_output=True, text=True,
+                         env={"PYTHONPATH": str(REPO / "src"),
+                              "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")},
                          cwd=workdir, timeout=600)
     text = out.stdout + out.stderr
     assert out.returncode == 0, text[-3000:]

@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 
 from dpclust.api import DPClustError
-from dpclust.balcan2017.algorithm import Balcan, BalcanKMedian, balcan, balcan_kmedian, stage_budgets
+from dpclust.balcan2017.algorithm import balcan, balcan_kmedian, stage_budgets
 from dpclust.balcan2017.kvariates import kvariates, kvariates_simhash
 from dpclust.balcan2017.partition import partition_illustration
 from dpclust.balcan2017.sample_aggregate import sample_aggregate
 from dpclust.balcan2017.sulq import sulq
+from dpclust.estimators import Balcan, BalcanKMedian
 from dpclust.metrics import kmeans_cost
 
 SET = {"bounds": [0.0, 1.0], "init_seed": 7}
@@ -24,8 +25,8 @@ def wide(rng):
 
 
 def test_stage_budgets_sum_to_epsilon():
-    eps = stage_budgets(0.7, balcan.settings["budget_weights"].default, {"candidate": True, "local_swap": True, "recovery": True,
-                                                          "select": False, "refine": True})
+    eps = stage_budgets(0.7, balcan.settings["budget_weights"].default,
+                        {"candidate": True, "local_swap": True, "recovery": True, "select": False, "refine": True})
     assert sum(eps.values()) == pytest.approx(0.7, rel=1e-12)
     assert eps["candidate"] == pytest.approx(0.7 * 8 / 17) and eps["select"] == 0.0
 
@@ -101,7 +102,8 @@ def test_kmedian_passes_one_median_settings(wide, monkeypatch):
         return real(P, epsilon, delta, bounds, rng, accountant, settings)
 
     monkeypatch.setattr(om, "private_one_median", spy)
-    balcan_kmedian(wide, 2, 1.0, 0.0, np.random.default_rng(0), {**SET, "one_median": {"one_median_smooth_lambda": 0.1}})
+    balcan_kmedian(wide, 2, 1.0, 0.0, np.random.default_rng(0),
+                   {**SET, "one_median": {"one_median_smooth_lambda": 0.1}})
     assert seen and all(s == {"one_median_smooth_lambda": 0.1} for s in seen)
 
 
@@ -219,9 +221,9 @@ def test_authors_calibration_reports_only_its_nominal_epsilon_and_says_why(wide)
     assert sum(1 for label, _, _ in res.ledger if "Lloyd step" in label) == 3
     json.dumps(res.info)
     with pytest.raises(DPClustError, match="authors"):
-        balcan(wide, 4, 1.0, 1e-6, np.random.default_rng(2), {**SET, "calibration": "authors", "trials": 2,
-                                                              "budget_weights": {"candidate": 8, "local_swap": 1,
-                                                                                 "recovery": 2, "select": 1, "refine": 6}})
+        balcan(wide, 4, 1.0, 1e-6, np.random.default_rng(2),
+               {**SET, "calibration": "authors", "trials": 2,
+                "budget_weights": {"candidate": 8, "local_swap": 1, "recovery": 2, "select": 1, "refine": 6}})
 
 
 def test_authors_recovery_noise_is_l2_scaled_and_divided_by_the_exact_count():

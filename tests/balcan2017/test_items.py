@@ -52,8 +52,9 @@ def test_fig2_thresholds_come_from_claims():
 
 
 def test_fig2_checks_not_evaluable_when_unavailable():
-    t = pd.DataFrame([{"dataset": "lo", "d": None, "algorithm": "o", "k": 2, "epsilon": 1.0, "status": "data_unavailable",
-                       "reason": "no file", "mean": np.nan, "std": np.nan, "n": 0}], columns=common.COLUMNS)
+    t = pd.DataFrame([{"dataset": "lo", "d": None, "algorithm": "o", "k": 2, "epsilon": 1.0,
+                       "status": "data_unavailable", "reason": "no file", "mean": np.nan, "std": np.nan, "n": 0}],
+                     columns=common.COLUMNS)
     assert all(c.holds is None for c in fig2.check_fig2(t, FIG2))
 
 
@@ -261,7 +262,8 @@ def test_not_dp_variant_is_labelled_in_the_legend_and_table(tmp_path, monkeypatc
     mod.render_fig2(t, item, str(tmp_path / "f"))
     assert "Ours, authors' calibration — not DP as published" in seen["labels"] and "Ours" in seen["labels"]
     assert "--" in seen["styles"]
-    item = {"title": "T", "figure": {"columns": ["o", "x"], "diagnostics": ["x"], "labels": {"o": "ours", "x": "authors"}}}
+    item = {"title": "T",
+            "figure": {"columns": ["o", "x"], "diagnostics": ["x"], "labels": {"o": "ours", "x": "authors"}}}
     mod.render_fig2_table(t, item, str(tmp_path / "t"))
     md = (tmp_path / "t.md").read_text(encoding="utf-8")
     assert "authors (not DP as published, no ε guarantee)" in md

@@ -61,7 +61,8 @@ def test_gain_table_bytes_equal_the_unfused_computation(power, cache, block_rows
     if public_product:
         monkeypatch.setattr(ls, "csr_accumulate", lambda: None)
     rng = np.random.default_rng(7)
-    for Y, C in ((rng.integers(0, 6, size=(500, 3)).astype(float) / 5, rng.integers(0, 6, size=(40, 3)).astype(float) / 5),
+    for Y, C in ((rng.integers(0, 6, size=(500, 3)).astype(float) / 5,
+                  rng.integers(0, 6, size=(40, 3)).astype(float) / 5),
                  (rng.normal(size=(500, 4)), rng.normal(size=(40, 4))), _order_sensitive_data(rng)):
         st = SwapState(Y, C, np.array([0, 3, 3, 7, 12]), power)
         for j, y in ((1, 20), (4, 0), (0, 39)):
@@ -95,7 +96,8 @@ def test_the_float64_cache_gives_the_bytes_of_computing_every_round(power, monke
     import dpclust.balcan2017.local_swap as ls
     monkeypatch.setattr(ls, "CHUNK_ENTRIES", 40 * 37)
     rng = np.random.default_rng(11)
-    for Y, C in ((rng.integers(0, 6, size=(500, 3)).astype(float) / 5, rng.integers(0, 6, size=(40, 3)).astype(float) / 5),
+    for Y, C in ((rng.integers(0, 6, size=(500, 3)).astype(float) / 5,
+                  rng.integers(0, 6, size=(40, 3)).astype(float) / 5),
                  (rng.normal(size=(500, 4)), rng.normal(size=(40, 4)))):
         tables, runs = [], []
         for on in (False, True):

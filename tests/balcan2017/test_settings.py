@@ -122,9 +122,11 @@ def test_other_papers_params_still_resolve(cfg):
     cohen = resolve_algorithm(cfg, "balcan2017.balcan_kmedian", {"one_median": {"one_median_smooth_lambda": 0.1}})
     assert cohen["settings"] == {**_expected("balcan2017.balcan_kmedian"),
                                  "one_median": {"one_median_smooth_lambda": 0.1}}
-    assert resolve_algorithm(cfg, "balcan2017.kvariates_simhash")["settings"] == {"nodes": 500, "potential_fraction": 0.5}
+    assert (resolve_algorithm(cfg, "balcan2017.kvariates_simhash")["settings"]
+            == {"nodes": 500, "potential_fraction": 0.5})
     # and the planned runs of those papers carry them
-    specs = {(j.paper, j.algorithm): j.spec["settings"] for j in plan(cfg).runs if j.algorithm.startswith("balcan2017.")}
+    specs = {(j.paper, j.algorithm): j.spec["settings"]
+             for j in plan(cfg).runs if j.algorithm.startswith("balcan2017.")}
     assert specs[("nguyen2021", "balcan2017.balcan")] == nguyen
     assert specs[("cohenaddad2022", "balcan2017.balcan_kmedian")] == cohen["settings"]
 
@@ -175,13 +177,15 @@ def test_every_algorithm_declares_its_guarantee(cfg):
     kinds = {n: resolve_algorithm(cfg, n)["guarantee"] for n in _paper_algorithms(cfg)}
     assert kinds["balcan2017.balcan"]["kind"] == "(ε, δ)-DP" and "n public" in kinds["balcan2017.balcan"]["relation"]
     assert kinds["balcan2017.balcan_authors"]["kind"] == "not DP as published"
-    assert "L2 radius" in kinds["balcan2017.balcan_authors"]["note"] and "17ε/12" in kinds["balcan2017.balcan_authors"]["note"]
+    assert ("L2 radius" in kinds["balcan2017.balcan_authors"]["note"]
+            and "17ε/12" in kinds["balcan2017.balcan_authors"]["note"])
     assert kinds["balcan2017.balcan_kmedian"]["kind"] == "ε-DP"
     assert kinds["balcan2017.sulq"]["kind"] == "(ε, δ)-DP"
     for n in ("balcan2017.sample_aggregate", "balcan2017.kvariates", "balcan2017.kvariates_simhash",
               "balcan2017.partition_illustration"):
         assert kinds[n]["kind"] == "ε-DP", n
-    assert algorithm.balcan.guarantee({**algorithm.balcan.settings.defaults(), "refine_sum_mechanism": "laplace"}).kind == "ε-DP"
+    assert algorithm.balcan.guarantee({**algorithm.balcan.settings.defaults(),
+                                       "refine_sum_mechanism": "laplace"}).kind == "ε-DP"
     assert algorithm.balcan.guarantee({**algorithm.balcan.settings.defaults(), "recovery": "noisyavg",
                                        "refine_iterations": 0}).kind == "(ε, δ)-DP"
     assert sulq.sulq.guarantee({**sulq.sulq.settings.defaults(), "sum_mechanism": "laplace"}).kind == "ε-DP"

@@ -11,11 +11,11 @@ from dpclust.api import DPClustError
 from dpclust.cohenaddad2022 import dynamic_program, hst
 from dpclust.cohenaddad2022.coreset import lsh_coreset_kmedian
 from dpclust.cohenaddad2022.private_lloyd import (
-    HSTKMedian,
     hst_kmeans,
     hst_kmedian,
     private_lloyd,
 )
+from dpclust.estimators import HSTKMedian
 from dpclust.metrics import kmedian_cost
 
 

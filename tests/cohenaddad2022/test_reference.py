@@ -67,7 +67,8 @@ def test_lloyd_median_rounds_never_increase_the_cost_and_converge():
     C0 = P[:6].copy()
     costs = []
     for it in range(1, 8):
-        C, cost, _, _ = lloyd_median_converged(P, w, C0, max_iter=it, rel_tol=0.0, median_max_iter=500, median_tol=1e-12)
+        C, cost, _, _ = lloyd_median_converged(P, w, C0, max_iter=it, rel_tol=0.0, median_max_iter=500,
+                                               median_tol=1e-12)
         costs.append(cost)
     assert all(b <= a * (1 + 1e-12) for a, b in zip(costs, costs[1:]))
     _, _, rounds, converged = lloyd_median_converged(P, w, C0, max_iter=300, rel_tol=1e-6, median_max_iter=500,

@@ -10,21 +10,18 @@ from dpclust.api import DPClustError
 from dpclust.blocks.one_median import ONE_MEDIAN_SETTINGS
 from dpclust.cohenaddad2022.coreset import (
     CORESET_SETTINGS,
-    LSHCoresetKMedian,
     lsh_coreset_kmedian,
 )
 from dpclust.cohenaddad2022.private_lloyd import (
     HST_KMEANS_SETTINGS,
     HST_SETTINGS,
     PRIVATE_LLOYD_SETTINGS,
-    HSTKMeans,
-    HSTKMedian,
-    PrivateLloydMedian,
     hst_kmeans,
     hst_kmedian,
     hst_kmedian_stream,
     private_lloyd,
 )
+from dpclust.estimators import HSTKMeans, HSTKMedian, LSHCoresetKMedian, PrivateLloydMedian
 from dpclust.pipeline.configuration import load_config, resolve_algorithm
 from dpclust.settings import AnyValue
 

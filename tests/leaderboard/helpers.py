@@ -56,7 +56,8 @@ def board_records() -> list[dict]:
     k-median objective; Gowalla unavailable; Iris without references."""
     return [
         record("s1", KMEANSPP, 5, None, "reference_kmeans", kmeans=[10, 12], kmedian=[30, 31], guarantee="nonprivate"),
-        record("s1", KMEDIANPP, 5, None, "reference_kmedian", kmeans=[11, 11], kmedian=[29, 35], guarantee="nonprivate"),
+        record("s1", KMEDIANPP, 5, None, "reference_kmedian", kmeans=[11, 11], kmedian=[29, 35],
+               guarantee="nonprivate"),
         record("s1", DPLLOYD, 5, 1.0, "kmeans", kmeans=[20, 22, 24], guarantee="eps"),
         record("s1", BALCAN, 5, 1.0, "kmeans", kmeans=[15, 15, 15], guarantee="approx", delta_spent=5e-7),
         record("s1", NOTDP, 5, 1.0, "kmeans", kmeans=[11, 11, 11], guarantee="notdp"),

@@ -11,7 +11,7 @@ import pytest
 # test_peer_declaration.py.
 dpl_kmeans = pytest.importorskip("diffprivlib.models.k_means")
 
-from dpclust.peers.diffprivlib_kmeans import diffprivlib_kmeans, noise_epsilon
+from dpclust.peers.diffprivlib_kmeans import diffprivlib_kmeans, noise_epsilon  # noqa: E402 (after the skip)
 
 
 def measured_epsilon(monkeypatch, d: int, epsilon: float = 1.0, n: int = 400, k: int = 3, seed: int = 0) -> dict:

@@ -10,8 +10,9 @@ from scipy import stats
 from dpclust.api import DPClustError
 from dpclust.baselines import lloyd
 from dpclust.blocks.initialisation import initial_centers
+from dpclust.estimators import LuShen
 from dpclust.lushen2020 import sampling_zone as sz
-from dpclust.lushen2020.algorithm import LuShen, lushen
+from dpclust.lushen2020.algorithm import lushen
 
 #: One start per seed (as before init_per_epsilon): these tests compare against Lloyd from init_seed.
 SETTINGS = dict(lushen.settings.defaults(), bounds=[0.0, 1.0], init_seed=7, init_per_epsilon=False)
@@ -196,7 +197,8 @@ def test_prior_controller_is_the_next_lloyd_mean_clipped_to_the_convergent_zone(
     assert fallbacks == 1
     assert np.linalg.norm(Xc[1] - S[1]) == pytest.approx(a[1])
     # without clipping the controller is the next Lloyd mean itself
-    Xc3, _ = _prior_controller(X, S, a, S_prev, active, dict(lushen.settings.defaults(), prior_clip=False), np.random.default_rng(0))
+    Xc3, _ = _prior_controller(X, S, a, S_prev, active, dict(lushen.settings.defaults(), prior_clip=False),
+                               np.random.default_rng(0))
     np.testing.assert_allclose(Xc3[0], [0.11, 0.5])
 
 

@@ -22,6 +22,7 @@
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -31,6 +32,9 @@ from dpclust.accountant import Accountant
 from dpclust.audit import statistics as audit
 from dpclust.lushen2020 import sampling_zone as sz
 from dpclust.lushen2020.algorithm import final_release, lushen
+from dpclust.pipeline.configuration import load_config, resolve_algorithm
+from dpclust.pipeline.resolve import import_object
+from dpclust.settings import guarantee_of
 
 EPS = 8.0
 S_D, S_DP = np.array([0.2, 0.3]), np.array([0.5, 0.3])
@@ -129,11 +133,6 @@ def test_line12_as_written_leaks_the_exact_sums():
 # Algorithm 1 as published (Posterior, Prior) and the paper's BLUM with data-record starts are declared
 # "not DP as published/configured"; the audit rejects the ε they charge. BLUM-DP (sphere-packing starts,
 # the same public total) is declared ε-DP and the same audit does not reject it.
-import functools  # noqa: E402
-
-from dpclust.pipeline.configuration import load_config, resolve_algorithm
-from dpclust.pipeline.resolve import import_object
-from dpclust.settings import guarantee_of  # noqa: E402
 
 CAP = 10.0                                   # ε_step = 0.1 (atom_steps 100)
 ONE_CLUSTER = np.random.default_rng(5).uniform(0.05, 0.35, size=(200, 2))

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from dpclust.api import DPClustError
+from dpclust.estimators import Nguyen
 from dpclust.metrics import kmeans_cost
-from dpclust.nguyen2021.algorithm import Nguyen, embed, jl_dimension, nguyen
+from dpclust.nguyen2021.algorithm import embed, jl_dimension, nguyen
 
 
 def _blobs(n=600, seed=0):

@@ -56,5 +56,6 @@ def test_paper_sampler_passes_the_audit():
 def test_authors_sampler_fails_the_audit():
     res = audit.audit(_pick("authors"), D, D_PRIME, n_samples=N_AUTHORS, seed=3)
     assert res.epsilon_lower_bound > CLAIM
-    assert res.epsilon_lower_bound > 1.0   # not a marginal excess: the loss is ≈ 2.2 (module docstring), the bound ≈ 1.4
+    assert res.epsilon_lower_bound > 1.0   # not a marginal excess: the loss is ≈ 2.2 (module docstring),
+                                           # the bound ≈ 1.4
     assert math.isfinite(res.epsilon_lower_bound)

@@ -19,7 +19,8 @@ KINDS = {fig1.OURS: "(ε, δ)-DP", fig1.BALCAN: "(ε, δ)-DP", fig1.LLOYD: "non-
 
 def _table(ours, balcan, lloyd, ks=(2, 6, 10), dataset="nguyen_synth", sd=0.1, n=5, authors=None):
     rows = []
-    runs = [(fig1.OURS, ours), (fig1.BALCAN, balcan), (fig1.LLOYD, lloyd)] + ([(fig1.AUTHORS, authors)] if authors else [])
+    runs = ([(fig1.OURS, ours), (fig1.BALCAN, balcan), (fig1.LLOYD, lloyd)]
+            + ([(fig1.AUTHORS, authors)] if authors else []))
     for alg, vals in runs:
         for k, v in zip(ks, vals):
             rows.append({"group": "g", "dataset": dataset, "algorithm": alg, "k": k, "epsilon": 1.0,

@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from dpclust.api import DPClustError
-from dpclust.nguyen2021.algorithm import SETTINGS, Nguyen, nguyen
+from dpclust.estimators import Nguyen
+from dpclust.nguyen2021.algorithm import SETTINGS, nguyen
 from dpclust.settings import AnyValue
 
 #: Every setting as config/papers/nguyen2021.yaml listed it at d0337d3 (before the migration).

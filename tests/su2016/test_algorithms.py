@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpclust import estimators
 from dpclust.accountant import Accountant
 from dpclust.api import DPClustError
 from dpclust.blocks.initialisation import sphere_packing_init
@@ -405,14 +406,17 @@ def test_gene_trace_and_lloyd_trace():
 
 @pytest.mark.parametrize("bad", [
     lambda X: dplloyd.dplloyd(X, 3, 1.0, 0.0, np.random.default_rng(0), settings(dplloyd.dplloyd, allocation="nope")),
-    lambda X: dplloyd.dplloyd(X, 3, 1.0, 0.0, np.random.default_rng(0), {k: v for k, v in settings(dplloyd.dplloyd).items() if k != "bounds"}),
+    lambda X: dplloyd.dplloyd(X, 3, 1.0, 0.0, np.random.default_rng(0),
+                              {k: v for k, v in settings(dplloyd.dplloyd).items() if k != "bounds"}),
     lambda X: dplloyd.dplloyd(X, 400, 1.0, 0.0, np.random.default_rng(0), settings(dplloyd.dplloyd)),
     lambda X: eugkm.eugkm(X, 3, -1.0, 0.0, np.random.default_rng(0), settings(eugkm.eugkm)),
     lambda X: gupt.gkm(X, 3, 1.0, 0.0, np.random.default_rng(0), settings(gupt.gkm, blocks="sqrt")),
     lambda X: hybrid.hybrid(X, 3, 1.0, 0.0, np.random.default_rng(0), settings(hybrid.hybrid, mode="x")),
     lambda X: eugkm.eugkm(X, 3, 1.0, 0.0, np.random.default_rng(0), settings(eugkm.eugkm, init="random_points")),
-    lambda X: dplloyd.dplloyd(np.full((10, 2), np.nan), 3, 1.0, 0.0, np.random.default_rng(0), settings(dplloyd.dplloyd)),
-    lambda X: dplloyd.dplloyd(X * 3, 3, 1.0, 0.0, np.random.default_rng(0), settings(dplloyd.dplloyd)),   # outside the box
+    lambda X: dplloyd.dplloyd(np.full((10, 2), np.nan), 3, 1.0, 0.0, np.random.default_rng(0),
+                              settings(dplloyd.dplloyd)),
+    lambda X: dplloyd.dplloyd(X * 3, 3, 1.0, 0.0, np.random.default_rng(0),
+                              settings(dplloyd.dplloyd)),   # outside the box
     lambda X: eugkm.eugkm(X + 2, 3, 1.0, 0.0, np.random.default_rng(0), settings(eugkm.eugkm)),
     lambda X: privgene.pgkm(X - 2, 3, 1.0, 0.0, np.random.default_rng(0), settings(privgene.pgkm)),
 ])
@@ -423,10 +427,11 @@ def test_bad_input_raises_one_clear_error(bad):
 
 def test_estimators():
     X = blobs()
-    est = dplloyd.DPLloyd(n_clusters=3, epsilon=1.0, random_state=0, settings={"bounds": BOUNDS}).fit(X)
+    est = estimators.DPLloyd(n_clusters=3, epsilon=1.0, random_state=0, settings={"bounds": BOUNDS}).fit(X)
     assert est.cluster_centers_.shape == (3, 2) and est.epsilon_spent_ == pytest.approx(1.0)
-    for Est in (eugkm.EUGkM, gupt.GkM, hybrid.Hybrid):
-        assert Est(n_clusters=3, epsilon=0.5, random_state=1, settings={"bounds": BOUNDS}).fit(X).epsilon_spent_ == pytest.approx(0.5)
+    for Est in (estimators.EUGkM, estimators.GkM, estimators.Hybrid):
+        assert Est(n_clusters=3, epsilon=0.5, random_state=1,
+                   settings={"bounds": BOUNDS}).fit(X).epsilon_spent_ == pytest.approx(0.5)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -88,7 +88,8 @@ def test_fig1_thresholds_come_from_the_claims():
                      ("su2016.gkm", 1.0): 0.9, ("su2016.dplloyd", 1.0): 0.1})
     assert holds()["DPLloyd is the best interactive method except possibly S1 at ε < 0.15"] is True
     exempt = {"dataset": "s1", "below_epsilon": 0.05}
-    assert holds(dplloyd_best_exempt=exempt)["DPLloyd is the best interactive method except possibly S1 at ε < 0.05"] is False
+    assert holds(dplloyd_best_exempt=exempt)[
+        "DPLloyd is the best interactive method except possibly S1 at ε < 0.05"] is False
 
 
 def test_fig3_exponent_is_derived_from_the_swept_blocks_exactly():
@@ -143,7 +144,8 @@ def test_table1_compares_every_number_the_paper_prints():
     csv = ("dataset,N,paper_N,d,paper_d,k,paper_k,l_gkm,paper_l_gkm,l_gkm3k,paper_l_gkm3k,status,reason,name\n"
            "S1,5000.0,5000,2,2,15,15,30.0,30,111,111,ok,,s1\n"
            "Adult-num,48842.0,48841,6,6,5,5,75.0,75,3256,3256,ok,,adult_num\n"
-           'Synthetic,10000.0,10000,"[2, 10]","[2, 10]","[2, 10]","[2, 10]",40.0,40,N/(3k),10000/(3k),ok,,su_synth_k2_d2\n'
+           'Synthetic,10000.0,10000,"[2, 10]","[2, 10]","[2, 10]","[2, 10]",40.0,40,N/(3k),10000/(3k),ok,,'
+           'su_synth_k2_d2\n'
            'Bad synthetic,10000.0,10000,"[2, 10]","[2, 10]","[2, 10]","[2, 10]",41.0,40,N/(3k),10000/(3k),ok,,x\n'
            "Lifesci,,26733,,10,3,3,,59,,2970,data_unavailable,offline,lifesci\n")
     out = table1.check_table1(pd.read_csv(io.StringIO(csv)), {})

@@ -126,7 +126,8 @@ def test_tops_dplloyd_takes_the_public_n():
     X = np.random.default_rng(4).uniform(0.2, 0.5, size=(20, 2))
     Xp = np.vstack([X, [[0.9, 0.1]]])
     tops = {"allocation": "su_tops"}
-    assert _n_dependent(dplloyd.dplloyd, X, dict(tops, public_n=20)) == _n_dependent(dplloyd.dplloyd, Xp, dict(tops, public_n=20))
+    assert (_n_dependent(dplloyd.dplloyd, X, dict(tops, public_n=20))
+            == _n_dependent(dplloyd.dplloyd, Xp, dict(tops, public_n=20)))
     assert _n_dependent(dplloyd.dplloyd, Xp, tops) == _n_dependent(dplloyd.dplloyd, Xp, dict(tops, public_n=21))
 
 

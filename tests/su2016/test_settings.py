@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpclust import estimators
 from dpclust.api import DPClustError
 from dpclust.pipeline.configuration import canonical_json, load_config, resolve_algorithm
 from dpclust.settings import AnyValue, Settings
@@ -23,9 +24,9 @@ BOUNDS = [-1.0, 1.0]
 #: guard —, Gene declares no x/min_rounds and its mutation decay is 0.97, and the many-restarts
 #: Lloyd of §6.4's cluster sizes).
 TODAY = {
-    "su2016.dplloyd": {"public_n": None, "allocation": "uniform", "clip_centers": True, "init": "sphere_packing", "init_max_tries": 100,
-                       "init_search_steps": 20, "iterations": 5, "min_count": 1.0, "record_trace": False,
-                       "rho": 0.225},
+    "su2016.dplloyd": {"public_n": None, "allocation": "uniform", "clip_centers": True, "init": "sphere_packing",
+                       "init_max_tries": 100, "init_search_steps": 20, "iterations": 5, "min_count": 1.0,
+                       "record_trace": False, "rho": 0.225},
     "su2016.eugkm": {"public_n": None, "cells_rounding": "round_log", "init": "sphere_packing", "init_max_tries": 100,
                      "init_search_steps": 20, "lloyd_max_iter": 30, "lloyd_tol": 0.0001, "max_grid_cells": 8388608,
                      "n_init_sets": 30, "theta": 10.0},
@@ -41,10 +42,10 @@ TODAY = {
     "su2016.gkm_sag": {"align": "sort_first_coordinate", "analysis_epsilon": 1.0, "block_max_iter": 10,
                        "block_restarts": 20, "blocks": "n^0.4", "clip_centers": True, "lloyd_max_iter": 100,
                        "n_init_sets": 30, "output": "sag", "range_fraction": 0.5, "range_quantiles": [0.0, 1.0]},
-    "su2016.hybrid": {"public_n": None, "budget_split": 0.5, "cells_rounding": "round_log", "clip_centers": True, "init": "sphere_packing",
-                      "init_max_tries": 100, "init_search_steps": 20, "lloyd_max_iter": 30, "lloyd_tol": 0.0001,
-                      "max_grid_cells": 8388608, "min_count": 1.0, "mode": "auto", "n_init_sets": 30, "rho": 0.225,
-                      "theta": 10.0},
+    "su2016.hybrid": {"public_n": None, "budget_split": 0.5, "cells_rounding": "round_log", "clip_centers": True,
+                      "init": "sphere_packing", "init_max_tries": 100, "init_search_steps": 20, "lloyd_max_iter": 30,
+                      "lloyd_tol": 0.0001, "max_grid_cells": 8388608, "min_count": 1.0, "mode": "auto",
+                      "n_init_sets": 30, "rho": 0.225, "theta": 10.0},
     "su2016.hybrid_forced": {"public_n": None, "budget_split": 0.5, "cells_rounding": "round_log", "clip_centers": True,
                              "init": "sphere_packing", "init_max_tries": 100, "init_search_steps": 20,
                              "lloyd_max_iter": 30, "lloyd_tol": 0.0001, "max_grid_cells": 8388608, "min_count": 1.0,
@@ -104,8 +105,8 @@ def test_the_declarations_are_the_one_home():
     for fn in (dplloyd.dplloyd, lloyd.lloyd, eugkm.eugkm, hybrid.hybrid):
         assert set(common.INIT_SETTINGS) <= set(fn.settings), fn.__name__
     # the estimators start from the declared defaults
-    assert dplloyd.DPLloyd.default_settings == dplloyd.dplloyd.settings.defaults()
-    assert gupt.GkM.default_settings == gupt.gkm.settings.defaults()
+    assert estimators.DPLloyd.default_settings == dplloyd.dplloyd.settings.defaults()
+    assert estimators.GkM.default_settings == gupt.gkm.settings.defaults()
 
 
 def test_lushen2020_functions_expose_their_declarations():

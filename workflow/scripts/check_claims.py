@@ -16,4 +16,5 @@ def step():
 
 frame = run_logged(sm.log[0], f"checking the claims of {spec['paper']}/{spec['item']}", step)
 counts = frame["result"].value_counts().to_dict() if len(frame) else {}
-print(f"dpclust: {spec['paper']}/{spec['item']} claims: " + (", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "none"))
+print(f"dpclust: {spec['paper']}/{spec['item']} claims: "
+      + (", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "none"))

@@ -19,7 +19,8 @@ the stages that need it (Gaussian refinement sums; NoisyAVG recovery), split by 
 Recovery sensitivity (interpretation, a correction): the paper prints a per-coordinate
 Lap(24TΛ/(ε s_j)) on the mean, i.e. calibrated to the L2 radius Λ; the Laplace mechanism needs the
 L1 sensitivity of a cluster sum, which for a point of the box [lo, hi]^d centred at its middle is
-min(d·(hi − lo)/2, √d·Λ) (= √d·Λ for the box radius). We use the L1 value (the authors' code also uses the L2 range, and an exact
+min(d·(hi − lo)/2, √d·Λ) (= √d·Λ for the box radius). We use the L1 value (the authors' code also uses the L2
+range, and an exact
 count). The count and the sum each get half of the recovery budget (as the paper's two
 Lap(24T/ε) terms). Recovered centres are clipped to the public box (post-processing).
 

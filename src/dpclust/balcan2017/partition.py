@@ -64,7 +64,8 @@ PARTITION_SETTINGS = Settings(
         "paper", "STATED Alg. 1 ε' = ε/(2 log n) per level ('exact': ε/(⌊ln n⌋ + 1), spends the whole "
         "partition budget when every level runs)", Options("paper", "exact"), "ε' per level of the partition"),
     analysis_delta=Setting(
-        0.1, "EXT demo.m δ = 0.1, MISSING in the paper (the δ of Algs. 1-3: the failure probability in γ and the depth, "
+        0.1, "EXT demo.m δ = 0.1, MISSING in the paper (the δ of Algs. 1-3: the failure probability in γ and the "
+        "depth, "
         "not a privacy δ)", Interval(float, 0.0, 1.0, open_lo=True),
         "δ of the analysis, in (0, 1) (1 itself is refused by `threshold`)"),
 )

@@ -59,6 +59,8 @@ def _sphere_packing_cached(k: int, d: int, lo: float, hi: float, seed: int, trie
             a_hi = mid
         else:
             a_lo, best = mid, placed
+    if best is None:  # a = 0 places any k candidates
+        raise AssertionError("sphere packing placed no centres at radius 0")
     best.setflags(write=False)
     return best
 

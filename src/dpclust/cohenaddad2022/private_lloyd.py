@@ -18,7 +18,8 @@ noisy sizes fraction, rest equally over the Lloyd steps.
 
 One private Lloyd-median step: assign every point to its nearest centre (public centres → the
 clusters are disjoint), draw at most ``max_points_per_cluster`` points of each cluster uniformly
-without replacement (STATED 20k; bottom-k sampling over row chunks), and replace the centre by `private_one_median` of the sample with
+without replacement (STATED 20k; bottom-k sampling over row chunks), and replace the centre by
+`private_one_median` of the sample with
 the step's ε. Clusters are disjoint, so the step costs ε_step by parallel composition. Because a
 fixed-size sample turns an added point into a replaced one, the 1-median uses replace-one
 neighbours (Δ_b = 2L), which covers both cases (enforced: `one_median_neighbouring` must be

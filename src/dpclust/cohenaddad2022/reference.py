@@ -170,7 +170,8 @@ def kmedian_reference(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
         sample_rng = np.random.default_rng([init_seed, restarts])
         Ps, ws = _distinct(X[sample_rng.choice(X.shape[0], size=screen, replace=False)])
         for r in range(restarts):
-            C, cost, _, _ = lloyd_median_converged(Ps, ws, _seed(Ps, ws, k, np.random.default_rng([init_seed, r]), trials),
+            C, cost, _, _ = lloyd_median_converged(
+                Ps, ws, _seed(Ps, ws, k, np.random.default_rng([init_seed, r]), trials),
                                                    **lloyd)
             starts.append(C)
             screen_costs.append(cost)

@@ -22,7 +22,8 @@ DEFAULT_REGISTRY = Path(__file__).resolve().parents[3] / "config" / "datasets.ya
 KINDS = ("real", "synthetic")
 #: parser names known to dpclust.data.parsers (kept here so the registry can be validated without
 #: importing the parsers)
-PARSER_NAMES = ("idx", "text", "adult", "sklearn_iris", "skin", "shuttle", "sipu", "gowalla")  # = parsers.PARSER_MODULES
+PARSER_NAMES = ("idx", "text", "adult", "sklearn_iris", "skin", "shuttle", "sipu",
+                "gowalla")  # = parsers.PARSER_MODULES
 GENERATOR_NAMES = ("sphere_mixture", "nguyen_blocks", "separated_gaussians", "chunked_mixture")
 _SOURCE_FILE_KEYS = {"name", "url", "sha256", "md5", "mirror_path", "mirror_sha256", "local_path",
                      "local_sha256", "optional", "note"}

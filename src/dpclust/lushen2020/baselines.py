@@ -134,7 +134,8 @@ PROTOCOL = Settings(
                              "'posterior': one strategy's run; 'public': a data-independent total at "
                              "public_iterations (the DP variants)", Options(*DATA_DEPENDENT, "public"),
                              "where the baselines' total budget comes from"),
-    public_iterations=Setting(None, "MISSING→REC (budget_reference: public only) the iteration count at which Algorithm "
+    public_iterations=Setting(None, "MISSING→REC (budget_reference: public only) the iteration count at which "
+                              "Algorithm "
                               "1's total is charged, a public constant: the DP variants set the paper's printed "
                               "average iterations of the Prior strategy on the dataset (STATED Fig. 10(b))",
                               nullable(Interval(float, 0, open_lo=True)),
@@ -220,7 +221,8 @@ def _run(spec, X, k, epsilon, total, rng, settings, own: dict, ref_info: dict) -
     inner.update(own)
     per_epsilon = _reference_settings(settings)["init_per_epsilon"]
     inner.update(bounds=settings["bounds"],
-                 init_seed=run_init_seed({"init_seed": settings["init_seed"], "init_per_epsilon": per_epsilon}, epsilon))
+                 init_seed=run_init_seed({"init_seed": settings["init_seed"], "init_per_epsilon": per_epsilon},
+                                         epsilon))
     res = function(X, k, float(total), 0.0, rng, inner)
     protocol = ("data-independent total at a public iteration count" if settings["budget_reference"] == "public"
                 else "Lu & Shen §7.1: total = bottom-up total of Algorithm 1")

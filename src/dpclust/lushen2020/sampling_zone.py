@@ -29,7 +29,8 @@ of the zone), with q(δ, α) = (1 − δ) + (1 − 2|α|/π), δ = ‖Ŝ − S�
 d > 2, so given (δ, α) the direction is uniform on the cone's (d−2)-sphere), Δq = 2 (STATED). The
 draw is exact: uniform proposals in the ball accepted with probability exp(c·(q − q_max)), c =
 `exponential_logit_scale(Δq, ε)`, q_max = 2 − dist(S, zone)/a ≥ q on the whole zone (`zone_score_bound`;
-an envelope of 2 made the acceptance decay like exp(−c·dist(S, zone)/a), which failed for large ε). The data-independent draws γ and λ are not
+an envelope of 2 made the acceptance decay like exp(−c·dist(S, zone)/a), which failed for large ε). The
+data-independent draws γ and λ are not
 charged: the paper does not charge them (they are not calibrated to ε).
 
 Privacy note (stated in the report): Theorem 5 charges only the ExpDP draws and the final counts.

@@ -218,7 +218,8 @@ class AuthorsScale:
                 break
             if N >= MAX_ESTIMATE_DRAWS:
                 if self.regime != "partition":
-                    raise DPClustError(f"authors' sampler: no covered grid point among {used} proposals at R = {self.R:.3g}")
+                    raise DPClustError(f"authors' sampler: no covered grid point among {used} proposals at "
+                                       f"R = {self.R:.3g}")
                 # A sparse grid (few covered points among |G|): the envelope is still too coarse. Refine it
                 # the way a rejection sampler does until one covered point is accepted (GridEM.draw, capped
                 # by `em_max_trials`), then estimate afresh on the finer partition (terms stay unbiased).
@@ -328,4 +329,5 @@ def authors_grid_cover(P_all: np.ndarray, alive: np.ndarray, t: float, r: float,
         b, c = scale.pick(rng)
         centres[j] = b * t
         counts[j] = c
-    return centres, counts, int(scale.trace["trials"]), scale.summary() | {"warmups": int(scale.trace.get("warmups", 0))}
+    return (centres, counts, int(scale.trace["trials"]),
+            scale.summary() | {"warmups": int(scale.trace.get("warmups", 0))})

@@ -103,7 +103,8 @@ def draw(spec: dict) -> dict:
             calls = None
         else:
             with halved_noise() as counter:
-                a = _sample(function, D, k, eps, delta, settings, des.stat, n_samples, np.random.default_rng(ss_D), spent)
+                a = _sample(function, D, k, eps, delta, settings, des.stat, n_samples, np.random.default_rng(ss_D),
+                            spent)
                 b = _sample(function, Dp, k, eps, delta, settings, des.stat, n_samples, np.random.default_rng(ss_Dp),
                             spent)
             calls = int(sum(counter.values()))

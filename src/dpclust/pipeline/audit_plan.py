@@ -8,8 +8,9 @@ fixed on both neighbours) can also be audited, per its `n_from_data` designs, wi
 each neighbour: a labelled run outside its guarantee that shows why N must be public. Any algorithm
 can also be audited at settings chosen for the attack's power (`power`: e.g. DPLloyd with one
 iteration, the fewest compositions), within its guarantee, which must hold at every setting. An item
-with `audits_from: <item>` shares another item's audit jobs (as `runs_from` shares runs). Audit items are `AuditItemTarget`s
-(`target.audits`), the plan an `AuditPlan` (`plan.audits`, `plan.audit(path)`).
+with `audits_from: <item>` shares another item's audit jobs (as `runs_from` shares runs). Audit
+items are `AuditItemTarget`s (`target.audits`), the plan an `AuditPlan` (`plan.audits`,
+`plan.audit(path)`).
 `plan_audits` is one of `dpclust.pipeline.planning.PLANNERS`; everything of the audit lives here.
 """
 
@@ -181,7 +182,8 @@ def audit_jobs(config: dict, paper: str, item_name: str, audit: dict, results_di
                         if fixed_n and variant != N_FROM_DATA else {})
             spec = {**alg_spec, **public_n, "design": name, "n": n, "k": k, "relation": relation,
                     "relation_source": variant_source if variant == N_FROM_DATA else source,
-                    "epsilon": float((power if variant == POWER else {}).get("epsilon", p.get("epsilon", audit["epsilon"]))),
+                    "epsilon": float((power if variant == POWER else {}).get(
+                        "epsilon", p.get("epsilon", audit["epsilon"]))),
                     "delta": delta,
                     "samples": int(sizes["samples"]),
                     "confidence": float(audit.get("confidence", 0.95)),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +95,7 @@ def _describe(schema: Any) -> str:
     if not isinstance(schema, dict):
         return "anything"
     if "anyOf" in schema or "oneOf" in schema:
-        return " | ".join(_describe(s) for s in schema.get("anyOf") or schema.get("oneOf"))
+        return " | ".join(_describe(s) for s in schema.get("anyOf") or schema.get("oneOf") or [])
     if "enum" in schema:
         return "one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
     if "$ref" in schema:
@@ -142,6 +143,7 @@ def _non_finite(data: Any, path: tuple = ()) -> tuple | None:
     hold one (specs are JSON) and no budget, k or threshold is meant to be infinite."""
     if isinstance(data, float) and not math.isfinite(data):
         return path
+    items: Iterable[tuple[Any, Any]]
     if isinstance(data, dict):
         items = data.items()
     elif isinstance(data, list):

@@ -5,9 +5,9 @@ on one line that ends in a newline; tables (`results/tables`, `results/checks`) 
 `write_csv_atomic`, every row ending in a newline. Both are moved into place whole, but can be
 damaged afterwards (an interrupted copy between machines, a full disk, an edit by hand). `rule all`
 asks `intact` of every record and every planned output (tables, figures, report pages) and moves a
-damaged one aside, so that it is made again like a deleted one, with what reads it; `load_records` names a record that does not
-parse and the fix. (Processed data files have their own check, `dpclust.data.store.intact`.) Not
-imported by the runner: editing it re-runs no run.
+damaged one aside, so that it is made again like a deleted one, with what reads it; `load_records`
+names a record that does not parse and the fix. (Processed data files have their own check,
+`dpclust.data.store.intact`.) Not imported by the runner: editing it re-runs no run.
 """
 
 from __future__ import annotations

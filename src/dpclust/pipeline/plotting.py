@@ -101,7 +101,8 @@ def note_missing(ax, rows: pd.DataFrame, item: dict) -> None:
     from dpclust.pipeline.itemkit import name
 
     bad = rows[rows["status"] != "ok"] if "status" in rows else rows.iloc[:0]
-    parts = [STATUS_TEXT.get(s, str(s)) + ": " + ", ".join(dict.fromkeys(name(item, a) for a in bad.loc[bad["status"] == s, "algorithm"]))
+    parts = [STATUS_TEXT.get(s, str(s)) + ": "
+             + ", ".join(dict.fromkeys(name(item, a) for a in bad.loc[bad["status"] == s, "algorithm"]))
              for s in dict.fromkeys(bad["status"])]
     if parts:
         ax.text(0.02, 0.02, "; ".join(parts), transform=ax.transAxes, fontsize=6.5, color="0.3", va="bottom")

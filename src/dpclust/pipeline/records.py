@@ -1,9 +1,10 @@
 """Run records: what a run released, kept apart from what we measured about it.
 
 A run record (written by `dpclust.pipeline.run_job`; a run job's file holds the records of its batch,
-`{"schema": 2, "records": [...]}`) describes a block of runs of one (dataset, algorithm, k, ε) cell: the spec it ran (settings, budget, seeds, dataset content id)
-and the algorithm's guarantee (`guarantee`: ε-DP, (ε, δ)-DP, non-private or "not DP as
-published", with the neighbouring relation). Each run has two sections:
+`{"schema": 2, "records": [...]}`) describes a block of runs of one (dataset, algorithm, k, ε)
+cell: the spec it ran (settings, budget, seeds, dataset content id) and the algorithm's guarantee
+(`guarantee`: ε-DP, (ε, δ)-DP, non-private or "not DP as published", with the neighbouring
+relation). Each run has two sections:
 
 * ``released``: the mechanism's output, the only part covered by the privacy guarantee
   (``centers``, when the experiment stores them);
@@ -12,8 +13,9 @@ published", with the neighbouring relation). Each run has two sections:
   (traces, exact counts, per-stage values). These are exact functions of the data: never publish
   them as the output of a private algorithm.
 
-`load_records` reads record files (a batch's or a single record's); `flatten` gives each run as one flat dict (diagnostics,
-released, seed, init_seed, wall time), which is how the items read them.
+`load_records` reads record files (a batch's or a single record's); `flatten` gives each run as
+one flat dict (diagnostics, released, seed, init_seed, wall time), which is how the items read
+them.
 """
 
 from __future__ import annotations

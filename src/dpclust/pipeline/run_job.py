@@ -95,7 +95,8 @@ def _versions() -> dict:
 def check_spec(spec: dict) -> dict:
     missing = [key for key in SPEC_KEYS if key not in spec]
     if missing:
-        raise DPClustError(f"run spec lacks {missing}; plan it with dpclust.pipeline.planning or `python -m dpclust.pipeline run`")
+        raise DPClustError(f"run spec lacks {missing}; plan it with dpclust.pipeline.planning or "
+                           "`python -m dpclust.pipeline run`")
     eps = spec["epsilon"]
     if spec["private"] and eps is None:
         raise DPClustError(f"{spec['algorithm']} is private and needs --epsilon > 0")

@@ -122,7 +122,8 @@ def withhold_while_refused(checks: list, table: pd.DataFrame, spec: dict) -> lis
     refused = refused_cells(table, spec)
     if not refused:
         return checks
-    note = "not evaluable: cells refused by their algorithm (" + ", ".join(refused[:6]) + (", …" if len(refused) > 6 else "") + ")"
+    note = ("not evaluable: cells refused by their algorithm (" + ", ".join(refused[:6])
+            + (", …" if len(refused) > 6 else "") + ")")
     for check in checks:
         if check.holds is True:
             check.holds = None
@@ -141,7 +142,8 @@ def check_item(spec: dict, table_csv, stem) -> pd.DataFrame:
     write_csv_atomic(frame, stem.with_suffix(".csv"))
     from dpclust.pipeline.plotting import to_markdown
 
-    title = f"Claims of {spec.get('reproduces') or spec.get('paper', '') + '/' + spec.get('item', '')}, checked on our runs"
+    title = (f"Claims of {spec.get('reproduces') or spec.get('paper', '') + '/' + spec.get('item', '')}, "
+             "checked on our runs")
     write_text_atomic(f"**{title}**\n\n" + to_markdown(frame), stem.with_suffix(".md"))
     write_text_atomic(checks_html(frame, title), stem.with_suffix(".html"))
     return frame
@@ -207,7 +209,8 @@ def summarize_checks(check_csvs, out_stem) -> pd.DataFrame:
     stem = Path(out_stem)
     write_csv_atomic(table, stem.with_suffix(".csv"))
     counts = table["result"].value_counts().to_dict() if len(table) else {}
-    title = ("Every claim check: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))) if counts else "No claim checks"
+    title = (("Every claim check: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+             if counts else "No claim checks")
     from dpclust.pipeline.plotting import to_markdown
 
     write_text_atomic(f"**{title}**\n\n" + to_markdown(table), stem.with_suffix(".md"))

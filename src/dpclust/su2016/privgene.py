@@ -201,7 +201,8 @@ def _check(settings):
 
 
 def pgkm_rounds(n: int, epsilon: float, settings) -> int:
-    return int(max(int(settings["min_rounds"]), math.ceil(float(settings["x"]) * n * epsilon / int(settings["selected"]))))
+    return int(max(int(settings["min_rounds"]),
+                   math.ceil(float(settings["x"]) * n * epsilon / int(settings["selected"]))))
 
 
 @declared(SETTINGS, guarantee=PGKM)

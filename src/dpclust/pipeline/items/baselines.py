@@ -38,7 +38,8 @@ def render_table(table: pd.DataFrame, item: dict, stem: str) -> None:
         out.append(row)
     df = pd.DataFrame(out, columns=["dataset", "k", *names])
     unavailable = sorted(rows.loc[rows["status"] != "ok", "dataset"].unique())
-    note = ("Datasets unavailable here (no network and no mirror file): " + ", ".join(unavailable)) if unavailable else ""
+    note = (("Datasets unavailable here (no network and no mirror file): " + ", ".join(unavailable))
+            if unavailable else "")
     write_table(df, stem, title=item["title"], note=note)
 
 

@@ -167,10 +167,12 @@ def spent_check(table: pd.DataFrame, private: list[str], rel_tol: float) -> Chec
     if rows.empty:
         return Check(SPENT_CLAIM, None, "no private runs available")
     eps = rows["epsilon"].astype(float)
-    bad = rows[((rows["eps_spent_max"] - eps).abs() > rel_tol * eps) | ((rows["eps_spent_min"] - eps).abs() > rel_tol * eps)]
+    bad = rows[((rows["eps_spent_max"] - eps).abs() > rel_tol * eps)
+               | ((rows["eps_spent_min"] - eps).abs() > rel_tol * eps)]
     return Check(SPENT_CLAIM, bad.empty,
                  f"{len(rows)} cells checked" + ("" if bad.empty else f"; mismatch in {len(bad)} cells: "
-                                                  + ", ".join(f"{r.dataset}/{r.algorithm}/k={r.k}" for r in bad.itertuples())))
+                                                  + ", ".join(f"{r.dataset}/{r.algorithm}/k={r.k}"
+                                                              for r in bad.itertuples())))
 
 
 def evidence(table: pd.DataFrame, item: dict, dataset: str, by: str, key, algs: Sequence[str]) -> str:

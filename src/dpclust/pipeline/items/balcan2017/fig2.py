@@ -74,7 +74,8 @@ def render_fig2(table: pd.DataFrame, item: dict, stem: str) -> None:
             mark_unavailable(ax, title, reason, status)
             continue
         for i, alg in enumerate(plotted):
-            cell = table[(table["dataset"] == ds) & (table["algorithm"] == alg) & (table["status"] == "ok")].sort_values("k")
+            cell = table[(table["dataset"] == ds) & (table["algorithm"] == alg)
+                         & (table["status"] == "ok")].sort_values("k")
             if cell.empty:
                 continue
             mean_sd_line(ax, cell["k"], cell["mean"], cell["std"], label=legend_label(table, item, alg), lw=1.2,

@@ -130,7 +130,8 @@ def check_fig2d(table: pd.DataFrame, item: dict) -> list[Check]:
         checks.append(refused)
     elif len(common) >= 2:
         lo, hi = common[0], common[-1]
-        q = log_linear_ci([(1.0, *triple(s[lo])), (-1.0, *triple(s[hi])), (-1.0, *triple(o[lo])), (1.0, *triple(o[hi]))])
+        q = log_linear_ci([(1.0, *triple(s[lo])), (-1.0, *triple(s[hi])),
+                           (-1.0, *triple(o[lo])), (1.0, *triple(o[hi]))])
         s_det = log_linear_ci([(1.0, *triple(s[lo])), (-1.0, *triple(s[hi]))])
         o_det = log_linear_ci([(1.0, *triple(o[lo])), (-1.0, *triple(o[hi]))])
         chk = decide(claim, q, 1.0, ">",

@@ -39,8 +39,8 @@ def render_supp3d(table: pd.DataFrame, item: dict, stem: str) -> None:
                      "runs": int(r.n), "ε spent": "" if pd.isna(r.epsilon) else f"{r.eps_spent_max:g}"})
     df = pd.DataFrame(rows)
     write_table(df, stem, title=item["title"],
-                note="Reconstructed supplementary comparison: the supplement is not available; data and n are our choice "
-                     "(see config). ε spent is blank for the non-private reference.")
+                note="Reconstructed supplementary comparison: the supplement is not available; data and n are our "
+                     "choice (see config). ε spent is blank for the non-private reference.")
 
 
 def check_supp3d(table: pd.DataFrame, item: dict) -> list[Check]:
@@ -79,8 +79,8 @@ def check_supp3d(table: pd.DataFrame, item: dict) -> list[Check]:
             worst = max(comp, key=lambda a: rows[a].mean)
             best = min(comp, key=lambda a: rows[a].mean)
             chk.why = (f"genuine: {name(item, worst)} {fmt(rows[worst].mean)} ± {fmt(rows[worst].std)} vs "
-                       f"{name(item, best)} {fmt(rows[best].mean)} ± {fmt(rows[best].std)} on the reconstructed 3-D data "
-                       "(the supplement's data are MISSING)")
+                       f"{name(item, best)} {fmt(rows[best].mean)} ± {fmt(rows[best].std)} on the reconstructed "
+                       "3-D data (the supplement's data are MISSING)")
         checks.append(chk)
     if kv in rows and len(rows) > 1:
         others = means.drop(kv)

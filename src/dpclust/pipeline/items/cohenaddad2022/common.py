@@ -62,7 +62,8 @@ def aggregate_normalised(records, item, ctx) -> pd.DataFrame:
     rel_tol = float(item["table"]["spent_rel_tol"])
     table = tidy(records, item, ctx)
     t = table[table["metric"] == "cost_kmedian"].copy() if not table.empty else table
-    unavailable = table[table["status"] != "ok"].drop_duplicates(subset=["dataset", "algorithm"]) if not table.empty else table
+    unavailable = (table[table["status"] != "ok"].drop_duplicates(subset=["dataset", "algorithm"])
+                   if not table.empty else table)
     df = runs_frame(records)
     ok_runs = df[df["status"] == "ok"] if not df.empty else df
     if not t.empty and not ok_runs.empty:
@@ -221,7 +222,8 @@ def claim_per_epsilon(table: pd.DataFrame, item, dataset: str, algorithm: str, c
             cells.append((f"k={k}", _band_decision(iv, lo, hi)))
             texts.append(f"k={k}: {iv}")
             # least favourable cell: the one whose interval reaches furthest past the band
-            badness = max((iv.high - hi) if hi is not None else -math.inf, (lo - iv.low) if lo is not None else -math.inf)
+            badness = max((iv.high - hi) if hi is not None else -math.inf,
+                          (lo - iv.low) if lo is not None else -math.inf)
             if worst is None or badness > worst[0]:
                 worst = (badness, iv)
         label = claim.format(eps=_fmt_eps(eps))
@@ -266,7 +268,8 @@ def beats(table: pd.DataFrame, item, dataset: str, a: str, b: str, claim: str | 
 def spent_cells(table: pd.DataFrame) -> Check:
     """Every private (dataset, method, k, ε) cell spent exactly its ε (column `eps_exact`)."""
     col = table["eps_exact"].dropna() if "eps_exact" in table else pd.Series([], dtype=object)
-    return Check("each private run spends exactly its epsilon setting", None if col.empty else bool(col.astype(bool).all()),
+    return Check("each private run spends exactly its epsilon setting",
+                 None if col.empty else bool(col.astype(bool).all()),
                  f"{len(col)} (dataset, method, k, ε) cells")
 
 
@@ -367,7 +370,8 @@ def render_normalised(table: pd.DataFrame, item, stem) -> None:
                 k_list = ks(table, ds, alg)
                 for m, k in enumerate(k_list):
                     pts = [(e, ratio_interval(table, ds, alg, versus, k, e)) for e in eps_all]
-                    pts = [(e, iv) for e, iv in pts if iv is not None and math.isfinite(iv.low) and math.isfinite(iv.high)]
+                    pts = [(e, iv) for e, iv in pts
+                           if iv is not None and math.isfinite(iv.low) and math.isfinite(iv.high)]
                     if not pts:
                         continue
                     x = np.array([e for e, _ in pts]) * (1 + 0.04 * (m - (len(k_list) - 1) / 2) + 0.12 * j)

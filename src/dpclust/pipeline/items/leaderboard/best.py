@@ -146,7 +146,8 @@ def render_best(table: pd.DataFrame, item, stem) -> None:
     stem.parent.mkdir(parents=True, exist_ok=True)
     title = item.get("title", "Best private method")
     planned_note = runs_note(item)
-    note = " ".join(p for p in (planned_note + "." if planned_note else "", "✓: the best's 95 % interval lies below the runner-up's; ≈: they "
+    note = " ".join(p for p in (planned_note + "." if planned_note else "",
+                                "✓: the best's 95 % interval lies below the runner-up's; ≈: they "
                                 "overlap. Only methods with a declared DP guarantee are ranked.") if p)
     shown = _display(table, item)
     write_text_atomic(f"**{title}**\n\n" + to_markdown(shown) + f"\n{note}\n", stem.with_suffix(".md"))

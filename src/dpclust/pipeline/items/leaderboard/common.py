@@ -50,9 +50,9 @@ UNKNOWN = "unknown"
 METRIC = {"kmeans": "cost_kmeans", "kmedian": "cost_kmedian"}
 OBJECTIVE_LABEL = {"kmeans": "k-means", "kmedian": "k-median"}
 KEY = ["objective", "dataset", "k", "epsilon"]
-COLUMNS = [*KEY, "algorithm", "guarantee", "guarantee_note", "relation", "rank", "dp_methods", "mean", "ci_low", "ci_high",
-           "sd", "n", "cost_mean", "best_nonprivate", "nonempty_mean", "wall_s", "eps_spent_mean", "eps_spent_max",
-           "delta", "delta_spent_max", "status", "reason"]
+COLUMNS = [*KEY, "algorithm", "guarantee", "guarantee_note", "relation", "rank", "dp_methods", "mean", "ci_low",
+           "ci_high", "sd", "n", "cost_mean", "best_nonprivate", "nonempty_mean", "wall_s", "eps_spent_mean",
+           "eps_spent_max", "delta", "delta_spent_max", "status", "reason"]
 
 
 def guarantee_kind(record: Mapping) -> str:

@@ -42,7 +42,8 @@ def panels_of(table: pd.DataFrame, item) -> list[tuple[str, str, int]]:
 
 
 #: Mantissas of the labelled ticks of a log y axis, sparsest first (`log_tick_subs`).
-LOG_TICK_SUBS = ((1.0, 2.0, 5.0), (1.0, 1.5, 2.0, 3.0, 5.0, 7.0), (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0))
+LOG_TICK_SUBS = ((1.0, 2.0, 5.0), (1.0, 1.5, 2.0, 3.0, 5.0, 7.0),
+                 (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0))
 
 
 def log_tick_subs(lo: float, hi: float, at_least: int = 3) -> tuple[float, ...]:

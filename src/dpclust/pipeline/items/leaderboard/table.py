@@ -54,7 +54,8 @@ def _note(table: pd.DataFrame, item) -> str:
              "only (ε-DP or (ε, δ)-DP), per (objective, dataset, k, ε)."]
     if unavailable:
         reasons = {d: short_reason(table.loc[table["dataset"] == d, "reason"].iloc[0]) for d in unavailable}
-        parts.append("Data unavailable: " + ", ".join(f"{dataset_name(item, d)} ({r})" for d, r in reasons.items()) + ".")
+        parts.append("Data unavailable: "
+                     + ", ".join(f"{dataset_name(item, d)} ({r})" for d, r in reasons.items()) + ".")
     refused = table[table["status"] == "refused"]
     if len(refused):
         cells = []                             # one entry per (algorithm, dataset): its refused k and ε
@@ -88,7 +89,8 @@ def _rank_maps(table: pd.DataFrame, item, stem, title: str, note: str) -> None:
     options = step_options(item, "figure")
     vmax = float(options.get("colour_max", 100.0))
     ok = table[(table["status"] == "ok") & table["epsilon"].notna() & (table["guarantee"] != NON_PRIVATE)]
-    panels = [(obj, eps) for obj in ("kmeans", "kmedian") for eps in sorted(ok.loc[ok["objective"] == obj, "epsilon"].unique())]
+    panels = [(obj, eps) for obj in ("kmeans", "kmedian")
+              for eps in sorted(ok.loc[ok["objective"] == obj, "epsilon"].unique())]
     if not panels:
         fig, ax = plt.subplots(figsize=(6, 2))
         ax.axis("off")

@@ -68,7 +68,8 @@ N_BOOT, LINEAR_WIDTH = 2000, 1.0e-2
 #: The explanation of a claim that does not hold, after its evidence (numbers from the runs).
 WHY = {
     "growth": ("Algorithm 1's pre-noise output is at Lloyd's at every ε (Fig. 8), so its gap is line 12's count "
-               "noise alone, while the DP baselines approach Lloyd as ε grows: on the log gap axis the curves converge"),
+               "noise alone, while the DP baselines approach Lloyd as ε grows: on the log gap axis the curves "
+               "converge"),
     "beats_below_lloyd": ("a negative gap is a cost below Lloyd's from the paper's data-record starts: the DP "
                           "baselines start from Su et al.'s sphere packing (data independent, spread over the box), "
                           "which reaches better local optima than k random records, from which Algorithm 1 "
@@ -121,8 +122,10 @@ def aggregate_fig7(records, item, ctx=None) -> pd.DataFrame:
             out.append({"row": "cell", "dataset": dataset, "k": k, "algorithm": alg, "epsilon": eps,
                         "eps_step": eps_step, "guarantee": kind, "n": len(runs), "cost_mean": cmean,
                         "cost_std": float(costs.std(ddof=1)) if len(costs) > 1 else np.nan,
-                        "lloyd_cost_mean": lmean, "lloyd_cost_std": float(lloyd.std(ddof=1)) if lloyd.size > 1 else np.nan,
-                        "lloyd_n": int(lloyd.size), "ratio": ratio, "gap": ratio - 1.0, "gap_low": low, "gap_high": high,
+                        "lloyd_cost_mean": lmean,
+                        "lloyd_cost_std": float(lloyd.std(ddof=1)) if lloyd.size > 1 else np.nan,
+                        "lloyd_n": int(lloyd.size), "ratio": ratio, "gap": ratio - 1.0, "gap_low": low,
+                        "gap_high": high,
                         "eps_spent_mean": float(spent.mean()) if dp else np.nan,
                         "eps_spent_min": float(spent.min()) if dp else np.nan,
                         "eps_spent_max": float(spent.max()) if dp else np.nan,
@@ -145,7 +148,8 @@ def _distance_rows(ok, reps, points, kinds, width) -> list[dict]:
                     continue
                 best = min(base, key=lambda a: points[(dataset, eps, a)])
                 versus[eps] = best
-                dist[eps] = axis_transform(reps[(dataset, eps, best)], width) - axis_transform(reps[(dataset, eps, alg)], width)
+                dist[eps] = (axis_transform(reps[(dataset, eps, best)], width)
+                             - axis_transform(reps[(dataset, eps, alg)], width))
                 dist_point[eps] = float(axis_transform(points[(dataset, eps, best)], width)
                                         - axis_transform(points[(dataset, eps, alg)], width))
             if len(dist) >= 2:

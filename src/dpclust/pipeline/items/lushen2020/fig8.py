@@ -130,7 +130,8 @@ def check_fig8(table, item) -> list[Check]:
             decisions.append((r.dataset, decide("", ci, threshold, side).holds))
             per_eps = cells[(cells["dataset"] == r.dataset) & (cells["algorithm"] == alg)].sort_values("eps_step")
             details.append(f"{r.dataset}: {int(r.matches)}/{int(r.n)} = {ci} (per ε: " +
-                           ", ".join(f"{fmt(c.eps_step)}: {int(c.matches)}/{int(c.n)}" for c in per_eps.itertuples()) + ")")
+                           ", ".join(f"{fmt(c.eps_step)}: {int(c.matches)}/{int(c.n)}"
+                                     for c in per_eps.itertuples()) + ")")
         return decisions, "; ".join(details)
 
     decisions, detail = per_dataset(PRIOR, floor, ">=")

@@ -74,7 +74,8 @@ def aggregate_iterations(records, item, ctx=None) -> pd.DataFrame:
         sampling = cell["sampling_iterations"].astype(float).to_numpy()
         low, high = _ratio_interval(c, ll, n_boot, rng)
         return {"dataset": dataset, "eps_step": eps, "n": len(cell), "count": count, "count_mean": float(c.mean()),
-                "iterations_mean": float(it.mean()), "lloyd_steps_mean": float(cell["lloyd_steps"].astype(float).mean()),
+                "iterations_mean": float(it.mean()),
+                "lloyd_steps_mean": float(cell["lloyd_steps"].astype(float).mean()),
                 "lloyd_iterations_mean": float(ll.mean()),
                 "lloyd_iterations_std": float(ll.std(ddof=1)) if ll.size > 1 else np.nan,
                 "ratio_of_means": float(c.sum() / ll.sum()), "ratio_low": low, "ratio_high": high,
@@ -198,7 +199,8 @@ def check_iterations(table, item) -> list[Check]:
             verdict = None
         decisions.append((r.dataset, verdict))
         details.append(f"{r.dataset}: ours {r.lloyd_iterations_mean:.2f} vs paper {r.paper_lloyd:g} "
-                       f"(relative {rel}; as updates, the final check pass excluded: {r.lloyd_iterations_mean - 1:.2f})")
+                       f"(relative {rel}; as updates, the final check pass excluded: "
+                       f"{r.lloyd_iterations_mean - 1:.2f})")
     off = [det for det, (_, v) in zip(details, decisions) if v is False]
     checks.append(every(f"our Lloyd iteration counts are within ±{tol:.0%} of the paper's {figure}(b)",
                         decisions, detail="; ".join(details),
@@ -215,10 +217,12 @@ def check_iterations(table, item) -> list[Check]:
         if verdict is False:
             wrong.append(f"{r.dataset} {ratio[r.dataset]}: updates for both (final check pass excluded) "
                          f"{r.update_ratio_of_means:.2f}, loop only {r.loop_ratio_of_means:.2f}; only the sampling "
-                         f"iterations against Lloyd's passes, an inconsistent count, give {r.sampling_ratio_of_means:.2f}")
+                         f"iterations against Lloyd's passes, an inconsistent count, give "
+                         f"{r.sampling_ratio_of_means:.2f}")
     why = ""
     if wrong:
-        why = (f"genuine: {what}, our ratio is on the other side of 1 (paper {', '.join(f'{r.paper_ratio:g}' for r in overall.itertuples() if _known(r.paper_ratio))}): "
+        why = (f"genuine: {what}, our ratio is on the other side of 1 (paper "
+               f"{', '.join(f'{r.paper_ratio:g}' for r in overall.itertuples() if _known(r.paper_ratio))}): "
                + "; ".join(wrong))
     checks.append(every(f"{label}'s iterations vs Lloyd's fall on the same side of 1 as the paper's ratio ({what})",
                         decisions, detail="; ".join(details), why=why))

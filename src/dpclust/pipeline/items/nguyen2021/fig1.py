@@ -288,7 +288,8 @@ def _spent_exactly(table: pd.DataFrame, item: dict, rows: pd.DataFrame) -> list[
         return []
     tol = float(item["claims"]["budget_rel_tol"])
     worst = float(priv["budget_error"].max())
-    settings = "; ".join(f"{dataset_name(item, d)}: ε = {', '.join(f'{e:g}' for e in sorted(cell['epsilon'].dropna().unique()))}"
+    settings = "; ".join(f"{dataset_name(item, d)}: ε = "
+                         f"{', '.join(f'{e:g}' for e in sorted(cell['epsilon'].dropna().unique()))}"
                          + (f", δ = {cell['delta_setting'].iloc[0]:.3g}" if "delta_setting" in cell else "")
                          for d, cell in priv.groupby("dataset", sort=False))
     return [Check(f"Every private run spent exactly its (ε, δ) setting (relative error ≤ {tol:g})", worst <= tol,

@@ -20,10 +20,11 @@ combination of cell means (growth of a gap from d = 2 to d = 10, a difference of
 Welch–Satterthwaite interval (`linear_ci`). For runs that share initial sets (DPLloyd: 30
 sphere-packing sets × repetitions, §5.1) the sd and n are those of the per-set means (`ci_sd`,
 `ci_n`): runs from one set are not independent; when all runs share ONE set (Figure 3's 'best known
-centroids') the interval is conditional on that set and uses the runs' own sd and count. A claim over cells is decided with `every`, a claim
-"in at least a fraction f of the cells" with `fraction_check` (the fraction of cells that hold, with
-the undecided cells counted on either side as its interval). The baseline is a constant (the
-minimum over its runs), so it cancels or shifts intervals but adds no width.
+centroids') the interval is conditional on that set and uses the runs' own sd and count. A claim
+over cells is decided with `every`, a claim "in at least a fraction f of the cells" with
+`fraction_check` (the fraction of cells that hold, with the undecided cells counted on either side
+as its interval). The baseline is a constant (the minimum over its runs), so it cancels or shifts
+intervals but adds no width.
 """
 
 from __future__ import annotations
@@ -48,9 +49,9 @@ BASELINE = "su2016.lloyd"
 STYLE_ORDER = ["su2016.dplloyd", "su2016.eugkm", "su2016.pgkm", "su2016.gkm", "su2016.gkm3k", "su2016.hybrid",
                "su2016.hybrid_forced", BASELINE]
 COLUMNS = ["group", "dataset", "k", "d", "n_points", "method", "algorithm", "epsilon", "nicv_mean",
-           "nicv_std", "nicv_min", "n_runs", "baseline", "gap", "ratio", "wall_mean_s", "wall_median_s", "hybrid_applied",
-           "baseline_sizes", "status", "reason", "ci_sd", "ci_n", "wall_log_mean", "wall_log_sd", "wall_n",
-           "cells_per_dim"]
+           "nicv_std", "nicv_min", "n_runs", "baseline", "gap", "ratio", "wall_mean_s", "wall_median_s",
+           "hybrid_applied", "baseline_sizes", "status", "reason", "ci_sd", "ci_n", "wall_log_mean", "wall_log_sd",
+           "wall_n", "cells_per_dim"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -154,7 +155,8 @@ def aggregate_nicv(records, item, ctx=None) -> pd.DataFrame:
     table["gap"] = table["nicv_mean"] - table["baseline"]
     table["ratio"] = table["nicv_mean"] / table["baseline"]
     sizes = baseline_sizes(records, size_algorithms)
-    table["baseline_sizes"] = [sizes.get((a, d, k), "") for d, k, a in zip(table["dataset"], table["k"], table["algorithm"])]
+    table["baseline_sizes"] = [sizes.get((a, d, k), "")
+                               for d, k, a in zip(table["dataset"], table["k"], table["algorithm"])]
     table["d"] = [meta.get(d, (None, None))[0] for d in table["dataset"]]
     table["n_points"] = [meta.get(d, (None, None))[1] for d in table["dataset"]]
     table = table.sort_values(["dataset", "k", "method", "group", "epsilon"], na_position="first")

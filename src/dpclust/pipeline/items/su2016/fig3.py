@@ -63,7 +63,8 @@ def aggregate_fig3(records, item, ctx=None):
             if ell:
                 blocks[(rec.get("group"), rec["dataset"], rec["algorithm"])] = float(np.mean(ell))
     table["exponent"] = [exponents.get(g, np.nan) for g in table["group"]]
-    table["blocks"] = [blocks.get((g, d, a), np.nan) for g, d, a in zip(table["group"], table["dataset"], table["algorithm"])]
+    table["blocks"] = [blocks.get((g, d, a), np.nan)
+                       for g, d, a in zip(table["group"], table["dataset"], table["algorithm"])]
     same = []
     for r in table.itertuples(index=False):
         peers = table[(table["dataset"] == r.dataset) & (table["algorithm"] == r.algorithm)
@@ -93,7 +94,8 @@ def render_fig3(table, item, stem):
             mean_sd_line(ax, line["exponent"], line["nicv_mean"], line["nicv_std"], label=name(item, alg),
                          band=True, **style_for(alg, i))
             if dup.any() and not notes:
-                es = ", ".join(f"{e:g}" for e in line.loc[dup | line["exponent"].isin(line.loc[dup, "same_as"]), "exponent"])
+                es = ", ".join(f"{e:g}"
+                               for e in line.loc[dup | line["exponent"].isin(line.loc[dup, "same_as"]), "exponent"])
                 ell = int(line.loc[dup, "blocks"].iloc[0])
                 notes.append(f"e = {es}: same ℓ = {ell} (clamped to N/k), one configuration")
         ax.set_xscale("log")

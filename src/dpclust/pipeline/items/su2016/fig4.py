@@ -37,7 +37,8 @@ from dpclust.pipeline.items.su2016.common import (
 from dpclust.pipeline.plotting import mean_sd_line, panel_grid, save_figure, style_for
 
 LLOYD, GENE = "su2016.lloyd", "su2016.gene"
-COLUMNS = ["group", "dataset", "k", "method", "decay", "iteration", "nicv_mean", "nicv_sd", "n_runs", "status", "reason"]
+COLUMNS = ["group", "dataset", "k", "method", "decay", "iteration", "nicv_mean", "nicv_sd", "n_runs", "status",
+           "reason"]
 
 
 def aggregate_fig4(records, item, ctx=None) -> pd.DataFrame:

@@ -140,14 +140,16 @@ def check_fig5(table, item) -> list[Check]:
         iv = diff_of(fo, fb)
         out.append(decided(claim, iv, 0.0, "<", f"forced − fallback = {interval_text(iv)}; ours: fallback {fmt(fb[0])} "
                                                 f"(hybrid applied in {fmt(100 * applied, 3)}% of runs), forced "
-                                                f"{fmt(fo[0])}; paper: fallback {q['fallback']:g}, forced {q['forced']:g}",
+                                                f"{fmt(fo[0])}; paper: fallback {q['fallback']:g}, "
+                                                f"forced {q['forced']:g}",
                            why=claims.get("why", {}).get("forced", "")))
     if quoted["adult_baseline_sizes"]["dataset"] in avail:
         out.extend(_size_checks(table, item, claims, n_dpl))
     # one dataset and ε where §6.4 quotes the hybrid and EUGkM
     qg = quoted["gowalla_eps07"]
     ds, e = qg["dataset"], float(qg["epsilon"])
-    claim = f"{dataset_name(item, ds)}, ε = {e:g}: hybrid slightly better than {n_eug} (§6.4: {qg['hybrid']:g} vs {qg['eugkm']:g})"
+    claim = (f"{dataset_name(item, ds)}, ε = {e:g}: hybrid slightly better than {n_eug} "
+             f"(§6.4: {qg['hybrid']:g} vs {qg['eugkm']:g})")
     h, eu = cell_stats(table, ds, HYBRID, e), cell_stats(table, ds, EUGKM, e)
     if ds in avail and h is not None and eu is not None:
         iv = diff_of(h, eu)

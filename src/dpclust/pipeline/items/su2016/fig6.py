@@ -85,15 +85,18 @@ def check_fig6(table, item) -> list[Check]:
     for ds in datasets:
         iv = diff_of(stats_of(row_of(table, ds, HYBRID)), stats_of(row_of(table, ds, EUGKM, None, ref)))
         cells.append((f"{ds} ({interval_text(iv)})", decision(iv, 0.0, "<=")))
-    out.append(fraction_check(f"{n_hyb} is at least as good as {n_eug_plain} on most synthetic datasets (§6.4, Figure 6)",
+    out.append(fraction_check(f"{n_hyb} is at least as good as {n_eug_plain} on most synthetic datasets "
+                              "(§6.4, Figure 6)",
                               cells, majority, f"cells: {n_hyb} − {n_eug}", strict=True,
                               why=claims.get("why", {}).get("at_least_as_good", "")))
     d_lo, d_hi = (int(x) for x in fixed["d_range"])
     k_lo, k_hi = (int(x) for x in fixed["k_range"])
     cells, text = _scalability(table, "k", fixed["k"], d_lo, d_hi, ref)
     out.append(every_check(f"{n_hyb} is more scalable than {n_eug_plain} in d: its gap grows less from d = {d_lo} "
-                           f"to {d_hi} at fixed k (§6.4)", cells, text, why=claims.get("why", {}).get("scalable_d", "")))
+                           f"to {d_hi} at fixed k (§6.4)", cells, text,
+                           why=claims.get("why", {}).get("scalable_d", "")))
     cells, text = _scalability(table, "d", fixed["d"], k_lo, k_hi, ref)
     out.append(every_check(f"{n_hyb} is more scalable than {n_eug_plain} in k: its gap grows less from k = {k_lo} "
-                           f"to {k_hi} at fixed d (§6.4)", cells, text, why=claims.get("why", {}).get("scalable_k", "")))
+                           f"to {k_hi} at fixed d (§6.4)", cells, text,
+                           why=claims.get("why", {}).get("scalable_k", "")))
     return out

@@ -122,7 +122,8 @@ def check_table1(table, item) -> list[Check]:
         wrong = [key for key, (ours, printed) in pairs.items() if _number(printed) and not _eq(ours, printed)]
         why = ""
         if wrong:
-            diffs = ", ".join(f"{key} ours {_intlike(pairs[key][0])} vs paper {_intlike(pairs[key][1])}" for key in wrong)
+            diffs = ", ".join(f"{key} ours {_intlike(pairs[key][0])} vs paper {_intlike(pairs[key][1])}"
+                              for key in wrong)
             why = f"{whys.get(getattr(r, 'name', ''), 'genuine: the counts differ')} ({diffs})"
         out.append(Check(f"Table 1 row {r.dataset} matches the paper", not wrong,
                          f"ours N={_intlike(r.N)}, d={r.d}, k={r.k}, l={_intlike(r.l_gkm)}, l3k={_intlike(r.l_gkm3k)}; "
