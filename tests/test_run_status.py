@@ -49,12 +49,13 @@ def test_a_cluster_run_names_where_the_jobs_cpu_is():
 
 def test_the_final_summary_has_the_claim_totals_the_missing_data_and_the_cost(tmp_path):
     summary = tmp_path / "summary.csv"
-    summary.write_text("paper,item,claim,result\np,i,a,holds\np,i,b,holds\np,i,c,not decidable\n")
+    summary.write_text("paper,item,claim,result,kind\np,i,a,holds,paper\np,i,b,holds,\np,i,c,not decidable,paper\n"
+                       "audit,audit,d,does not hold,audit\n")
     (tmp_path / "processed").mkdir()
     (tmp_path / "processed" / "higgs.json").write_text(json.dumps({"available": False, "reason": "offline"}))
     (tmp_path / "processed" / "iris.json").write_text(json.dumps({"available": True}))
     text = status.final_summary(["iris", "higgs"], tmp_path, summary, cost="this invocation: 1.0 min wall")
-    assert "3 claim checks: 2 holds, 1 not decidable" in text
+    assert "the papers' claims: 3 checked: 2 holds, 1 not decidable (and 1 checks of our own" in text
     assert "1 dataset(s) unavailable" in text and "higgs" in text and "iris" not in text
     assert text.splitlines()[2] == "  this invocation: 1.0 min wall"
     assert status.claim_totals(tmp_path / "absent.csv") == "no claim summary written"

@@ -187,7 +187,7 @@ def test_offline_without_mirror_completes_with_unavailable_panels(work, offline_
         path = work / out
         assert path.exists() and path.stat().st_size > 0, f"missing {out}"
     text = offline_run.stdout + offline_run.stderr
-    assert "dataset(s) unavailable" in text and "claim checks:" in text  # the final summary
+    assert "dataset(s) unavailable" in text and "the papers' claims:" in text  # the final summary
     assert re.search(r"this invocation: .* wall, .* CPU-\w+ \(user \+ system .*largest process", text)
     records = [yaml.safe_load((work / "data" / "processed" / f"{d}.json").read_text()) for d in p.datasets]
     real = [r for r in records if not r["name"].startswith(("su_synth", "synth"))]

@@ -40,6 +40,9 @@ class Check:
     threshold: str = ""
     why: str = ""
     undecided: bool = False
+    kind: str = "paper"      # one of CHECK_KINDS: only "paper" counts in the papers' tallies
+    cells: int | None = None  # how many cells the verdict was decided over
+    rule: str = ""           # the rubric's rule that decided it (docs/VERDICTS.md)
 
     def __post_init__(self):
         if self.holds is False and not self.why:
@@ -166,16 +169,37 @@ def add_normalized(table: pd.DataFrame, baseline: str, metric: str, stat: str = 
     return out
 
 
-CHECK_COLUMNS = ["claim", "result", "quantity", "ci_low", "ci_high", "threshold", "detail", "why"]
+CHECK_COLUMNS = ["claim", "result", "quantity", "ci_low", "ci_high", "threshold", "detail", "why",
+                 "kind", "cells", "rule"]
+#: what a check is about: a claim of the paper, or our own bookkeeping (ε spent, row counts), sanity
+#: checks of the non-private baselines, the privacy audit, the leaderboard (tallied apart)
+CHECK_KINDS = ("paper", "bookkeeping", "sanity", "audit", "leaderboard")
+#: the pseudo-papers of config/papers/ whose every check is of one of our own kinds
+PAPER_KINDS = {"audit": "audit", "leaderboard": "leaderboard", "baselines": "sanity", "examples": "sanity"}
 
 
 def checks_frame(checks: list[Check]) -> pd.DataFrame:
+    for c in checks:
+        if c.kind not in CHECK_KINDS:
+            raise ValueError(f"check {c.claim!r}: kind must be one of {CHECK_KINDS}, got {c.kind!r}")
     return pd.DataFrame([
         {"claim": c.claim, "result": c.result, "quantity": c.quantity,
          "ci_low": None if c.ci is None else c.ci[0], "ci_high": None if c.ci is None else c.ci[1],
-         "threshold": c.threshold, "detail": c.detail, "why": c.why}
+         "threshold": c.threshold, "detail": c.detail, "why": c.why, "kind": c.kind,
+         "cells": c.cells, "rule": c.rule or _legacy_rule(c)}
         for c in checks
     ], columns=CHECK_COLUMNS)
+
+
+def _legacy_rule(c: Check) -> str:
+    """The rule of a check not yet decided by `dpclust.pipeline.verdicts` (said, not hidden)."""
+    if c.kind != "paper":
+        return c.kind
+    if c.threshold == "every cell":
+        return "legacy: every cell by its two-sided 95 % interval, no correction for the number of cells"
+    if c.ci is not None:
+        return "legacy: one two-sided 95 % interval"
+    return "legacy: point value"
 
 
 def fmt(x: Any, digits: int = 4) -> str:

@@ -134,10 +134,13 @@ def claim_totals(summary_csv: str | Path) -> str:
             rows = list(csv.DictReader(fh))
     except OSError:
         return "no claim summary written"
+    papers = [row for row in rows if (row.get("kind") or "paper") == "paper"]
+    ours = len(rows) - len(papers)
     counts: dict[str, int] = {}
-    for row in rows:
+    for row in papers:
         counts[row.get("result", "?")] = counts.get(row.get("result", "?"), 0) + 1
-    return f"{len(rows)} claim checks: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    return (f"the papers' claims: {len(papers)} checked: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+            + (f" (and {ours} checks of our own: bookkeeping, sanity, audit, leaderboard)" if ours else ""))
 
 
 def _duration(seconds: float) -> str:

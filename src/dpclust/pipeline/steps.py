@@ -25,7 +25,7 @@ import pandas as pd
 
 from dpclust.api import DPClustError
 from dpclust.fileio import write_csv_atomic, write_text_atomic
-from dpclust.pipeline.aggregate import Context, checks_frame, tidy
+from dpclust.pipeline.aggregate import CHECK_KINDS, PAPER_KINDS, Context, checks_frame, tidy
 from dpclust.pipeline.integrity import load_records
 from dpclust.pipeline.resolve import import_object
 
@@ -137,6 +137,10 @@ def check_item(spec: dict, table_csv, stem) -> pd.DataFrame:
     checks = list(func(table, spec))
     if not getattr(func, "handles_refused", False):
         checks = withhold_while_refused(checks, table, spec)
+    kind = PAPER_KINDS.get(spec.get("paper", ""))
+    if kind:  # the pseudo-papers' checks are about our own machinery, never the papers' claims
+        for c in checks:
+            c.kind = kind
     frame = checks_frame(checks)
     stem = Path(stem)
     write_csv_atomic(frame, stem.with_suffix(".csv"))
@@ -163,43 +167,55 @@ def _interval_text(row) -> str:
     return text
 
 
-def checks_html(frame: pd.DataFrame, title: str) -> str:
-    """The claim checks as a sortable HTML table (click a column header to sort)."""
-    from dpclust.pipeline.plotting import sortable_table_script
+def _cell(v) -> str:
+    return "" if v is None or (isinstance(v, float) and v != v) else html.escape(str(v))
 
-    def cell(v) -> str:
-        return "" if v is None or (isinstance(v, float) and v != v) else html.escape(str(v))
 
+def _checks_table(frame: pd.DataFrame, title: str) -> str:
+    """The checks as a titled sortable HTML table (click a column header to sort)."""
     rows = "".join(
-        f"<tr><td>{cell(r.claim)}</td>"
-        f"<td style='color:{RESULT_COLOURS.get(r.result, '#000')};font-weight:bold'>{cell(r.result)}</td>"
-        f"<td>{cell(_interval_text(r))}</td><td>{cell(getattr(r, 'threshold', ''))}</td>"
-        f"<td>{cell(r.detail)}</td><td>{cell(getattr(r, 'why', ''))}</td></tr>"
+        f"<tr><td>{_cell(r.claim)}</td>"
+        f"<td style='color:{RESULT_COLOURS.get(r.result, '#000')};font-weight:bold'>{_cell(r.result)}</td>"
+        f"<td>{_cell(_interval_text(r))}</td><td>{_cell(getattr(r, 'threshold', ''))}</td>"
+        f"<td>{_cell(getattr(r, 'rule', ''))}</td>"
+        f"<td>{_cell(r.detail)}</td><td>{_cell(getattr(r, 'why', ''))}</td></tr>"
         for r in frame.itertuples(index=False)
     )
+    return (f"<h3>{html.escape(title)}</h3><table class='sortable'>"
+            "<tr><th>claim</th><th>result</th><th>quantity [CI]</th><th>holds if</th><th>rule (cells)</th>"
+            f"<th>detail</th><th>why (if it does not hold)</th></tr>{rows}</table>")
+
+
+def _page(title: str, body: str) -> str:
+    from dpclust.pipeline.plotting import sortable_table_script
+
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
             "<style>body{font-family:sans-serif;font-size:13px} table{border-collapse:collapse} "
             "td,th{border:1px solid #bbb;padding:3px 6px;vertical-align:top} th{cursor:pointer;background:#eee}"
-            "</style></head>"
-            f"<body><h3>{html.escape(title)}</h3><table class='sortable'>"
-            "<tr><th>claim</th><th>result</th><th>quantity [95% CI]</th><th>holds if</th><th>detail</th>"
-            f"<th>why (if it does not hold)</th></tr>{rows}</table>{sortable_table_script()}</body></html>\n")
+            f"</style></head><body>{body}{sortable_table_script()}</body></html>\n")
+
+
+def checks_html(frame: pd.DataFrame, title: str) -> str:
+    """The claim checks as a page with one sortable HTML table."""
+    return _page(title, _checks_table(frame, title))
 
 
 def summarize_checks(check_csvs, out_stem) -> pd.DataFrame:
-    """One table of every claim check of every item: paper, item, claim, result, quantity and
-    interval, threshold, detail, why.
+    """One table of every check of every item (paper, item, kind, claim, result, quantity and
+    interval, threshold, detail, why, cells, rule), written as `out_stem.{csv,md,html}`.
 
-    Written as `out_stem.{csv,md,html}`; the report shows it first, so a reader sees at a glance
-    which of the papers' claims hold in our runs and which do not.
+    The pages open on the papers' claims, tallied per paper (`kind` "paper" only); our own checks
+    (bookkeeping, the baselines' sanity checks, the privacy audit, the leaderboard) follow in tables
+    of their own and never count in the papers' tallies (`paper_tallies`).
     """
     from dpclust.pipeline.aggregate import CHECK_COLUMNS
 
     frames = []
     for path in sorted(map(str, check_csvs)):
         frame = pd.read_csv(path).reindex(columns=CHECK_COLUMNS)
-        for col in ("claim", "result", "threshold", "detail", "why"):
+        for col in ("claim", "result", "threshold", "detail", "why", "kind", "rule"):
             frame[col] = frame[col].fillna("").astype(str)
+        frame["kind"] = frame["kind"].where(frame["kind"] != "", "paper")
         parts = Path(path).with_suffix("").parts
         frame.insert(0, "item", parts[-1])
         frame.insert(0, "paper", parts[-2])
@@ -208,16 +224,55 @@ def summarize_checks(check_csvs, out_stem) -> pd.DataFrame:
              else pd.DataFrame(columns=["paper", "item", *CHECK_COLUMNS]))
     stem = Path(out_stem)
     write_csv_atomic(table, stem.with_suffix(".csv"))
-    counts = table["result"].value_counts().to_dict() if len(table) else {}
-    title = (("Every claim check: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
-             if counts else "No claim checks")
     from dpclust.pipeline.plotting import to_markdown
 
-    write_text_atomic(f"**{title}**\n\n" + to_markdown(table), stem.with_suffix(".md"))
-    body = checks_html(table.drop(columns=["paper", "item"]).assign(
-        claim=table["paper"] + " / " + table["item"] + ": " + table["claim"]), title)
-    write_text_atomic(body, stem.with_suffix(".html"))
+    tallies = paper_tallies(table)
+    papers = table[table["kind"] == "paper"]
+    ours = table[table["kind"] != "paper"]
+    title = _tally_text(papers, "The papers' claims")
+    md = [f"**{title}**", "", to_markdown(tallies), "", to_markdown(papers)]
+    body = [f"<h3>{html.escape(title)}</h3>", _tallies_table(tallies),
+            _checks_table(_labelled(papers), "Every claim of the papers")]
+    for kind in [k for k in CHECK_KINDS if k != "paper"]:
+        part = ours[ours["kind"] == kind]
+        if part.empty:
+            continue
+        sub = _tally_text(part, f"Our own checks ({kind}; not the papers' claims)")
+        md += ["", f"**{sub}**", "", to_markdown(part)]
+        body.append(_checks_table(_labelled(part), sub))
+    write_text_atomic("\n".join(md) + "\n", stem.with_suffix(".md"))
+    write_text_atomic(_page(title, "\n".join(body)), stem.with_suffix(".html"))
     return table
+
+
+def _labelled(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.drop(columns=["paper", "item"]).assign(
+        claim=frame["paper"] + " / " + frame["item"] + ": " + frame["claim"])
+
+
+def _tallies_table(tallies: pd.DataFrame) -> str:
+    head = "".join(f"<th>{_cell(c)}</th>" for c in tallies.columns)
+    rows = "".join("<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>"
+                   for row in tallies.itertuples(index=False))
+    return f"<table><tr>{head}</tr>{rows}</table>"
+
+
+def _tally_text(frame: pd.DataFrame, what: str) -> str:
+    counts = frame["result"].value_counts().to_dict() if len(frame) else {}
+    return f"{what}: {len(frame)} checks" + ("; " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+                                             if counts else "")
+
+
+def paper_tallies(table: pd.DataFrame) -> pd.DataFrame:
+    """Per paper: how many of its own claims hold, do not hold, are not decidable or not evaluable
+    (checks of kind "paper" only)."""
+    papers = table[table["kind"] == "paper"] if "kind" in table else table
+    results = list(RESULT_COLOURS)
+    rows = []
+    for paper, part in papers.groupby("paper", sort=True):
+        counts = part["result"].value_counts()
+        rows.append({"paper": paper, "claims": len(part), **{r: int(counts.get(r, 0)) for r in results}})
+    return pd.DataFrame(rows, columns=["paper", "claims", *results])
 
 
 def compare_claims(a_csv, b_csv, labels=("quick", "full")) -> tuple[pd.DataFrame, pd.DataFrame]:

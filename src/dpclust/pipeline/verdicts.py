@@ -1,0 +1,272 @@
+"""The claims engine: one rubric (docs/VERDICTS.md) deciding a claim over its cells.
+
+A claim is a statement about a quantity in each of its cells (a dataset, k, ε, ...): "quantity
+<side> threshold" (directional), or "quantity within a margin of a reference" (equivalence). A cell
+gives its interval at any confidence level (`Cell.interval(level)`), so the engine can test it
+one-sided at α and at Holm's corrected levels. With α = `ALPHA` (one-sided):
+
+* a cell **holds** when its one-sided (1 − α) bound lies on the claim's side of the threshold;
+* a cell **fails** when the claim is rejected there by Holm's step-down procedure over the claim's m
+  cells (p-values of "the claim holds in this cell" from the cells' own intervals), so that a claim
+  true in every cell is reported as failing with probability at most α, whatever m;
+* a directional cell whose (1 − 2α) interval lies inside the null margin (± `null_margin` around the
+  threshold, relative) shows **no effect**: it counts as failing ("effect absent").
+
+The quantifier decides the claim from its cells (`QUANTIFIERS`): "every" holds when every cell holds
+(intersection-union test: at most α of false holds), "most" when more than half of the decided cells
+hold, "almost all" when at least 80 % do; otherwise it does not hold when a failing cell (under
+Holm) makes the quantifier impossible, else it is not decidable. An equivalence cell holds by two
+one-sided tests (its (1 − 2α) interval inside the margin band), fails when its Holm-corrected
+interval lies outside the band.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from dpclust.pipeline.aggregate import Check
+from dpclust.pipeline.claims import Interval
+
+#: one-sided error level of every decision (a two-sided 90 % interval tests both sides at 5 %)
+ALPHA = 0.05
+#: the quantifiers of the rubric: (the share of decided cells that must hold, strict?)
+QUANTIFIERS = {"every": (1.0, False), "most": (0.5, True), "almost all": (0.8, False)}
+#: default minimum effects, relative to the threshold (docs/VERDICTS.md, "Magnitudes")
+NULL_MARGIN = 0.01
+EQUIVALENCE_MARGIN = 0.10
+
+HOLDS, FAILS, OPEN = "holds", "fails", "open"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell of a claim: `interval(level)` is the quantity's two-sided interval at `level`.
+    A cell whose interval is Student-t (estimate ± t_df · se; df = inf: normal) says so with
+    `t_cell`, which gives its p-values in closed form instead of by bisection."""
+
+    label: str
+    interval: Callable[[float], Interval]
+    t: tuple[float, float, float] | None = None    # (estimate, se, df)
+
+    @property
+    def estimate(self) -> float:
+        return self.interval(0.9).estimate
+
+
+def _bound(cell: Cell, alpha: float, upper: bool) -> float:
+    """The one-sided (1 − alpha) bound: the matching end of the two-sided (1 − 2 alpha) interval."""
+    iv = cell.interval(1.0 - 2.0 * alpha)
+    return iv.high if upper else iv.low
+
+
+def t_cell(label: str, estimate: float, se: float, df: float = math.inf) -> Cell:
+    """A cell with the Student-t interval estimate ± t_df(level) · se (df = inf: normal)."""
+    from scipy import stats
+
+    def interval(level: float) -> Interval:
+        q = stats.norm.ppf(0.5 + level / 2) if math.isinf(df) else stats.t.ppf(0.5 + level / 2, df)
+        half = float(q) * se
+        return Interval(estimate, estimate - half, estimate + half)
+
+    return Cell(label, interval, (float(estimate), float(se), float(df)))
+
+
+def _t_p_value(cell: Cell, test: Directional) -> float:
+    """One-sided p-value of "the claim holds" in a t cell: how far its estimate lies on the wrong side."""
+    from scipy import stats
+
+    estimate, se, df = cell.t  # type: ignore[misc]
+    if se <= 0:
+        return 1.0 if test.holds_at(cell, 0.5) else 0.0
+    z = (estimate - test.threshold) / se
+    wrong = -z if test.greater else z
+    return float(stats.norm.sf(wrong) if math.isinf(df) else stats.t.sf(wrong, df))
+
+
+def _p_value(reject: Callable[[float], bool]) -> float:
+    """The smallest alpha in (0, 0.5] at which `reject(alpha)` is true (rejections grow with alpha),
+    by bisection; 1.0 when it never rejects."""
+    if not reject(0.5):
+        return 1.0
+    lo, hi = 0.0, 0.5
+    for _ in range(30):  # to 0.5·2^-30: far finer than any Holm threshold
+        mid = 0.5 * (lo + hi)
+        if reject(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def holm(p_values: Sequence[float], alpha: float = ALPHA) -> list[bool]:
+    """Holm's step-down procedure: which hypotheses are rejected at family-wise level alpha."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    rejected = [False] * len(p_values)
+    m = len(p_values)
+    for rank, i in enumerate(order):
+        if p_values[i] > alpha / (m - rank):
+            break
+        rejected[i] = True
+    return rejected
+
+
+@dataclass(frozen=True)
+class Directional:
+    """"quantity <side> threshold" in a cell; `null_margin` (relative to |threshold|, or absolute
+    when the threshold is 0) is the smallest effect the claim means."""
+
+    side: str
+    threshold: float
+    null_margin: float = NULL_MARGIN
+
+    def __post_init__(self):
+        if self.side not in (">", ">=", "<", "<="):
+            raise ValueError(f"side must be one of >, >=, <, <=; got {self.side!r}")
+
+    @property
+    def greater(self) -> bool:
+        return self.side in (">", ">=")
+
+    def _margin(self) -> float:
+        return self.null_margin * (abs(self.threshold) if self.threshold else 1.0)
+
+    def holds_at(self, cell: Cell, alpha: float) -> bool:
+        bound = _bound(cell, alpha, upper=not self.greater)
+        return {">": bound > self.threshold, ">=": bound >= self.threshold,
+                "<": bound < self.threshold, "<=": bound <= self.threshold}[self.side]
+
+    def rejects_at(self, cell: Cell, alpha: float) -> bool:
+        """The claim is rejected in the cell at level alpha: the one-sided bound on its other side."""
+        bound = _bound(cell, alpha, upper=self.greater)
+        return {">": bound <= self.threshold, ">=": bound < self.threshold,
+                "<": bound >= self.threshold, "<=": bound > self.threshold}[self.side]
+
+    def absent(self, cell: Cell, alpha: float) -> bool:
+        """No effect: the (1 − 2 alpha) interval lies inside threshold ± the null margin."""
+        iv = cell.interval(1.0 - 2.0 * alpha)
+        m = self._margin()
+        return self.threshold - m < iv.low and iv.high < self.threshold + m
+
+    def text(self) -> str:
+        return f"{self.side} {self.threshold:g}"
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    """"quantity within [low, high]" in a cell (e.g. a ratio within [1/1.1, 1.1]): two one-sided
+    tests."""
+
+    low: float
+    high: float
+
+    def holds_at(self, cell: Cell, alpha: float) -> bool:
+        iv = cell.interval(1.0 - 2.0 * alpha)
+        return self.low < iv.low and iv.high < self.high
+
+    def rejects_at(self, cell: Cell, alpha: float) -> bool:
+        iv = cell.interval(1.0 - 2.0 * alpha)
+        return iv.high < self.low or iv.low > self.high
+
+    def absent(self, cell: Cell, alpha: float) -> bool:
+        return False
+
+    def text(self) -> str:
+        return f"in [{self.low:g}, {self.high:g}]"
+
+    @classmethod
+    def ratio(cls, margin: float = EQUIVALENCE_MARGIN) -> Equivalent:
+        """A ratio "essentially 1": within [1/(1 + margin), 1 + margin]."""
+        return cls(1.0 / (1.0 + margin), 1.0 + margin)
+
+
+@dataclass
+class CellVerdict:
+    label: str
+    state: str                     # holds / fails / open
+    interval: Interval
+    p_fail: float
+    absent: bool = False
+
+
+@dataclass
+class Verdict:
+    cells: list[CellVerdict] = field(default_factory=list)
+    result: bool | None = None      # True holds, False does not hold, None not decidable
+    rule: str = ""
+    absent: bool = False
+
+    @property
+    def counts(self) -> dict[str, int]:
+        out = {HOLDS: 0, FAILS: 0, OPEN: 0}
+        for c in self.cells:
+            out[c.state] += 1
+        return out
+
+
+def judge(cells: Sequence[Cell], test: Directional | Equivalent, quantifier: str = "every",
+          alpha: float = ALPHA) -> Verdict:
+    """Decide a claim over its cells by the rubric (module docstring)."""
+    if quantifier not in QUANTIFIERS:
+        raise ValueError(f"quantifier must be one of {sorted(QUANTIFIERS)}, got {quantifier!r}")
+    cells = list(cells)
+    if not cells:
+        return Verdict(rule="no cell")
+    # a cell that holds at alpha cannot be rejected at any level <= alpha (its wider interval
+    # contains the narrower one), so it enters Holm's procedure with p = 1
+    held_at_alpha = [test.holds_at(c, alpha) for c in cells]
+    p_fail = [1.0 if h else (_t_p_value(c, test) if c.t is not None and isinstance(test, Directional)
+                             else _p_value(lambda a, c=c: test.rejects_at(c, a)))
+              for c, h in zip(cells, held_at_alpha)]
+    rejected = holm(p_fail, alpha)
+    out = []
+    for cell, p, rej, h in zip(cells, p_fail, rejected, held_at_alpha):
+        iv = cell.interval(1.0 - 2.0 * alpha)
+        if h:
+            out.append(CellVerdict(cell.label, HOLDS, iv, p))
+        elif rej:
+            out.append(CellVerdict(cell.label, FAILS, iv, p))
+        elif test.absent(cell, alpha):
+            out.append(CellVerdict(cell.label, FAILS, iv, p, absent=True))
+        else:
+            out.append(CellVerdict(cell.label, OPEN, iv, p))
+    share, strict = QUANTIFIERS[quantifier]
+    n = len(out)
+    held = sum(c.state == HOLDS for c in out)
+    failed = sum(c.state == FAILS for c in out)
+    decided = held + failed
+    rule = (f"{quantifier} of {n} cell{'s' if n != 1 else ''}: one-sided α = {alpha:g} per cell to hold, "
+            f"Holm over the {n} to fail")
+    if quantifier == "every":
+        result = True if held == n else (False if failed else None)
+    else:
+        # "most" / "almost all": the share of the decided cells (docs/VERDICTS.md)
+        result = None if decided == 0 else (held > share * decided if strict else held >= share * decided)
+        rule += f" (held {held} of {decided} decided)"
+    absent = result is False and all(c.absent for c in out if c.state == FAILS)
+    return Verdict(out, result, rule, absent)
+
+
+def check(claim: str, cells: Sequence[Cell], test: Directional | Equivalent, quantifier: str = "every",
+          why: str = "", detail: str = "", kind: str = "paper", alpha: float = ALPHA) -> Check:
+    """A `Check` decided by `judge`, with its cells, rule and the cells' states in the detail."""
+    v = judge(cells, test, quantifier, alpha)
+    if not cells:
+        return Check(claim, None, detail or "no cell available", kind=kind, cells=0, rule=v.rule)
+    parts = [f"{c.label}: {c.interval} ({c.state}{', no effect' if c.absent else ''})" for c in v.cells]
+    text = "; ".join(parts[:12]) + (" …" if len(parts) > 12 else "") + (f"; {detail}" if detail else "")
+    worst = max(v.cells, key=lambda c: (c.state == FAILS, c.state == OPEN, -c.p_fail))
+    reason = why
+    if v.result is False and v.absent:
+        reason = "effect absent: " + (why or "every failing cell's interval lies inside the null margin")
+    return Check(claim, v.result, text, quantity=worst.interval.estimate,
+                 ci=(worst.interval.low, worst.interval.high), threshold=f"{test.text()} ({quantifier})",
+                 why=reason if v.result is False else "", undecided=v.result is None, kind=kind,
+                 cells=len(v.cells), rule=v.rule)
+
+
+def point_cell(label: str, value: float) -> Cell:
+    """A cell measured exactly (no sampling error): its interval is the point at every level."""
+    v = float(value)
+    return Cell(label, lambda level: Interval(v, v, v))

@@ -1,0 +1,130 @@
+"""The claims engine (dpclust.pipeline.verdicts) on tables with known answers: every quantifier,
+the null margin, the equivalence band, Holm's correction, and its error rates under the null."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpclust.pipeline.verdicts import ALPHA, Cell, Directional, Equivalent, check, holm, judge, point_cell, t_cell
+
+
+def normal_cell(label: str, mean: float, se: float) -> Cell:
+    """A cell whose estimate is normal with standard error `se`, known only by its intervals (the
+    engine finds its p-values by bisection)."""
+    return Cell(label, t_cell(label, mean, se).interval)
+
+
+def test_closed_form_p_values_match_the_bisection():
+    from dpclust.pipeline.verdicts import _p_value, _t_p_value
+
+    for est, se, df, test in [(1.2, 0.1, math.inf, Directional("<", 1.0)), (0.9, 0.05, 9, Directional(">", 1.0)),
+                              (1.01, 0.2, 4, Directional("<", 1.0))]:
+        cell = t_cell("c", est, se, df)
+        bisected = _p_value(lambda a: test.rejects_at(cell, a))
+        assert math.isclose(_t_p_value(cell, test), bisected, rel_tol=1e-6, abs_tol=1e-9)
+
+
+def test_holm_rejects_step_down():
+    assert holm([0.01, 0.04, 0.03], 0.05) == [True, False, False]   # 0.01 <= .05/3; 0.03 > .05/2
+    assert holm([0.01, 0.02, 0.03], 0.05) == [True, True, True]
+    assert holm([0.2, 0.3], 0.05) == [False, False]
+    assert holm([], 0.05) == []
+
+
+def test_every_holds_only_when_every_cell_holds():
+    far = [normal_cell(f"k={k}", 0.5, 0.1) for k in range(4)]            # ratio far below 1
+    v = judge(far, Directional("<", 1.0))
+    assert v.result is True and v.counts == {"holds": 4, "fails": 0, "open": 0}
+    one_open = far[:3] + [normal_cell("k=9", 0.95, 0.1)]
+    assert judge(one_open, Directional("<", 1.0)).result is None
+
+
+def test_a_fail_must_survive_holm():
+    # z = 2.0 one-sided p ≈ 0.023: a fail alone, not among 10 cells (Holm's first step: 0.005)
+    lone = [normal_cell("a", 1.2, 0.1)]
+    assert judge(lone, Directional("<", 1.0)).result is False
+    crowd = [normal_cell(f"c{i}", 0.5, 0.1) for i in range(9)] + [normal_cell("a", 1.2, 0.1)]
+    v = judge(crowd, Directional("<", 1.0))
+    assert v.result is None and v.counts["fails"] == 0 and v.counts["holds"] == 9
+    strong = crowd[:-1] + [normal_cell("a", 1.5, 0.1)]                    # z = 5: survives
+    assert judge(strong, Directional("<", 1.0)).result is False
+
+
+def test_most_and_almost_all_count_the_decided_cells():
+    cells = ([normal_cell(f"h{i}", 0.5, 0.05) for i in range(6)]
+             + [normal_cell(f"f{i}", 2.0, 0.05) for i in range(3)]
+             + [normal_cell("o", 1.0, 0.5)])
+    assert judge(cells, Directional("<", 1.0), "most").result is True       # 6 of 9 decided > 1/2
+    assert judge(cells, Directional("<", 1.0), "almost all").result is False  # 6/9 < 0.8
+    assert judge(cells, Directional("<", 1.0), "every").result is False
+    half = [normal_cell("h", 0.5, 0.05), normal_cell("f", 2.0, 0.05)]
+    assert judge(half, Directional("<", 1.0), "most").result is False       # 1/2 is not more than half
+    none_decided = [normal_cell("o1", 1.0, 0.5), normal_cell("o2", 1.0, 0.5)]
+    assert judge(none_decided, Directional("<", 1.0), "most").result is None
+
+
+def test_an_absent_effect_does_not_hold():
+    tight = [normal_cell("k=5", 0.999, 0.001)]      # "deteriorates": ratio < 1, but within ±1 %
+    v = judge(tight, Directional("<", 1.0, null_margin=0.01))
+    assert v.result is False and v.absent
+    c = check("A is better than B", tight, Directional("<", 1.0))
+    assert c.result == "does not hold" and c.why.startswith("effect absent")
+    wide = [normal_cell("k=5", 0.999, 0.05)]
+    assert judge(wide, Directional("<", 1.0)).result is None
+
+
+def test_equivalence_by_two_one_sided_tests():
+    band = Equivalent.ratio(0.10)
+    assert math.isclose(band.low, 1 / 1.1) and band.high == 1.1
+    assert judge([normal_cell("k", 1.02, 0.01)], band).result is True
+    assert judge([normal_cell("k", 1.5, 0.01)], band).result is False
+    assert judge([normal_cell("k", 1.08, 0.05)], band).result is None
+
+
+def test_point_cells_and_no_cells():
+    assert judge([point_cell("n", 3.0)], Directional(">=", 3.0)).result is True
+    assert judge([point_cell("n", 3.0)], Directional(">", 3.0)).result is False
+    assert judge([point_cell("n", 4.0)], Directional(">", 3.0)).result is True
+    assert judge([], Directional(">", 3.0)).result is None
+    c = check("no data", [], Directional(">", 3.0))
+    assert c.result == "not evaluable" and c.cells == 0
+
+
+def test_the_check_carries_its_cells_and_rule():
+    c = check("ours beats SuLQ at every k", [normal_cell(f"k={k}", 0.5, 0.1) for k in (2, 4, 8)],
+              Directional("<", 1.0))
+    assert c.result == "holds" and c.cells == 3
+    assert "every of 3 cells" in c.rule and "Holm" in c.rule
+
+
+def test_unknown_quantifier_and_side_are_refused():
+    with pytest.raises(ValueError, match="quantifier"):
+        judge([point_cell("a", 1.0)], Directional("<", 2.0), "usually")
+    with pytest.raises(ValueError, match="side"):
+        Directional("!=", 1.0)
+
+
+def _null_rates(m: int, reps: int, rng) -> tuple[float, float]:
+    """(false fail, false hold) of "every" with m cells whose truth sits exactly at the threshold
+    (the least favourable null for both errors), cells from Student-t intervals of 10 runs."""
+    false_fail = false_hold = 0
+    for _ in range(reps):
+        cells = []
+        for j in range(m):
+            x = rng.standard_normal(10)
+            cells.append(t_cell(f"c{j}", float(x.mean()), float(x.std(ddof=1)) / math.sqrt(10), 9))
+        # truth = threshold 0 in every cell: "< 0" is false (a hold is an error), and with the
+        # threshold nudged to 1e-9 above the truth "< 1e-9" is true (a fail is an error)
+        false_hold += judge(cells, Directional("<", 0.0, null_margin=0.0)).result is True
+        false_fail += judge(cells, Directional("<", 1e-9, null_margin=0.0)).result is False
+    return false_fail / reps, false_hold / reps
+
+
+@pytest.mark.parametrize("m", [1, 4, 25])
+def test_error_rates_under_the_null_stay_at_alpha(m):
+    rate_fail, rate_hold = _null_rates(m, 300, np.random.default_rng(m))
+    # one-sided α = 0.05; 300 replicates: a binomial 99.9 % upper bound of 0.05 is about 0.094
+    assert rate_fail <= 0.094 and rate_hold <= 0.094
+    assert ALPHA == 0.05
