@@ -170,3 +170,13 @@ def test_power_variant_is_its_own_row_within_the_guarantee(records):
             == {"Buggy sum (test)", "Buggy sum (test), at blur = 1"})
     nested = {"variant": {"name": POWER, "settings": {"inner": {"range_fraction": 0.01, "rounds": 1}, "blur": 1.0}}}
     assert I.power_suffix(nested) == ", at inner.range_fraction = 0.01, inner.rounds = 1, blur = 1"
+
+
+def test_a_non_dp_violation_not_shown_is_not_decidable_never_a_fail(table):
+    """No power decides nothing, for not-DP variants as for DP ones (issue: 3 of the papers'
+    "does not hold" were this no-power outcome scored as a fail)."""
+    weak = table.copy()
+    weak.loc[weak["verdict"] == I.NOT_DP_SHOWN, "verdict"] = I.NOT_DP_NOT_SHOWN
+    checks = [c for c in I.check_audit(weak, ITEM) if "exact_sum" in c.claim]
+    assert checks and all(c.holds is None and c.result == "not decidable" for c in checks)
+    assert all("no power" in c.detail for c in checks)

@@ -338,9 +338,12 @@ def check_audit(table: pd.DataFrame, item: Mapping) -> list[Check]:
         checks.append(Check("The non-DP variants' violations are shown", None,
                             "no audited algorithm is labelled 'not DP as published' in this configuration"))
     for r in not_dp:
-        shown = r.verdict == NOT_DP_SHOWN
+        # a violation not shown is no evidence either way: not decidable (no power), as for DP ones
+        shown = True if r.verdict == NOT_DP_SHOWN else None
         checks.append(Check(
-            f"The non-DP variants' violations are shown: {r.name} ({r.relation})", shown, _evidence(r),
+            f"The non-DP variants' violations are shown: {r.name} ({r.relation})", shown,
+            _evidence(r) + ("" if shown else "; not decidable (no power): the attack did not exceed the "
+                                             "reported ε, more samples or a stronger design needed"),
             quantity=float(r.lower_bound), threshold=f"lower bound > reported ε = {fmt(r.epsilon_claimed, 3)}",
-            why="" if shown else "the attack did not exceed the reported ε: more samples or a stronger design needed"))
+            undecided=shown is None))
     return checks
