@@ -87,3 +87,23 @@ rule summarize_claims:
         "../envs/dpclust.yaml"
     script:
         "../scripts/summarize_claims.py"
+
+
+# The results page (dpclust.pipeline.results_page): the papers' verdicts per paper, the leaderboard's
+# winners and the audit, generated from this run's own tables.
+rule results_page:
+    input:
+        summary=f"{PLAN.summary_stem}.csv",
+        **PLAN.results_page_inputs(),
+    output:
+        PLAN.results_page,
+    log:
+        "logs/checks/results_page.log",
+    localrule: True
+    params:
+        preset=CFG.get("preset", "full"),
+        code=code_hash("dpclust.pipeline.results_page"),
+    conda:
+        "../envs/dpclust.yaml"
+    script:
+        "../scripts/results_page.py"

@@ -329,6 +329,20 @@ class Plan:
         return f"{self.config.get('results_dir', 'results')}/checks/summary"
 
     @property
+    def results_page(self) -> str:
+        """The generated results page (`dpclust.pipeline.results_page`)."""
+        return f"{self.config.get('results_dir', 'results')}/RESULTS.md"
+
+    def results_page_inputs(self) -> dict[str, str]:
+        """The tables the results page reads besides the summary: the leaderboard's best-method table
+        and the audit table, when this plan has those items."""
+        found = {}
+        for key, name in (("leaderboard/best", "leaderboard"), ("audit/audit", "audit")):
+            if key in self.items_by_key:
+                found[name] = self.items_by_key[key].table
+        return found
+
+    @property
     def check_tables(self) -> list[str]:
         return [t.checks_stem + ".csv" for t in self.items if t.has_checks]
 
@@ -336,7 +350,7 @@ class Plan:
     def outputs(self) -> list[str]:
         """Every final output: each item's files and the summary of all claim checks."""
         items = [path for item in self.items for path in item.outputs]
-        return items + [self.summary_stem + e for e in (".csv", ".md", ".html")]
+        return items + [self.summary_stem + e for e in (".csv", ".md", ".html")] + [self.results_page]
 
     def item(self, paper: str, item: str) -> ItemTarget:
         key = f"{paper}/{item}"

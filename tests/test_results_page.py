@@ -1,0 +1,33 @@
+"""The generated results page: the papers' claims tallied per paper, our own checks apart."""
+from __future__ import annotations
+
+import pandas as pd
+
+from dpclust.pipeline.results_page import write_results_page
+
+
+def test_the_page_tallies_the_papers_claims_and_keeps_ours_apart(tmp_path):
+    summary = tmp_path / "summary.csv"
+    pd.DataFrame([
+        {"paper": "su2016", "item": "fig1", "claim": "A beats B", "result": "holds", "quantity": 0.8,
+         "ci_low": 0.7, "ci_high": 0.9, "kind": "paper", "cells": 4, "rule": "every of 4 cells", "why": ""},
+        {"paper": "su2016", "item": "fig2", "claim": "C grows", "result": "does not hold", "quantity": 1.0,
+         "ci_low": 0.99, "ci_high": 1.01, "kind": "paper", "cells": 2, "rule": "every of 2 cells",
+         "why": "effect absent: flat"},
+        {"paper": "su2016", "item": "fig2", "claim": "Every private run spent exactly its ε", "result": "holds",
+         "kind": "bookkeeping"},
+        {"paper": "audit", "item": "audit", "claim": "No violation: X", "result": "not decidable", "kind": "audit"},
+    ]).to_csv(summary, index=False)
+    audit = tmp_path / "audit.csv"
+    pd.DataFrame([{"name": "X", "guarantee": "ε-DP", "design": "corner", "epsilon_claimed": 1.0,
+                   "lower_bound": 0.2, "halved_lower_bound": 0.9, "verdict": "no power", "summary": True}]
+                 ).to_csv(audit, index=False)
+    out = tmp_path / "RESULTS.md"
+    text = write_results_page(str(summary), str(out), "quick", audit_csv=str(audit))
+    assert out.read_text() == text and text.startswith("# Results of the quick preset")
+    papers = text.split("## The papers' claims")[1].split("## The privacy audit")[0]
+    assert "| su2016 | 2 | 1 | 1 | 0 | 0 |" in papers            # two claims of the paper, not four
+    assert "effect absent: flat" in papers and "spent exactly" not in papers
+    ours = text.split("## Our own checks")[1]
+    assert "bookkeeping" in ours and "audit" in ours and "No violation: X" in ours
+    assert "## The privacy audit" in text and "no power" in text
