@@ -14,6 +14,7 @@ STARTED = time.time()   # this invocation's start, for the cost line of the fina
 from snakemake.utils import min_version
 
 from dpclust.pipeline import status
+from dpclust.pipeline.records import released_path
 from dpclust.pipeline.scheduler_fix import keep_one_reevaluation_timer
 from dpclust.pipeline.configuration import load_config
 from dpclust.pipeline.planning import plan
@@ -96,4 +97,5 @@ rule all:
         # every run and audit record: a deleted or damaged one is rebuilt (same seed, same released
         # outputs) and the items that read it are aggregated again
         [checked_intermediate(batch.path) for batch in PLAN.batches],
+        [checked_intermediate(str(released_path(batch.path))) for batch in PLAN.batches],
         [checked_intermediate(job.path) for job in PLAN.audits],

@@ -167,10 +167,12 @@ def compare_claims(before: pd.DataFrame, after: pd.DataFrame) -> dict:
 # --- cells -----------------------------------------------------------------------------------------------
 
 def record_files(results_dir) -> list[Path]:
-    """The run-record files under runs/, leaving out hidden paths (a running batch's checkpoint blocks)."""
+    """The run-record files under runs/, leaving out hidden paths (a running batch's checkpoint blocks)
+    and the records' publishable views (`X.released.json`)."""
     runs = Path(results_dir) / "runs"
     return sorted(p for p in runs.rglob("*.json")
-                  if not any(part.startswith(".") for part in p.relative_to(runs).parts))
+                  if not any(part.startswith(".") for part in p.relative_to(runs).parts)
+                  and not p.name.endswith(".released.json"))
 
 
 def cell_key(record: dict) -> tuple:

@@ -22,7 +22,7 @@ def batch_costs(results: Path, papers: set[str] | None = None) -> list[dict]:
     rows = []
     for path in sorted((results / "runs").rglob("*.json")):
         parts = path.relative_to(results / "runs").parts
-        if len(parts) != 5 or (papers and parts[0] not in papers):
+        if len(parts) != 5 or (papers and parts[0] not in papers) or path.name.endswith(".released.json"):
             continue
         records = json.loads(path.read_text(encoding="utf-8")).get("records", [])
         per_k: Counter = Counter()

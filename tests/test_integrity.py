@@ -31,6 +31,24 @@ def test_a_missing_record_is_missing_and_a_whole_one_loads(tmp_path):
     assert record["spec"]["k"] == 3 and record["runs"] == [{"centers": [[0.5, -1.0]]}]
 
 
+def test_the_released_view_beside_a_run_jobs_file_is_checked_like_a_record(tmp_path):
+    """A run job writes `X.json` and its publishable view `X.released.json` (dpclust.pipeline.run_job): the
+    view is a whole compact record too (`intact`), cut anywhere it is caught, and it loads as records."""
+    from dpclust.pipeline.records import released_path
+    from dpclust.pipeline.run_job import write_json_atomic as write_run_file
+
+    path = tmp_path / "alg.json"
+    write_run_file(_record(), path)
+    view = released_path(path)
+    assert view == tmp_path / "alg.released.json" and intact(path) == intact(view) == (True, "")
+    (record,) = load_records([view])
+    assert record["runs"] == [{"centers": [[0.5, -1.0]]}]
+    whole = view.read_bytes()
+    for n in range(0, len(whole), 7):
+        view.write_bytes(whole[:n])
+        assert not intact(view)[0], n
+
+
 def test_a_record_that_does_not_parse_is_one_error_naming_it_and_the_fix(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_bytes(b'{"schema": 2, "records": [}\n')

@@ -27,9 +27,11 @@ def spec(item: str, step: str, preset: str = "full") -> dict:
 
 
 def record(dataset, algorithm, k, eps, group, *, kmeans=None, kmedian=None, guarantee=None, status="ok",
-           spent=None, delta=1e-6, delta_spent=0.0, wall=0.1, private=None, sizes=None):
+           spent=None, delta=1e-6, delta_spent=None, wall=0.1, private=None, sizes=None):
     """One run record (runs flattened, as the aggregate step receives them); `guarantee` is a key of
-    GUARANTEES or None (undeclared); `sizes`, one list of cluster sizes per run (optional)."""
+    GUARANTEES or None (undeclared); `sizes`, one list of cluster sizes per run (optional). As the
+    runner writes them, runs without a DP guarantee (notdp, nonprivate) report no ε: `epsilon_spent`
+    and `delta_spent` null, unless `spent` / `delta_spent` are given (an older record's numbers)."""
     rec = {"dataset": dataset, "algorithm": algorithm, "k": k, "epsilon": eps, "group": group,
            "private": eps is not None if private is None else private, "status": status,
            "reason": "" if status == "ok" else "source unreachable (network down), not mirrored", "runs": []}
@@ -39,11 +41,16 @@ def record(dataset, algorithm, k, eps, group, *, kmeans=None, kmedian=None, guar
         rec["delta"] = None
         return rec
     rec["delta"] = delta if eps is not None else 0.0
+    reports = guarantee not in ("notdp", "nonprivate")
+    if spent is None and reports:
+        spent = eps or 0.0
+    if delta_spent is None and reports:
+        delta_spent = 0.0
     kmeans = list(kmeans if kmeans is not None else kmedian)
     kmedian = list(kmedian if kmedian is not None else kmeans)
     for i, (a, b) in enumerate(zip(kmeans, kmedian)):
         rec["runs"].append({"seed": i, "init_seed": i, "cost_kmeans": a, "cost_kmedian": b, "nicv": a,
-                            "iterations": 3, "epsilon_spent": (eps or 0.0) if spent is None else spent,
+                            "iterations": 3, "epsilon_spent": spent,
                             "delta_spent": delta_spent, "wall_time_s": wall + i})
         if sizes is not None:
             rec["runs"][-1]["cluster_sizes"] = list(sizes[i])

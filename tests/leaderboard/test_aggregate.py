@@ -60,6 +60,8 @@ def test_ranks_only_methods_with_a_dp_guarantee(board):
     notdp = cell(board, NOTDP, 1.0)
     assert notdp["mean"] == pytest.approx(1.1) and math.isnan(notdp["rank"])   # best by mean, never ranked
     assert notdp["guarantee"] == "not DP as published" and notdp["guarantee_note"] == "swapped split"
+    assert np.isnan([notdp["eps_spent_mean"], notdp["eps_spent_max"], notdp["delta_spent_max"]]).all()  # no ε
+    assert np.isnan(cell(board, KMEANSPP, None)["eps_spent_mean"])           # non-private: no ε either
     unknown = cell(board, PRIOR, 1.0)
     assert unknown["guarantee"] == "unknown" and math.isnan(unknown["rank"])    # undeclared: never DP
     assert unknown["eps_spent_mean"] == pytest.approx(0.2) and unknown["delta"] == 0.0

@@ -48,5 +48,8 @@ def test_the_table_holds_every_planned_cell_normalised_and_ranked_by_guarantee(w
     ranked = t["rank"].notna()
     assert (ranked == t["guarantee"].isin(DP_KINDS)).all()            # ranked exactly when DP is declared
     prior = t[t["algorithm"] == "lushen2020.prior"].iloc[0]
-    assert prior["delta"] == 0.0 and 0 < prior["eps_spent_max"] < 1.0   # a cap: spends below ε
+    assert prior["guarantee"] == "not DP as published" and prior["delta"] == 0.0
+    assert np.isnan(prior["eps_spent_max"]) and np.isnan(prior["eps_spent_mean"])   # not DP: no ε reported
+    dp = t[t["guarantee"].isin(DP_KINDS)]
+    assert (dp["eps_spent_max"] > 0).all() and t.loc[~t["guarantee"].isin(DP_KINDS), "eps_spent_max"].isna().all()
     assert (t.loc[t["algorithm"] == "cohenaddad2022.hst", "objective"] == "kmedian").all()

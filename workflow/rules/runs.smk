@@ -19,7 +19,9 @@ rule run:
     input:
         data=lambda w: [data_input(d) for d in run_job(w).datasets],
     output:
-        f"{RESULTS}/runs/{{paper}}/{{item}}/{{group}}/{{data}}/{{algorithm}}.json",
+        # the record, and beside it its publishable view (dpclust.pipeline.records.released_only)
+        record=f"{RESULTS}/runs/{{paper}}/{{item}}/{{group}}/{{data}}/{{algorithm}}.json",
+        released=f"{RESULTS}/runs/{{paper}}/{{item}}/{{group}}/{{data}}/{{algorithm}}.released.json",
     log:
         "logs/runs/{paper}/{item}/{group}/{data}/{algorithm}.log",
     wildcard_constraints:
@@ -27,7 +29,7 @@ rule run:
         item=r"[^/]+",
         group=r"[^/]+",
         data=r"[^/]+",
-        algorithm=r"[^/]+",
+        algorithm=r"[^/]+(?<!\.released)",   # ids hold dots: "X.released.json" is X's view, not a record
     threads: 1
     group:
         run_group  # bundles under profiles/slurm (workflow/rules/cluster.smk); none otherwise
@@ -42,4 +44,4 @@ rule run:
         "../envs/dpclust.yaml"
     shell:
         "export OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads};"
-        " python3 -m dpclust.pipeline run {params.args} --data-dir {params.data_dir} --allow-unavailable --out {output} > {log} 2>&1"
+        " python3 -m dpclust.pipeline run {params.args} --data-dir {params.data_dir} --allow-unavailable --out {output.record} > {log} 2>&1"

@@ -37,7 +37,7 @@ from dpclust import __version__
 from dpclust.api import DPClustError
 from dpclust.audit.designs import BOUNDS, DIMENSION, RELATIONS, STATISTICS, design
 from dpclust.audit.statistics import AuditResult, audit_samples, halved_noise
-from dpclust.pipeline.resolve import import_object
+from dpclust.pipeline.resolve import delta_size, import_object, resolve_delta
 
 SCHEMA = 1
 #: Keys every audit spec has.
@@ -57,6 +57,13 @@ def check_spec(spec: dict) -> dict:
         raise DPClustError(f"audit samples must be >= 4, got {spec['samples']!r}")
     design(spec["design"])
     return spec
+
+
+def audit_delta(spec: dict) -> float:
+    """The audit's δ: a number, or an expression of n ("n^-1.5") resolved from the public size
+    (setting `public_n`, the same N on both neighbours) when set, else from the design's n (one δ
+    for both neighbours, never each neighbour's own size)."""
+    return resolve_delta(spec["delta"], delta_size(spec["settings"], int(spec["n"])))
 
 
 def result_dict(res: AuditResult) -> dict:
@@ -91,7 +98,7 @@ def draw(spec: dict) -> dict:
     k, n_samples = int(spec["k"]), int(spec["samples"])
     D, Dp = des.datasets(int(spec["n"]), spec["relation"])
     settings = dict(spec["settings"], bounds=[float(BOUNDS[0]), float(BOUNDS[1])])
-    eps, delta = float(spec["epsilon"]), float(spec["delta"])
+    eps, delta = float(spec["epsilon"]), audit_delta(spec)
     out: dict[str, Any] = {"D": D, "Dp": Dp}
     for mode in ("plain", "halved"):
         ss_D, ss_Dp, _ = np.random.SeedSequence(int(spec["seed"])).spawn(3)   # the split: `evaluate`
@@ -147,7 +154,7 @@ def run_audit(spec: dict) -> dict:
         "target": list(des.target), "n": int(spec["n"]), "k": int(spec["k"]),
         "n_D": int(drawn["D"].shape[0]), "n_Dp": int(drawn["Dp"].shape[0]),
         "D": drawn["D"].tolist(), "Dp": drawn["Dp"].tolist(), "bounds": list(BOUNDS),
-        "epsilon_budget": float(spec["epsilon"]), "delta_budget": float(spec["delta"]),
+        "epsilon_budget": float(spec["epsilon"]), "delta_budget": audit_delta(spec),
         "epsilon_claimed": claimed_eps, "delta_claimed": claimed_delta,
         "epsilon_spent_min": float(plain_spent[:, 0].min()),
         "epsilon_spent_mean": float(plain_spent[:, 0].mean()),

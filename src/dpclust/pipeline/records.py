@@ -13,6 +13,14 @@ relation). Each run has two sections:
   (traces, exact counts, per-stage values). These are exact functions of the data: never publish
   them as the output of a private algorithm.
 
+A run of an algorithm without a DP guarantee (non-private, or "not DP as published/configured")
+reports no ε: its `epsilon_spent` and `delta_spent` are null and the record's `epsilon_spent_note`
+says why (its ledger, the algorithm's own accounting, stays in the diagnostics; it is no guarantee).
+
+`released_only` is the publishable view of a record (`released_path`: written beside each run
+job's file as `<name>.released.json`): no diagnostics, no wall times, no content hash of the data,
+and n and an n-dependent δ only where the guarantee declares n public (`n_public`).
+
 `load_records` reads record files (a batch's or a single record's); `flatten` gives each run as
 one flat dict (diagnostics, released, seed, init_seed, wall time), which is how the items read
 them.
@@ -23,6 +31,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
+
+from dpclust.pipeline.resolve import delta_reads_n
 
 SCHEMA = 2
 DIAGNOSTICS_NOTE = ("diagnostics are non-private exact functions of the data (costs, counts, traces, the "
@@ -52,11 +62,74 @@ def flatten(record: dict) -> dict:
     return dict(record, runs=[flatten_run(r) for r in record.get("runs") or []])
 
 
+#: Record fields never published: the content hash of the exact data (a perfect membership test).
+UNRELEASED = ("dataset_sha256",)
+#: Run fields never published: the diagnostics (exact functions of the data) and the wall time (it
+#: depends on the data: its size, the algorithm's data-dependent work).
+UNRELEASED_RUN = ("diagnostics", "wall_time_s")
+
+
+def n_public(guarantee: dict | None) -> bool:
+    """Whether a guarantee declares the dataset size n public: its neighbouring relation says "n
+    public" ("add/remove one record, N public", "replace-one record (n public)") or is replace-one
+    (neighbours of the same size), and never says "n not released" (Cohen-Addad et al.'s; their
+    relation names replace-one only for an inner step). A record without a guarantee: not public."""
+    text = str((guarantee or {}).get("relation") or "").lower().strip()
+    if "n not released" in text:
+        return False
+    return "n public" in text or text.startswith("replac")
+
+
+def _delta_public(record: dict, size_public: bool) -> bool:
+    """Whether the record's resolved δ may be published: when n is public, when its spec is a number
+    (it does not read n), or when it was resolved from the run's public size (setting `public_n`)."""
+    if size_public:
+        return True
+    if "delta_spec" not in record:   # a record written before the spec was kept: it may have read n
+        return False
+    return not delta_reads_n(record["delta_spec"]) or (record.get("settings") or {}).get("public_n") is not None
+
+
 def released_only(record: dict) -> dict:
-    """What may be published of a record: everything but the runs' diagnostics."""
-    out = {k: v for k, v in record.items() if k != "runs"}
-    out["runs"] = [{k: v for k, v in run.items() if k != "diagnostics"} for run in record.get("runs") or []]
+    """What may be published of a record: the spec it ran, its guarantee and each run's released
+    output; not the runs' diagnostics or wall times, the data's content hash, and n (and the δ
+    resolved from n) only when the guarantee declares n public (`n_public`); the declared δ spec
+    (`delta_spec`, e.g. "n^-1.5") is kept."""
+    size_public = n_public(record.get("guarantee"))
+    drop = set(UNRELEASED) | {"runs"}
+    if not size_public:
+        drop.add("n")
+    if not _delta_public(record, size_public):
+        drop.add("delta")
+    out = {k: v for k, v in record.items() if k not in drop}
+    out["runs"] = [{k: v for k, v in run.items() if k not in UNRELEASED_RUN} for run in record.get("runs") or []]
     return out
+
+
+def released_file(obj: dict) -> dict:
+    """The publishable view (`released_only`) of a record file: a batch's `{"schema", "records"}` or
+    one record; marked `"view": "released"`."""
+    if "records" in obj:
+        rest = {k: v for k, v in obj.items() if k != "records"}
+        return {**rest, "view": "released", "records": [released_only(r) for r in obj["records"]]}
+    return {**released_only(obj), "view": "released"}
+
+
+#: How the name of a record file's publishable view ends (`released_path`).
+RELEASED_SUFFIX = ".released.json"
+
+
+def released_path(path: str | Path) -> Path:
+    """Where the publishable view of the record file `path` is written: `X.json` → `X.released.json`."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}.released{path.suffix}")
+
+
+def is_released_view(path: str | Path) -> bool:
+    """Whether `path` is a publishable view (`released_path`) rather than a run job's record file:
+    whoever lists the record files of a results tree (e.g. `rglob("*.json")`) must leave these out,
+    or every record is read twice."""
+    return Path(path).name.endswith(RELEASED_SUFFIX)
 
 
 def load_records(paths: Iterable[str | Path]) -> list[dict]:

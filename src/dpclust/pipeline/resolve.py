@@ -14,8 +14,26 @@ from dpclust.api import DPClustError
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
+def delta_reads_n(delta) -> bool:
+    """Whether a δ spec is an expression of n ('n^-1.5', 'c/n'), i.e. its value is a function of the
+    dataset size (a number is not)."""
+    if isinstance(delta, (int, float)) or delta is None:
+        return False
+    text = str(delta).replace(" ", "")
+    return text.startswith("n^") or text.endswith("/n")
+
+
+def delta_size(settings, n: int) -> int:
+    """The n a δ expression of n is resolved from: the run's public size ``settings["public_n"]`` when
+    set (the public N of the guarantees "n public", `dpclust.blocks.public_size`: the same on both
+    neighbours, so δ is too), else the data's own size `n`."""
+    given = (settings or {}).get("public_n")
+    return int(n) if given is None else int(given)
+
+
 def resolve_delta(delta, n: int) -> float:
-    """δ from a number or an expression of n: 'n^-1.5', '1/n', '0.1/n'."""
+    """δ from a number or an expression of n: 'n^-1.5', '1/n', '0.1/n'. Give `n` as
+    `delta_size(settings, n_data)`, so that a run with a public size resolves δ from it."""
     if isinstance(delta, (int, float)):
         value = float(delta)
     else:

@@ -15,10 +15,23 @@ layout, so the same run gives the same bytes whatever the block size or batch.
 Statuses: `ok`; `data_unavailable` (the dataset could not be had: no runs); `refused` (the
 algorithm declined the block at a documented limit of its public inputs, `dpclust.api.Refused`,
 e.g. EUGkM's grid memory guard: no runs, the reason kept). Neither is a failed job.
+
+Budget: δ given as an expression of n ("n^-1.5") is resolved from the run's public size
+(setting `public_n`) when set, else from the data's size (`dpclust.pipeline.resolve.delta_size`).
+After each run the runner checks what the algorithm reported spending (`epsilon_spent`,
+`delta_spent`) and, for an algorithm that reports an ε, the total of its ledger under sequential
+composition (`ledger_total`), against the run's budget: either above it fails the run
+(`PrivacyBudgetViolation`). Only a DP guarantee (ε-DP, (ε, δ)-DP; or a private algorithm that
+declares none) reports an ε: a non-private or not-DP run records `epsilon_spent` and `delta_spent`
+as null, and the record's `epsilon_spent_note` says why (`epsilon_not_reported`).
+
+Files: `write_json_atomic` writes a run job's file and, beside it, its publishable view
+(`dpclust.pipeline.records.released_only`, `X.json` → `X.released.json`).
 """
 
 from __future__ import annotations
 
+import math
 import platform
 import subprocess
 import time
@@ -31,9 +44,9 @@ import numpy as np
 from dpclust import __version__
 from dpclust.api import DPClustError, Refused, validate_inputs
 from dpclust.metrics import all_costs
-from dpclust.pipeline.records import DIAGNOSTICS_NOTE, make_run
+from dpclust.pipeline.records import DIAGNOSTICS_NOTE, make_run, released_file, released_path
 from dpclust.pipeline.records import SCHEMA as RECORD_SCHEMA
-from dpclust.pipeline.resolve import REPO_ROOT, import_object, resolve_delta
+from dpclust.pipeline.resolve import REPO_ROOT, delta_size, import_object, resolve_delta
 
 #: Relative slack when checking that an algorithm spent no more than its budget.
 SPEND_TOLERANCE = 1e-9
@@ -42,8 +55,26 @@ SPEC_KEYS = ("dataset", "dataset_entry", "transform", "algorithm", "function", "
              "epsilon", "delta", "seeds", "init_sets", "base_seed", "store_centers")
 
 
+#: Guarantee kinds that report an ε spent (`dpclust.settings.Guarantee.is_dp`).
+DP_KINDS = ("ε-DP", "(ε, δ)-DP")
+
+
 class PrivacyBudgetViolation(RuntimeError):
-    """An algorithm reported spending more than its budget: a privacy bug."""
+    """An algorithm reported spending more than its budget, or its ledger adds up to more: a privacy bug."""
+
+
+def epsilon_not_reported(guarantee: dict | None, private: bool) -> str:
+    """Why the runs of a record report no ε spent, or "" when they report one: only a DP guarantee
+    (or a private algorithm that declares none: "unknown", never ranked as DP) reports an ε."""
+    kind = (guarantee or {}).get("kind") or ("" if private else "non-private")
+    if not kind or kind in DP_KINDS:
+        return ""
+    if kind == "non-private":
+        return "non-private: no privacy budget, so no ε spent is reported (epsilon_spent and delta_spent are null)"
+    note = (guarantee or {}).get("note") or ""
+    return (f"{kind}{': ' + note if note else ''}; no ε spent is reported (epsilon_spent and delta_spent are null): "
+            "an ε would read as a guarantee. The runs' diagnostics keep the algorithm's own ledger, its nominal "
+            "accounting, which guarantees nothing")
 
 
 def derive_seed(*parts: Any) -> int:
@@ -177,7 +208,9 @@ class BlockCheckpoint:
             return None
 
     def put(self, index: int, record: dict) -> None:
-        write_json_atomic(record, self.dir / f"{index}.json")
+        from dpclust.fileio import write_json_atomic as _write
+
+        _write(record, self.dir / f"{index}.json")   # a kept block: no publishable view
 
     def discard(self) -> None:
         import shutil
@@ -229,19 +262,23 @@ def run_spec(spec: dict, data_path: str, data_sha256: str | None = None, *, _loa
         record["sweep"] = spec["sweep"]
     if "guarantee" in spec:
         record["guarantee"] = spec["guarantee"]
+    not_reported = epsilon_not_reported(spec.get("guarantee"), bool(spec["private"]))
+    if not_reported:
+        record["epsilon_spent_note"] = not_reported
+    record["delta_spec"] = spec["delta"]
     data, X, bounds = _load(data_path, data_sha256, spec["transform"], spec["dataset_entry"],
                             {} if _loaded is None else _loaded)
     if isinstance(data, DatasetUnavailable):
         record.update(status="data_unavailable", reason=str(data), delta=None, settings=settings, runs=[])
         return _jsonable(record)
     function = import_object(spec["function"])
-    delta = resolve_delta(spec["delta"], X.shape[0])
+    delta = resolve_delta(spec["delta"], delta_size(settings, X.shape[0]))
     X = validate_inputs(X, k, epsilon, delta)
     settings = dict(settings, bounds=[float(bounds[0]), float(bounds[1])])
     record.update(status="ok", reason="", delta=delta, bounds=settings["bounds"],
                   dataset_sha256=str(data.attrs.get("sha256", "")), n=int(X.shape[0]), d=int(X.shape[1]))
     try:
-        runs = _runs(spec, function, X, k, epsilon, delta, settings, seeds)
+        runs = _runs(spec, function, X, k, epsilon, delta, settings, seeds, reports=not not_reported)
     except Refused as exc:   # a documented limit of the public inputs (api.Refused): no run, not a failure
         record.update(status="refused", reason=str(exc), settings=settings, runs=[])
         return _jsonable(record)
@@ -250,8 +287,10 @@ def run_spec(spec: dict, data_path: str, data_sha256: str | None = None, *, _loa
     return _jsonable(record)
 
 
-def _runs(spec: dict, function, X, k: int, epsilon, delta: float, settings: dict, seeds: list[int]) -> list[dict]:
-    """The block's runs, one per seed (see `run_spec`)."""
+def _runs(spec: dict, function, X, k: int, epsilon, delta: float, settings: dict, seeds: list[int],
+          reports: bool = True) -> list[dict]:
+    """The block's runs, one per seed (see `run_spec`); `reports`: whether they report an ε spent
+    (`epsilon_not_reported`), and so whether their ledger is checked against the budget."""
     algorithm = spec["algorithm"]
     runs = []
     dataset, init_sets = spec["dataset"], spec["init_sets"]
@@ -266,12 +305,15 @@ def _runs(spec: dict, function, X, k: int, epsilon, delta: float, settings: dict
         result = function(X, k, epsilon, delta, rng, run_settings)
         wall = time.perf_counter() - t0
         _check_spend(algorithm, bool(spec["private"]), epsilon, result, delta)
+        if reports:
+            _check_ledger(algorithm, bool(spec["private"]), epsilon, result, delta)
         centers = np.asarray(result.centers, dtype=float)
         if centers.shape != (k, X.shape[1]) or not np.isfinite(centers).all():
             raise DPClustError(f"{algorithm} returned centres of shape {centers.shape} "
                                f"(expected {(k, X.shape[1])}) or non-finite values")
-        diagnostics = {"epsilon_spent": result.epsilon_spent, "delta_spent": result.delta_spent,
-                       "ledger": result.ledger, "iterations": result.iterations, **all_costs(X, centers),
+        diagnostics = {"epsilon_spent": result.epsilon_spent if reports else None,
+                       "delta_spent": result.delta_spent if reports else None, "ledger": result.ledger,
+                       "iterations": result.iterations, **all_costs(X, centers),
                        "info": result.info}
         runs.append(make_run(seed, init_seed, wall, centers, diagnostics, spec["store_centers"]))
     return runs
@@ -285,8 +327,56 @@ def _check_spend(algorithm: str, private: bool, epsilon, result, delta: float) -
         raise PrivacyBudgetViolation(f"{algorithm} spent delta {result.delta_spent!r} > budget {delta!r}")
 
 
+def _ledger_row(row) -> tuple[float, float]:
+    """(ε, δ) of one ledger row: `[label, ε, δ]` (`ClusteringResult.from_accountant`), a mapping with
+    `epsilon`/`delta`, or an `accountant.Charge`."""
+    if isinstance(row, dict):
+        eps, dlt = row.get("epsilon"), row.get("delta", 0.0)
+    elif isinstance(row, (list, tuple)) and len(row) >= 3:
+        eps, dlt = row[1], row[2]
+    elif hasattr(row, "epsilon"):
+        eps, dlt = row.epsilon, getattr(row, "delta", 0.0)
+    else:
+        raise PrivacyBudgetViolation(f"unreadable ledger row {row!r}: expected [label, epsilon, delta]")
+    try:
+        eps, dlt = float(eps), float(dlt or 0.0)
+    except (TypeError, ValueError):
+        raise PrivacyBudgetViolation(f"unreadable ledger row {row!r}: epsilon and delta must be numbers") from None
+    if not (math.isfinite(eps) and eps >= 0 and math.isfinite(dlt) and dlt >= 0):
+        raise PrivacyBudgetViolation(f"ledger row {row!r}: epsilon and delta must be finite and >= 0")
+    return eps, dlt
+
+
+def ledger_total(ledger) -> tuple[float, float]:
+    """The (ε, δ) a ledger adds up to under sequential composition: the sum of its rows.
+
+    That is the accountant's own total: the ledger an algorithm returns is its top-level
+    accountant's (`ClusteringResult.from_accountant`), where a parallel block (`Accountant.parallel`)
+    is one row holding the block's cost, the maximum over its branches (the branches' charges are
+    not copied), and a `sub_budget` one row holding the reservation (the child's charges are not
+    copied either). Summing every row therefore never counts a parallel branch or a child twice."""
+    rows = [_ledger_row(row) for row in ledger or []]
+    return math.fsum(e for e, _ in rows), math.fsum(d for _, d in rows)
+
+
+def _check_ledger(algorithm: str, private: bool, epsilon, result, delta: float) -> None:
+    """The run fails if its ledger adds up to more than its budget, whatever it reported as spent."""
+    budget = float(epsilon) if private and epsilon is not None else 0.0
+    eps_total, delta_total = ledger_total(result.ledger)
+    if (eps_total > budget * (1 + SPEND_TOLERANCE) + 1e-15
+            or delta_total > delta * (1 + SPEND_TOLERANCE) + 1e-300):
+        raise PrivacyBudgetViolation(
+            f"{algorithm}: its ledger adds up to (epsilon {eps_total!r}, delta {delta_total!r}) under sequential "
+            f"composition ({len(result.ledger or [])} charges), above its budget (epsilon {budget!r}, delta "
+            f"{delta!r}); it reported spending (epsilon {result.epsilon_spent!r}, delta {result.delta_spent!r})")
+
+
 def write_json_atomic(obj: dict, path) -> None:
-    """Write a record (sorted keys, no timestamps) atomically, with the umask's file mode."""
+    """Write a run job's file (a batch's `{"schema", "records"}` or one record; sorted keys, no
+    timestamps) atomically, with the umask's file mode, and beside it its publishable view
+    (`dpclust.pipeline.records.released_file`, at `released_path(path)`: `X.json` → `X.released.json`),
+    written first: a record file is never newer than its view."""
     from dpclust.fileio import write_json_atomic as _write
 
+    _write(released_file(obj), released_path(path))
     _write(obj, path)

@@ -15,7 +15,9 @@ Aggregation (`leaderboard`), from the run records alone:
   Student-t 95 % interval (`dpclust.pipeline.claims.mean_ci`), sd, number of runs, wall time per run (the
   median over runs, so that a one-off import in a job's first run, e.g. diffprivlib's scikit-learn,
   does not count),
-  mean and largest ε spent, δ budget and largest δ spent, and the mean number of non-empty clusters
+  mean and largest ε spent and largest δ spent (blank for a method without a DP guarantee, not DP
+  as published or non-private: it reports no ε, `dpclust.pipeline.run_job.epsilon_not_reported`; a
+  run's null `epsilon_spent` is never counted as 0), δ budget, and the mean number of non-empty clusters
   of the released centres (a diagnostic: it shows a collapsed solution, e.g. every point in one
   cluster, that a cost ratio alone does not).
 * **Guarantee.** From each record's `guarantee` (planned from the algorithm's declaration): ε-DP,
@@ -77,6 +79,18 @@ def _eps(value) -> float:
     return math.nan if value is None else float(value)
 
 
+#: Guarantee kinds whose runs report no ε spent (their ε columns are blank, whatever an older record holds).
+NO_EPSILON = (NOT_DP, NON_PRIVATE)
+
+
+def _spent(values: list, kind: str) -> tuple[float, float]:
+    """(mean, max) of the reported spends (null ones left out); NaN for a kind that reports none."""
+    reported = [v for v in values if not math.isnan(v)]
+    if kind in NO_EPSILON or not reported:
+        return math.nan, math.nan
+    return float(np.mean(reported)), float(np.max(reported))
+
+
 def leaderboard(records: Iterable[Mapping], item: Mapping) -> pd.DataFrame:
     """The tidy leaderboard (module docstring), one row per (objective, dataset, k, ε, algorithm);
     non-private references have ε = NaN."""
@@ -114,8 +128,8 @@ def leaderboard(records: Iterable[Mapping], item: Mapping) -> pd.DataFrame:
         for run in rec.get("runs") or []:
             cell["cost"].append(float(run[metric]))
             cell["wall"].append(float(run.get("wall_time_s") or 0.0))
-            cell["eps"].append(float(run.get("epsilon_spent") or 0.0))
-            cell["dlt"].append(float(run.get("delta_spent") or 0.0))
+            cell["eps"].append(_eps(run.get("epsilon_spent")))
+            cell["dlt"].append(_eps(run.get("delta_spent")))
             if run.get("cluster_sizes") is not None:  # a diagnostic: how many clusters the centres keep
                 cell["nonempty"].append(int(np.count_nonzero(np.asarray(run["cluster_sizes"]))))
     rows = []
@@ -127,9 +141,10 @@ def leaderboard(records: Iterable[Mapping], item: Mapping) -> pd.DataFrame:
         if cell["status"] == "ok" and cell["cost"]:
             ref = best.get((objective, dataset, k))
             cost = np.asarray(cell["cost"])
+            eps_mean, eps_max = _spent(cell["eps"], cell["guarantee"])
             row.update(cost_mean=float(cost.mean()), wall_s=float(np.median(cell["wall"])),
-                       eps_spent_mean=float(np.mean(cell["eps"])), eps_spent_max=float(np.max(cell["eps"])),
-                       delta_spent_max=float(np.max(cell["dlt"])),
+                       eps_spent_mean=eps_mean, eps_spent_max=eps_max,
+                       delta_spent_max=_spent(cell["dlt"], cell["guarantee"])[1],
                        nonempty_mean=float(np.mean(cell["nonempty"])) if cell["nonempty"] else math.nan)
             if ref is None or not ref > 0:
                 row.update(status="no_reference", reason=f"no non-private {OBJECTIVE_LABEL[objective]} run at "

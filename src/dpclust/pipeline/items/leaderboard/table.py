@@ -12,6 +12,7 @@ cell the rank among DP methods ("–" for a method that is not ranked: not DP as
 guarantee).
 
 Check (`check_table`): every run of a method with a DP guarantee spent at most its ε (and its δ).
+Methods without one report no ε (their ε columns are blank) and are not counted.
 """
 
 from __future__ import annotations
@@ -168,7 +169,8 @@ def _wrap_lines(text: str, width: int) -> list[str]:
 
 def check_table(table: pd.DataFrame, item) -> list[Check]:
     """Every run of a method with a DP guarantee spent at most its ε and its δ (relative slack
-    `claims.spent_rel_tol`); cells of methods without a declared DP guarantee are not counted."""
+    `claims.spent_rel_tol`); cells of methods without a declared DP guarantee are not counted (they
+    report no ε). A DP cell that reports no ε spent fails: its runs cannot be checked."""
     tol = float(step_options(item, "claims").get("spent_rel_tol", 1e-9))
     ok = table[(table["status"] != "data_unavailable") & table["epsilon"].notna() & (table["n"] > 0)]
     dp = ok[ok["guarantee"].isin(DP_KINDS)]
@@ -181,6 +183,7 @@ def check_table(table: pd.DataFrame, item) -> list[Check]:
     delta = dp["delta"].astype(float).fillna(0.0)
     over_eps = dp[dp["eps_spent_max"].astype(float) > eps * (1 + tol)]
     over_delta = dp[dp["delta_spent_max"].astype(float) > delta * (1 + tol) + 1e-300]
+    unreported = dp[dp["eps_spent_max"].isna()]
     worst = float((dp["eps_spent_max"].astype(float) / eps).max())
     detail = (f"{int(dp['n'].sum())} runs in {len(dp)} cells of {dp['algorithm'].nunique()} DP methods; "
               f"largest ε spent / ε = {fmt(worst, 6)}")
@@ -188,6 +191,10 @@ def check_table(table: pd.DataFrame, item) -> list[Check]:
            f"δ {fmt(r.delta_spent_max, 3)}" for r in pd.concat([over_eps, over_delta]).itertuples()]
     if bad:
         detail += f"; over budget: {len(bad)} cells, e.g. {bad[0]}"
+    missing = [f"{r.algorithm} on {r.dataset} (k={r.k}, ε={r.epsilon:g})" for r in unreported.itertuples()]
+    if missing:
+        detail += f"; no ε spent reported: {len(missing)} cells, e.g. {missing[0]}"
+        bad += missing
     return [Check(SPENT_CLAIM, not bad, detail + skipped, quantity=worst, threshold=f"<= {1 + tol:.9g}")]
 
 
