@@ -159,9 +159,11 @@ def spent_exactly(records: Iterable[Mapping], rel_tol: float = 1e-9) -> Check:
                 bad.append(f"{rec['algorithm']} on {rec['dataset']} (k={rec['k']}, ε={eps:g}) spent {fmt(spent, 6)}")
     skipped = f"; {unreported} runs report no ε (no DP guarantee), not counted" if unreported else ""
     if total == 0:
-        return Check("Every private run spent exactly its ε", None, "no private run available" + skipped)
+        return Check("Every private run spent exactly its ε", None, "no private run available" + skipped,
+                     kind="bookkeeping")
     return Check("Every private run spent exactly its ε", not bad,
-                 f"{total - len(bad)}/{total} runs" + (f"; e.g. {bad[0]}" if bad else "") + skipped)
+                 f"{total - len(bad)}/{total} runs" + (f"; e.g. {bad[0]}" if bad else "") + skipped,
+                 kind="bookkeeping")
 
 
 def runs_note(item: Mapping) -> str:
