@@ -75,10 +75,16 @@ def box_data(n=60, d=2, seed=0, lo=-1.0, hi=1.0):
     return np.clip(X, lo, hi)
 
 
+def epsilon_for(cls) -> float | None:
+    """1.0, or None for a non-private algorithm (it refuses a number)."""
+    return 1.0 if cls.private else None
+
+
 def delta_for(cls) -> float:
     """δ the algorithm accepts: 0 for pure ε-DP ones; those that need δ > 0 say so when fitted."""
     try:
-        cls(n_clusters=3, epsilon=1.0, delta=0.0, random_state=0, settings={"bounds": [-1.0, 1.0]}).fit(box_data())
+        cls(n_clusters=3, epsilon=epsilon_for(cls), delta=0.0, random_state=0,
+            settings={"bounds": [-1.0, 1.0]}).fit(box_data())
     except DPClustError as exc:
         if "delta" in str(exc) or "δ" in str(exc):
             return 1e-5
@@ -90,7 +96,7 @@ DELTA = {cls: delta_for(cls) for cls in CLASSES}
 
 
 def make(cls, bounds=(-1.0, 1.0), **params):
-    params = {"n_clusters": 3, "epsilon": 1.0, "delta": DELTA[cls], "random_state": 0,
+    params = {"n_clusters": 3, "epsilon": epsilon_for(cls), "delta": DELTA[cls], "random_state": 0,
               "settings": {"bounds": list(bounds)}, **params}
     return cls(**params)
 
@@ -149,9 +155,11 @@ def test_epsilon_none(cls):
             with pytest.raises(DPClustError, match="epsilon must be a finite number > 0") as exc:
                 make(cls, epsilon=bad).fit(X)
             assert not isinstance(exc.value, TypeError)
-    else:  # a non-private algorithm runs without a budget
+    else:  # a non-private algorithm runs without a budget, refuses one and reports none
         est = make(cls, epsilon=None).fit(X)
-        assert est.epsilon_spent_ == 0.0
+        assert est.epsilon_spent_ is None and est.delta_spent_ is None
+        with pytest.raises(DPClustError, match="is not private .* refuses epsilon=1.0"):
+            make(cls, epsilon=1.0).fit(X)
 
 
 @pytest.mark.parametrize("cls", PRIVATE, ids=lambda c: c.__name__)
@@ -191,7 +199,10 @@ def test_pipeline_and_reproducibility(cls):
     assert est.n_features_in_ == 2 and est.cluster_centers_.shape == (3, 2)
     assert est.score(X) == pytest.approx(-est.inertia_)
     assert np.allclose(est.transform(X).min(axis=1) ** 2, ((X - est.cluster_centers_[est.labels_]) ** 2).sum(1))
-    assert est.epsilon_spent_ <= 1.0 + 1e-9 and est.delta_spent_ <= DELTA[cls] + 1e-15
+    if cls.private:
+        assert est.epsilon_spent_ <= 1.0 + 1e-9 and est.delta_spent_ <= DELTA[cls] + 1e-15
+    else:
+        assert est.epsilon_spent_ is None and est.delta_spent_ is None
     with pytest.raises(ValueError, match="X has 3 features, but .* is expecting 2 features"):
         est.predict(np.zeros((2, 3)))
 
@@ -201,7 +212,8 @@ def test_private_flag_matches_what_is_spent(name):
     """An estimator is declared private exactly when its algorithm spends a budget."""
     cls = ESTIMATORS[name]
     est = make(cls).fit(box_data())
-    assert (est.epsilon_spent_ > 0) == cls.private
+    assert (est.epsilon_spent_ is not None and est.epsilon_spent_ > 0) == cls.private
+    assert (est.result_.epsilon_spent > 0) == cls.private
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
@@ -263,8 +275,8 @@ def test_private_flag_from_the_function_or_the_argument():
     assert not build_estimator(plain, {}, "P2", private=False).private
     plain.private = False
     assert not build_estimator(plain, {}, "P3").private
-    est = build_estimator(plain, {}, "P4")(n_clusters=2, epsilon=None).fit(box_data())  # no bounds needed
-    assert est.epsilon_spent_ == 0.0
+    est = build_estimator(plain, {}, "P4")(n_clusters=2).fit(box_data())  # no bounds, epsilon=None by default
+    assert est.epsilon_spent_ is None and est.result_.epsilon_spent == 0.0
 
 
 def test_build_estimator_builds_a_class_that_pickles():

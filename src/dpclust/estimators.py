@@ -26,6 +26,29 @@ An estimator for an algorithm of your own (a function following `dpclust.api`'s 
 
 To pickle its instances, bind the class to a module-level name equal to ``name`` in the module
 given as ``module`` (default: the function's module).
+
+The budget across fits (`dpclust.budget`): every fit of a private estimator is charged, with the
+(ε, δ) its run actually spent, to a `dpclust.budget.FitAccountant` by sequential composition (all fits
+are assumed to use the same data, the conservative case): the estimator's ``accountant=`` or, when it
+is None (the default), the process-wide ``FitAccountant.default()``. The default one has an infinite
+budget and only warns (`PrivacyBudgetWarning`, naming the total) once the fits together spend more
+than one fit's ε, as a grid search over ε or cross-validation does; reset it with
+``FitAccountant.default().reset()``. An accountant with a total refuses, before it runs, a fit that
+could overspend it::
+
+    from dpclust.estimators import DPLloyd, FitAccountant
+    acc = FitAccountant(epsilon=3.0, delta=1e-6)
+    GridSearchCV(DPLloyd(settings={"bounds": [0, 1]}, accountant=acc), {"epsilon": [0.5, 1.0]}).fit(X)
+    # a fit that could take acc above ε = 3 is refused before it runs (FitBudgetExceeded; GridSearchCV
+    # scores it as a failed fit unless error_score="raise"); acc.total() is what the fits spent
+
+`sklearn.base.clone` (GridSearchCV, Pipeline, cross_validate) keeps a passed accountant by identity.
+
+Other guards: a fit whose data reach the public bounds in every coordinate, at both ends, warns
+(`PrivacyLeakWarning`: bounds computed from the data, e.g. by a MinMaxScaler fitted on X, leak its
+range; see `PrivateClusterer`). An (ε, δ)-DP algorithm (Balcan, SuLQ, Nguyen) gets the default
+``delta=DEFAULT_DELTA`` (1e-6, see there). A non-private algorithm (Lloyd) refuses a numeric epsilon
+and reports ``epsilon_spent_ = delta_spent_ = None``.
 """
 
 from __future__ import annotations
@@ -33,6 +56,7 @@ from __future__ import annotations
 import copy
 import math
 import numbers
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,6 +69,7 @@ from dpclust.balcan2017.algorithm import balcan, balcan_kmedian
 from dpclust.balcan2017.kvariates import kvariates, kvariates_simhash
 from dpclust.balcan2017.sample_aggregate import sample_aggregate
 from dpclust.balcan2017.sulq import sulq
+from dpclust.budget import FitAccountant, FitBudgetExceeded, PrivacyBudgetWarning, PrivacyLeakWarning
 from dpclust.cohenaddad2022.coreset import lsh_coreset_kmedian
 from dpclust.cohenaddad2022.private_lloyd import hst_kmeans, hst_kmedian, private_lloyd
 from dpclust.examples.noisy_lloyd import noisy_lloyd
@@ -60,6 +85,17 @@ from dpclust.su2016.privgene import pgkm
 
 #: settings keys the runner supplies to every algorithm besides the algorithm's own (see dpclust.api)
 RUN_KEYS = ("bounds", "init_seed", "init_pool_seeds")
+
+#: δ of the estimators whose algorithm declares an (ε, δ)-DP guarantee at its default settings
+#: (Balcan, SuLQ, Nguyen), when the user gives none. Fixed, never computed from the data (n is private
+#: unless public). 1e-6 is what these algorithms' own errors suggest; δ should be well below 1/n (a δ of
+#: order 1/n allows releasing a record outright): 1e-6 is below 1/n for n < 10^6 and below Nguyen et al.'s
+#: n^-1.5 for n <= 10^4. For larger data pass a smaller delta yourself.
+DEFAULT_DELTA = 1e-6
+#: Coordinates within BOUNDS_RTOL·(hi − lo) outside the public box are rounding (a MinMaxScaler's maximum
+#: can land one ulp above 1): they are clipped into the box (a fixed map, so the guarantee holds), not refused.
+#: The same slack decides "reaches the bound" for the PrivacyLeakWarning.
+BOUNDS_RTOL = 1e-9
 
 
 def _is_number(value) -> bool:
@@ -92,10 +128,10 @@ class PrivateClusterer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Cluste
     ----------
     n_clusters : int, default=8
         Number of centres k (1 <= k <= number of rows of X).
-    epsilon : float or None, default=1.0
-        Total privacy budget ε (a finite number > 0). Only a non-private algorithm (e.g. Lloyd)
-        accepts None.
-    delta : float, default=0.0
+    epsilon : float or None, default=1.0 (None for a non-private algorithm)
+        Privacy budget ε of one fit (a finite number > 0). A non-private algorithm (e.g. Lloyd)
+        refuses a number: it spends no budget, so its epsilon is None.
+    delta : float, default=0.0 (DEFAULT_DELTA = 1e-6 for an (ε, δ)-DP algorithm: Balcan, SuLQ, Nguyen)
         δ in [0, 1); 0 for pure ε-DP. Algorithms that need δ > 0 say so when fitted.
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState, default=None
         Seeds the shared initial centres (``settings["init_seed"]``, unless given) and every
@@ -104,7 +140,21 @@ class PrivateClusterer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Cluste
         The algorithm's named settings, overriding its defaults (``default_settings``; see the
         algorithm's module docstring for each one's source). ``bounds = [lo, hi]`` is required: the
         public box [lo, hi]^d that every coordinate of X lies in, known before seeing the data
-        (dpclust never estimates it from the data; that would leak privacy).
+        (dpclust never estimates it from the data; that would leak privacy). Coordinates within
+        ``BOUNDS_RTOL`` of the box width outside it (rounding) are clipped into it. If the data reach
+        the box at both ends in *every* coordinate (min == lo and max == hi, within that slack), a
+        private estimator warns (`PrivacyLeakWarning`): the bounds look computed from the data (e.g. a
+        MinMaxScaler fitted on X in a Pipeline), which leaks the data's range. Ordinary data in a
+        wider public box never reach both ends everywhere; data clipped to bounds fixed in advance may:
+        then the warning can be ignored (``warnings.filterwarnings("ignore", category=PrivacyLeakWarning)``).
+    accountant : dpclust.budget.FitAccountant or None, default=None
+        The budget across fits, charged with (``epsilon_spent_``, ``delta_spent_``) by each fit of a
+        private estimator (sequential composition: the fits are assumed to use the same data). None
+        uses the process-wide ``FitAccountant.default()`` (infinite budget; warns with a
+        `PrivacyBudgetWarning` once the fits together spend more than one fit's ε; reset it with
+        ``FitAccountant.default().reset()``). An accountant with a total refuses (`FitBudgetExceeded`,
+        before the fit runs) a fit whose (epsilon, delta) could exceed it. Clones (GridSearchCV,
+        Pipeline) share the accountant given here, and share the default one when None.
 
     Attributes
     ----------
@@ -116,8 +166,8 @@ class PrivateClusterer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Cluste
         Sum of squared distances of the training rows to their nearest centre (not private).
     n_iter_ : int or None
         Iterations the algorithm reports.
-    epsilon_spent_, delta_spent_ : float
-        The budget actually spent (from the algorithm's accountant).
+    epsilon_spent_, delta_spent_ : float or None
+        The budget actually spent (from the algorithm's accountant); None for a non-private algorithm.
     result_ : dpclust.api.ClusteringResult
         The algorithm's full result (``info`` holds per-stage values and traces).
     n_features_in_ : int
@@ -130,15 +180,16 @@ class PrivateClusterer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Cluste
     algorithm: Algorithm | None = None
     #: used when the function does not declare ``function.settings``
     default_settings: Mapping[str, Any] = {}
-    #: private algorithms need a finite epsilon > 0; non-private ones accept epsilon=None
+    #: private algorithms need a finite epsilon > 0; non-private ones refuse a number (epsilon=None)
     private: bool = True
 
-    def __init__(self, n_clusters=8, *, epsilon=1.0, delta=0.0, random_state=None, settings=None):
+    def __init__(self, n_clusters=8, *, epsilon=1.0, delta=0.0, random_state=None, settings=None, accountant=None):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.delta = delta
         self.random_state = random_state
         self.settings = settings
+        self.accountant = accountant
 
     # -- settings and parameters ------------------------------------------------------------------
     @classmethod
@@ -169,23 +220,32 @@ class PrivateClusterer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Cluste
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
             raise DPClustError(f"{name}: n_clusters must be an integer >= 1, got {k!r}")
         eps = self.epsilon
-        if eps is None and not self.private:
-            pass
+        if not self.private:
+            if eps is not None:
+                raise DPClustError(
+                    f"{name} is not private (its algorithm adds no noise, so it has no privacy budget): it "
+                    f"refuses epsilon={eps!r}; leave epsilon=None (its default), or use a private algorithm "
+                    f"(e.g. DPLloyd) for an ε-DP fit")
+            if not (self.delta is None or (_is_number(self.delta) and self.delta == 0)):
+                raise DPClustError(f"{name} is not private: it refuses delta={self.delta!r}; leave delta=0")
         elif not (_is_number(eps) and math.isfinite(eps) and eps > 0):
-            what = "the total privacy budget; pass e.g. epsilon=1.0" if self.private else \
-                "or None for this non-private algorithm"
-            raise DPClustError(f"{name}: epsilon must be a finite number > 0 ({what}), got {eps!r}")
-        if not (_is_number(self.delta) and 0 <= self.delta < 1):
+            raise DPClustError(f"{name}: epsilon must be a finite number > 0 (the privacy budget of this fit; "
+                               f"pass e.g. epsilon=1.0), got {eps!r}")
+        if self.private and not (_is_number(self.delta) and 0 <= self.delta < 1):
             raise DPClustError(f"{name}: delta must be a number in [0, 1), got {self.delta!r}")
+        if self.accountant is not None and not isinstance(self.accountant, FitAccountant):
+            raise DPClustError(f"{name}: accountant must be a dpclust.budget.FitAccountant or None (the "
+                               f"process-wide default), got {self.accountant!r}")
         if not _valid_random_state(self.random_state):
             raise DPClustError(f"{name}: random_state must be None, an int >= 0, a numpy Generator or "
                                f"RandomState, got {self.random_state!r}")
 
-    def _check_bounds(self, settings: dict, X: np.ndarray) -> None:
+    def _check_bounds(self, settings: dict, X: np.ndarray) -> np.ndarray:
+        """X checked against the public box (rounding slack clipped into it); warns on data-derived bounds."""
         name = type(self).__name__
         if "bounds" not in settings:
             if not self.private:
-                return
+                return X
             raise DPClustError(
                 f"{name} needs the public data domain: pass settings={{'bounds': [lo, hi]}} with every "
                 f"coordinate of X in [lo, hi] (known in advance; dpclust never estimates it from the data, "
@@ -197,13 +257,25 @@ class PrivateClusterer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Cluste
             raise DPClustError(f"{name}: settings['bounds'] must be [lo, hi], got {bounds!r}") from None
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
             raise DPClustError(f"{name}: settings['bounds'] must be finite with lo < hi, got {bounds!r}")
-        outside = ((X < lo) | (X > hi)).any(axis=1)
-        if outside.any():
+        slack = BOUNDS_RTOL * (hi - lo)
+        mins, maxs = X.min(axis=0), X.max(axis=0)
+        if mins.min() < lo - slack or maxs.max() > hi + slack:
+            outside = ((X < lo - slack) | (X > hi + slack)).any(axis=1)
             raise DPClustError(
                 f"{name}: {int(outside.sum())} of {X.shape[0]} rows of X lie outside the public domain "
                 f"[{lo:g}, {hi:g}] (settings['bounds']), which the privacy guarantee assumes: map the data "
                 f"into it with a transform fixed in advance, clip it (np.clip(X, {lo:g}, {hi:g})), or give "
                 f"wider public bounds")
+        if mins.min() < lo or maxs.max() > hi:  # rounding only (within the slack)
+            X = np.clip(X, lo, hi)
+        if self.private and (mins <= lo + slack).all() and (maxs >= hi - slack).all():
+            warnings.warn(
+                f"{name}: the data reach the public bounds [{lo:g}, {hi:g}] (settings['bounds']) exactly in every "
+                f"coordinate, at both ends: were the bounds computed from the data (e.g. a MinMaxScaler fitted "
+                f"on X)? That leaks its range, outside the (epsilon, delta) guarantee; use bounds fixed in "
+                f"advance. (If the data were clipped to bounds fixed in advance, ignore this warning.)",
+                PrivacyLeakWarning, stacklevel=3)
+        return X
 
     # -- scikit-learn API ---------------------------------------------------------------------------
     def __sklearn_tags__(self):
@@ -237,14 +309,35 @@ class PrivateClusterer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Cluste
         if k > X.shape[0]:
             raise DPClustError(f"{name}: n_samples={X.shape[0]} should be >= n_clusters={k}; "
                                f"pass n_clusters <= {X.shape[0]}")
-        self._check_bounds(settings, X)
+        X = self._check_bounds(settings, X)
         epsilon = None if self.epsilon is None else float(self.epsilon)
-        delta = float(self.delta)
+        delta = 0.0 if self.delta is None else float(self.delta)
         X = validate_inputs(X, k, epsilon, delta)
         gen = _generator(self.random_state)
         settings.setdefault("init_seed", int(gen.integers(2**63)))
-        result = type(self).algorithm(X, k, epsilon, delta, gen, settings)
+        if not self.private:  # spends nothing: no accountant is charged
+            result, centers = self._run(X, k, epsilon, delta, gen, settings)
+            spent = None, None
+        else:
+            accountant = self.accountant if self.accountant is not None else FitAccountant.default()
+            # refuses before the run if (epsilon, delta) could overspend it; charges what the run spent
+            with accountant.charge(epsilon, delta, label=f"{name}.fit") as pending:
+                result, centers = self._run(X, k, epsilon, delta, gen, settings)
+                spent = float(result.epsilon_spent), float(result.delta_spent)
+                # a variant that is not DP as published reports no ε (NaN): charge what it was given
+                pending.spent = tuple(s if math.isfinite(s) else m for s, m in zip(spent, (epsilon, delta)))
+        self.result_ = result
+        self.cluster_centers_ = centers
+        self.labels_, d2 = assign(X, centers)
+        self.inertia_ = float(d2.sum())
+        self.n_iter_ = result.iterations
+        self.epsilon_spent_, self.delta_spent_ = spent
+        return self
 
+    def _run(self, X, k, epsilon, delta, gen, settings):
+        """The algorithm's result and its checked centres (raises, releasing nothing, if they are wrong)."""
+        name = type(self).__name__
+        result = type(self).algorithm(X, k, epsilon, delta, gen, settings)
         centers = np.asarray(result.centers, dtype=np.float64)
         if centers.shape != (k, X.shape[1]) or not np.isfinite(centers).all():
             raise DPClustError(f"{name}: the algorithm returned centres of shape {centers.shape} "
@@ -253,14 +346,7 @@ class PrivateClusterer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Cluste
                              or result.delta_spent > delta * (1 + 1e-9) + 1e-15):
             raise DPClustError(f"{name}: the algorithm spent (epsilon, delta) = ({result.epsilon_spent}, "
                                f"{result.delta_spent}) > the budget ({epsilon}, {delta})")
-        self.result_ = result
-        self.cluster_centers_ = centers
-        self.labels_, d2 = assign(X, centers)
-        self.inertia_ = float(d2.sum())
-        self.n_iter_ = result.iterations
-        self.epsilon_spent_ = float(result.epsilon_spent)
-        self.delta_spent_ = float(result.delta_spent)
-        return self
+        return result, centers
 
     def predict(self, X):
         """Index of the nearest centre of each row of X."""
@@ -284,16 +370,39 @@ class PrivateClusterer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Cluste
         return -float(assign(self._validate_X(X, reset=False), self.cluster_centers_)[1].sum())
 
 
+def _needs_delta(function: Algorithm, settings: Mapping[str, Any]) -> bool:
+    """Whether the function declares an (ε, δ)-DP guarantee at these settings."""
+    declared = getattr(function, "guarantee", None)
+    try:
+        guarantee = declared(dict(settings)) if callable(declared) else None
+    except Exception:  # an undeclared or partial guarantee: no default δ
+        return False
+    return getattr(guarantee, "kind", None) == "(ε, δ)-DP"
+
+
+def _init_with_defaults(epsilon_default: float | None, delta_default: float):
+    """`PrivateClusterer.__init__` with other defaults for epsilon and delta (scikit-learn reads them from
+    the signature: `get_params`, `repr`, `clone`)."""
+    def __init__(self, n_clusters=8, *, epsilon=epsilon_default, delta=delta_default, random_state=None,
+                 settings=None, accountant=None):
+        PrivateClusterer.__init__(self, n_clusters, epsilon=epsilon, delta=delta, random_state=random_state,
+                                  settings=settings, accountant=accountant)
+    return __init__
+
+
 def build_estimator(function: Algorithm, default_settings: Mapping[str, Any], name: str, *,
-                    module: str | None = None, private: bool | None = None) -> type:
+                    module: str | None = None, private: bool | None = None,
+                    default_delta: float | None = None) -> type:
     """The `PrivateClusterer` subclass named `name` that fits with `function`.
 
     `function` follows `dpclust.api`'s contract, ``function(X, k, epsilon, delta, rng, settings) ->
     ClusteringResult``. Default settings come from ``function.settings.defaults()`` when the function
     declares its settings (``@dpclust.settings.declared``), else from `default_settings`. `private`
-    (default: ``function.private`` if set, else True) says whether ``epsilon`` is required: only a
-    non-private algorithm accepts ``epsilon=None``. `module` (default: the function's module) is the
-    class's ``__module__``: bind the class to the name `name` there so that pickle finds it.
+    (default: ``function.private`` if set, else True) says whether ``epsilon`` is required: a
+    non-private algorithm has ``epsilon=None`` as its default and refuses a number. `default_delta`
+    is the ``delta`` parameter's default (default: `DEFAULT_DELTA` when the function declares an
+    (ε, δ)-DP guarantee at its default settings, else 0). `module` (default: the function's module) is
+    the class's ``__module__``: bind the class to the name `name` there so that pickle finds it.
     """
     if private is None:
         private = bool(getattr(function, "private", True))
@@ -305,10 +414,20 @@ def build_estimator(function: Algorithm, default_settings: Mapping[str, Any], na
         "__qualname__": name,
     }
     cls = type(name, (PrivateClusterer,), attrs)
+    if default_delta is None:
+        default_delta = DEFAULT_DELTA if private and _needs_delta(function, cls.algorithm_defaults()) else 0.0
+    epsilon_default = 1.0 if private else None
+    if (epsilon_default, default_delta) != (1.0, 0.0):
+        init = _init_with_defaults(epsilon_default, float(default_delta))
+        init.__qualname__ = f"{name}.__init__"
+        init.__module__ = cls.__module__
+        cls.__init__ = init
     defaults = ", ".join(f"{key}={value!r}" for key, value in cls.algorithm_defaults().items()) or "none"
+    defaults_note = "" if private else " (not private: epsilon=None, refuses a number)"
+    if default_delta:
+        defaults_note += f" (default delta={default_delta!r}: see dpclust.estimators.DEFAULT_DELTA)"
     cls.__doc__ = (
-        f"scikit-learn estimator for :func:`{function.__module__}.{function.__name__}`"
-        f"{'' if private else ' (not private: epsilon may be None)'}.\n\n"
+        f"scikit-learn estimator for :func:`{function.__module__}.{function.__name__}`{defaults_note}.\n\n"
         f"    Default settings: {defaults}.\n"
         + PrivateClusterer.__doc__.split("\n", 1)[1])
     return cls
@@ -345,7 +464,8 @@ DiffprivlibKMeans = build_estimator(diffprivlib_kmeans, diffprivlib_kmeans.setti
                                     module=__name__)
 
 __all__ = [
-    "PrivateClusterer", "build_estimator",
+    "PrivateClusterer", "build_estimator", "DEFAULT_DELTA",
+    "FitAccountant", "FitBudgetExceeded", "PrivacyBudgetWarning", "PrivacyLeakWarning",
     "DPLloyd", "Lloyd", "EUGkM", "PGkM", "Hybrid", "GkM",
     "Balcan", "BalcanKMedian", "SuLQ", "KVariates", "KVariatesSimHash", "SampleAggregate",
     "Nguyen",
