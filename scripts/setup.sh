@@ -17,9 +17,16 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.dpclust-installed
 want=$(cat requirements.lock pyproject.toml | sha256sum | cut -d' ' -f1)
+offline_hint() {
+  echo "error: installing the locked dependencies failed (above). Offline? Build a wheelhouse on a" >&2
+  echo "  connected machine (pip download -r requirements.lock setuptools wheel -d wheels), copy it here, run" >&2
+  echo "  PIP_FIND_LINKS=\$PWD/wheels PIP_NO_INDEX=1 $0" >&2
+  exit 1
+}
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -r requirements.lock
-  .venv/bin/python -m pip install --quiet --no-deps -e .
+  # a newer pip is welcome, not required (offline, the wheelhouse may not have one)
+  .venv/bin/python -m pip install --quiet --upgrade pip 2>/dev/null || true
+  .venv/bin/python -m pip install --quiet -r requirements.lock || offline_hint
+  .venv/bin/python -m pip install --quiet --no-deps -e . || offline_hint
   echo "$want" > "$stamp"
 fi
