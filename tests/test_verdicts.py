@@ -71,6 +71,8 @@ def test_an_absent_effect_does_not_hold():
     assert v.result is False and v.absent
     c = check("A is better than B", tight, Directional("<", 1.0))
     assert c.result == "does not hold" and c.why.startswith("effect absent")
+    # on the claim's side, yet inside the margin: still no effect (0.995 [0.993, 0.997] for "< 1")
+    assert judge([normal_cell("k=5", 0.995, 0.001)], Directional("<", 1.0)).result is False
     wide = [normal_cell("k=5", 0.999, 0.05)]
     assert judge(wide, Directional("<", 1.0)).result is None
 

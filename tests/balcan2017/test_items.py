@@ -195,7 +195,8 @@ def test_fig2_claims_are_decided_on_intervals():
     t = _table(c, {"lo": 3, "hi": 100})
     noisy = _with(t, "s", std=1.0)
     first = fig2.check_fig2(noisy, FIG2)[0]
-    assert first.result == "not decidable" and "undecided: High k=2" in first.detail
+    assert first.result == "not decidable" and "High k=2: Δ: -0.009901" in first.detail and "(open)" in first.detail
+    assert "Holm" in first.rule and first.cells == 4
     tight = fig2.check_fig2(_with(t, "s", std=1e-4), FIG2)[0]
     assert tight.result == "holds"
     sa = fig2.check_fig2(_with(t, "a", std=1.0), FIG2)[2]
@@ -212,7 +213,9 @@ def test_fig2_why_gives_the_evidence_of_a_collapse():
         t.loc[t["algorithm"] == alg, ["recovery_cost", "nonempty", "nonempty_min", "nonempty_max"]] = [rec, ne, ne, ne]
     item = {**FIG2, "claims": {**CLAIMS, "authors": "x"}}
     first = fig2.check_fig2(t, item)[0]
-    assert first.result == "does not hold" and first.why.startswith("genuine:")
+    # ours collapsed (1 of 2 clusters) in the failing cells: the shared cause tag leads the why
+    assert first.result == "does not hold" and first.why.startswith(common.CAUSE_CALIBRATION)
+    assert "genuine:" in first.why
     assert "after recovery 20" in first.why and "1/2 non-empty clusters" in first.why
     assert "x — not DP as published" in first.why and "2/2 non-empty clusters" in first.why
 
@@ -267,3 +270,73 @@ def test_not_dp_variant_is_labelled_in_the_legend_and_table(tmp_path, monkeypatc
     mod.render_fig2_table(t, item, str(tmp_path / "t"))
     md = (tmp_path / "t.md").read_text(encoding="utf-8")
     assert "authors (not DP as published, no ε guarantee)" in md
+
+
+# --- the claims engine (docs/VERDICTS.md) ------------------------------------------------------------------
+def test_checks_are_on_the_engine_and_bookkeeping_is_ours():
+    res = fig2.check_fig2(_table(_fig2_costs(5.0), {"lo": 3, "hi": 100}), FIG2)
+    assert all(c.rule and not c.rule.startswith("legacy") for c in res)
+    assert [c.kind for c in res] == ["paper"] * 4 + ["bookkeeping"]
+    assert res[0].cells == 4 and "Holm" in res[0].rule
+
+
+def test_a_claim_over_the_figures_datasets_with_one_missing_is_not_evaluable():
+    """Figure 2 (a-c) is three datasets: with one unavailable every claim is "not evaluable (2 of 3
+    datasets)", whatever the available ones show; their verdict (and why) stays in the detail."""
+    t = _table(_fig2_costs(0.5), {"lo": 3, "hi": 100})              # SuLQ wins on "hi": fails there
+    gone = pd.DataFrame([{"dataset": "gone", "d": None, "algorithm": "o", "k": 2, "epsilon": 1.0,
+                          "status": "data_unavailable", "reason": "no public source", "mean": np.nan, "std": np.nan,
+                          "n": 0}], columns=common.COLUMNS)
+    item = {**FIG2, "options": {"datasets": ["lo", "gone", "hi"]}}
+    res = fig2.check_fig2(pd.concat([t, gone], ignore_index=True), item)
+    assert all(c.result == "not evaluable" for c in res[:4])
+    assert res[0].detail.startswith("not evaluable (2 of 3 datasets; unavailable: gone)")
+    assert "on the available datasets: does not hold" in res[0].detail
+    assert "not evaluable: 2 of 3 datasets available" in res[0].rule
+    assert res[4].result == "holds" and res[4].kind == "bookkeeping"
+
+
+def test_competitive_never_holds_on_a_degenerate_solution():
+    """"Competitive with k-means++ (within 2×)" held on collapsed solutions: a cell where some run of
+    ours keeps fewer than k/2 non-empty clusters is degenerate: it never holds (its interval's upper end
+    is infinite: not evaluable as a comparison) but still fails past the threshold; one cluster of k = 2
+    is not fewer than k/2."""
+    t = _table(_fig2_costs(5.0), {"lo": 3, "hi": 100})             # ours/k-means++ = 1.2 < 2 everywhere
+    assert fig2.check_fig2(t, FIG2)[3].result == "holds"
+    t.loc[t["algorithm"] == "o", ["nonempty", "nonempty_min", "nonempty_max"]] = [1.0, 1.0, 1.0]
+    comp = fig2.check_fig2(t, FIG2)[3]
+    assert comp.result == "not decidable"                           # k = 4 cells degenerate, k = 2 hold
+    assert "lo k=4 — degenerate, 1/4 non-empty clusters" in comp.detail and "(holds)" in comp.detail
+    assert "degenerate (fewer than k/2 non-empty clusters in some run" in comp.detail
+    # a degenerate cell never rescues a failing claim either: the failing cells still decide it
+    t.loc[(t["algorithm"] == "b") & (t["k"] == 2), "mean"] = 1.0    # ours/k-means++ = 6 at k = 2
+    comp = fig2.check_fig2(t, FIG2)[3]
+    assert comp.result == "does not hold" and comp.why.startswith(common.CAUSE_CALIBRATION)
+    # fig2d alike
+    claims = {"ours": "o", "sulq": "s", "nonprivate": "b", "competitive_ratio": 2.0, "spent_rel_tol": 1e-9}
+    rows = [{"dataset": "x", "d": 3, "algorithm": "b", "k": 10, "epsilon": None, "status": "ok", "reason": "",
+             "mean": 10.0, "std": 0.1, "n": 5}]
+    for eps, o, s in ((0.1, 15.0, 40.0), (1.0, 11.0, 12.0)):
+        rows += [{"dataset": "x", "d": 3, "algorithm": a, "k": 10, "epsilon": eps, "status": "ok", "reason": "",
+                  "mean": m, "std": 0.1, "n": 5, "eps_spent_max": eps, "eps_spent_min": eps,
+                  "nonempty": ne, "nonempty_min": ne, "nonempty_max": ne}
+                 for a, m, ne in (("o", o, 1.0), ("s", s, 1.0))]
+    t2 = pd.DataFrame(rows, columns=common.COLUMNS)
+    res = fig2d.check_fig2d(t2, {"claims": claims, "names": {}})
+    assert res[1].result == "not decidable" and "degenerate" in res[1].detail
+
+
+def test_the_mnist_fails_share_one_cause_tag():
+    """Where ours collapsed (≤ k/2 non-empty clusters) the failing verdicts of Figure 2 (d) name the
+    same cause: one finding, however many claims it fails."""
+    claims = {"ours": "o", "sulq": "s", "nonprivate": "b", "competitive_ratio": 1.2, "spent_rel_tol": 1e-9}
+    rows = [{"dataset": "x", "d": 3, "algorithm": "b", "k": 10, "epsilon": None, "status": "ok", "reason": "",
+             "mean": 10.0, "std": 0.1, "n": 5}]
+    for eps, o, s in ((0.1, 15.0, 14.0), (1.0, 12.5, 12.0)):
+        rows += [{"dataset": "x", "d": 3, "algorithm": a, "k": 10, "epsilon": eps, "status": "ok", "reason": "",
+                  "mean": m, "std": 0.1, "n": 5, "eps_spent_max": eps, "eps_spent_min": eps,
+                  "nonempty": ne, "nonempty_min": 5.0, "nonempty_max": ne}
+                 for a, m, ne in (("o", o, 4.0), ("s", s, 4.0))]
+    res = fig2d.check_fig2d(pd.DataFrame(rows, columns=common.COLUMNS), {"claims": claims, "names": {}})
+    failing = [c for c in res if c.result == "does not hold"]
+    assert len(failing) == 3 and all(c.why.startswith(common.CAUSE_CALIBRATION) for c in failing)

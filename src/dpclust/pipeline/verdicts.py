@@ -223,12 +223,12 @@ def judge(cells: Sequence[Cell], test: Directional | Equivalent, quantifier: str
     out = []
     for cell, p, rej, h in zip(cells, p_fail, rejected, held_at_alpha):
         iv = cell.interval(1.0 - 2.0 * alpha)
-        if h:
+        if test.absent(cell, alpha):  # inside the null margin: no effect, even on the claim's side
+            out.append(CellVerdict(cell.label, FAILS, iv, p, absent=True))
+        elif h:
             out.append(CellVerdict(cell.label, HOLDS, iv, p))
         elif rej:
             out.append(CellVerdict(cell.label, FAILS, iv, p))
-        elif test.absent(cell, alpha):
-            out.append(CellVerdict(cell.label, FAILS, iv, p, absent=True))
         else:
             out.append(CellVerdict(cell.label, OPEN, iv, p))
     share, strict = QUANTIFIERS[quantifier]

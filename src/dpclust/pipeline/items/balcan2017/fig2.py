@@ -14,28 +14,40 @@ Step options (config/papers/balcan2017.yaml):
 Legends, titles and claim texts take display names from the names table (`dpclust.pipeline.itemkit.name`);
 a variant whose run records say "not DP as published" is labelled so in the legend and drawn dashed.
 
-Claims are decided on intervals (`dpclust.pipeline.claims`): per cell (dataset × k) a Welch interval of
-ours − SuLQ, delta-method intervals of S&A/ours and ours/k-means++, and for "the gap grows with d"
-the ratio of the geometric-mean gaps SuLQ/ours of the two datasets (delta method, `log_linear_ci`).
+Claims are decided by the claims engine (`dpclust.pipeline.verdicts`, rubric docs/VERDICTS.md) over
+cells dataset × k: a Welch interval of (ours − SuLQ) / SuLQ's mean, delta-method intervals of S&A/ours
+and ours/k-means++, and for "the gap grows with d" the ratio of the geometric-mean gaps SuLQ/ours of
+datasets consecutive in d (delta method, `log_linear_ci`). Verdicts that fail where the DP-calibrated
+algorithm collapses share the cause tag `CAUSE_CALIBRATION`.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
+from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt
-from dpclust.pipeline.claims import decide, diff_ci, every, ratio_ci, side_of
 from dpclust.pipeline.itemkit import availability, dataset_name, name, step_options
 from dpclust.pipeline.items.balcan2017.common import (
+    CAUSE_CALIBRATION,
     NOT_DP,
     available,
     cells,
+    collapsed,
+    degenerate_note,
     evidence,
     guarantee_of,
+    guard_degenerate,
     legend_label,
+    log_linear_cell,
     log_linear_ci,
+    nonempty_low,
+    over_datasets,
+    ratio_cell,
+    relative_diff_cell,
     require_dp,
     spent_check,
+    states,
     summary,
     triple,
 )
@@ -144,20 +156,18 @@ def render_fig2_table(table: pd.DataFrame, item: dict, stem: str) -> None:
     write_table(df, stem, title=item["title"], note=note)
 
 
-def _cell_detail(label: str, interval) -> str:
-    return f"{label}: {interval}"
-
-
 def check_fig2(table: pd.DataFrame, item: dict) -> list[Check]:
-    """§7's claims on Figure 2 (a–c), decided on intervals, with the roles and thresholds of `claims`."""
+    """§7's claims on Figure 2 (a–c), decided by the claims engine (`dpclust.pipeline.verdicts`, rubric
+    docs/VERDICTS.md) over the cells dataset × k, with the roles and thresholds of `claims`. Figure 2
+    (a–c) is three datasets: while one is unavailable (CIFAR-10 in3c has no public source) each claim
+    is "not evaluable (n of 3 datasets)", its verdict on the available ones in the detail."""
     claims = step_options(item, "claims")
     ours, sulq, sa, base = claims["ours"], claims["sulq"], claims["sa"], claims["nonprivate"]
     authors = claims.get("authors")
     n_ours, n_sulq, n_sa, n_base = (name(item, a) for a in (ours, sulq, sa, base))
     wanted = panel_datasets(table, item)
     datasets = [ds for ds in wanted if available(table, ds)]
-    unavailable = [dataset_name(item, ds) for ds in wanted if not available(table, ds)]
-    suffix = f" (not evaluable: {', '.join(unavailable)} unavailable)" if unavailable else ""
+    missing = [dataset_name(item, ds) for ds in wanted if not available(table, ds)]
     shown = [a for a in (ours, sulq, authors) if a]
     checks = []
 
@@ -169,27 +179,38 @@ def check_fig2(table: pd.DataFrame, item: dict) -> list[Check]:
                       + " | ".join(f"k={k}: " + evidence(table, item, ds, "k", k, shown) for k in ks))
         return f"genuine: {first}; " + "; ".join(ev)
 
-    # 1. ours beats SuLQ at every k on every available dataset (Welch interval of ours − SuLQ < 0)
+    def cause(where: list[tuple[str, int]]) -> str:
+        """The shared cause tag when the DP-calibrated algorithm collapsed in a failing cell."""
+        rows = [cells(table, ds, ours).get(k) for ds, k in where]
+        return f"{CAUSE_CALIBRATION} (with DP-calibrated noise {n_ours} keeps ≤ k/2 non-empty clusters there); " \
+            if any(r is not None and collapsed(r) for r in rows) else ""
+
+    def finish(chk: Check) -> Check:
+        return over_datasets(chk, [dataset_name(item, ds) for ds in wanted], missing)
+
+    # 1. §7 (Figure 2 a–c): ours outperforms SuLQ k-means — "outperforms", unqualified: every cell (the
+    #    rubric's "outperforms (unqualified)"); "lower" is one-sided with the 1 % null margin
     claim = f"{n_ours} has a lower mean k-means objective than {n_sulq} at every k on every available dataset"
     refused = require_dp(table, item, [ours, sulq], claim)
     if refused:
         checks.append(refused)
     else:
-        per, failing = [], []
+        cs, where = [], []
         for ds in datasets:
             o, s = cells(table, ds, ours), cells(table, ds, sulq)
             for k in sorted(set(o) & set(s)):
-                ci = diff_ci(triple(o[k]), triple(s[k]))
-                d = side_of(ci, 0.0, "<")
-                per.append((f"{dataset_name(item, ds)} k={k}: Δ = {ci}", d))
-                if d is False:
-                    failing.append(ds)
-        chk = every(claim, per, detail="Δ = mean(ours) − mean(SuLQ), 95 % Welch interval" + suffix)
-        if chk.holds is False:
-            chk.why = why_collapse(failing, f"with correctly calibrated noise {n_ours} is not below {n_sulq}")
-        checks.append(chk)
+                cs.append(relative_diff_cell(f"{dataset_name(item, ds)} k={k}: Δ", triple(o[k]), triple(s[k])))
+                where.append((ds, k))
+        test = verdicts.Directional("<", 0.0)
+        failing = [w for w, st in zip(where, states(cs, test)) if st == verdicts.FAILS]
+        why = cause(failing) + why_collapse([ds for ds, _ in failing],
+                                            f"with correctly calibrated noise {n_ours} is not below {n_sulq}")
+        checks.append(finish(verdicts.check(
+            claim, cs, test, "every", why=why,
+            detail=f"Δ = (mean(ours) − mean(SuLQ)) / mean(SuLQ), Welch interval; null margin ±1 % of {n_sulq}'s cost")))
 
-    # 2. the gap grows with the dimension: G(ds) = geometric mean over k of SuLQ/ours; G(higher d) / G(lower d) > 1
+    # 2. §7: the advantage over SuLQ grows with the dimension — G(ds) = geometric mean over k of
+    #    SuLQ/ours; every pair of datasets consecutive in d: G(higher d) / G(lower d) > 1
     claim = (f"the gap between {n_ours} and {n_sulq} (geometric-mean cost ratio {n_sulq}/{n_ours} over k) "
              "grows with the dimension")
     refused = require_dp(table, item, [ours, sulq], claim)
@@ -205,68 +226,68 @@ def check_fig2(table: pd.DataFrame, item: dict) -> list[Check]:
     if refused:
         checks.append(refused)
     elif len(gaps) < 2:
-        checks.append(Check(claim, None, "needs at least two available datasets of different dimension" + suffix))
+        checks.append(finish(Check(claim, None, "needs at least two available datasets of different dimension",
+                                   cells=0, rule="no cell")))
     else:
-        per = []
-        for (d_lo, ds_lo, t_lo), (d_hi, ds_hi, t_hi) in zip(gaps, gaps[1:]):
-            ci = log_linear_ci(t_hi + [(-c, m, sd, n) for c, m, sd, n in t_lo])
-            per.append((f"{dataset_name(item, ds_hi)} (d={int(d_hi)}) vs {dataset_name(item, ds_lo)} (d={int(d_lo)})",
-                        ci, side_of(ci, 1.0, ">")))
+        cs = [log_linear_cell(f"{dataset_name(item, ds_hi)} (d={int(d_hi)}) vs {dataset_name(item, ds_lo)} "
+                              f"(d={int(d_lo)})", t_hi + [(-c, m, sd, n) for c, m, sd, n in t_lo])
+              for (d_lo, ds_lo, t_lo), (d_hi, ds_hi, t_hi) in zip(gaps, gaps[1:])]
         gap_text = ", ".join(f"{dataset_name(item, ds)} (d={int(d)}): {n_sulq}/{n_ours} = {log_linear_ci(t)}"
                              for d, ds, t in gaps)
-        if len(per) == 1:
-            label, ci, _ = per[0]
-            chk = decide(claim, ci, 1.0, ">", detail=f"ratio of gaps {label}; {gap_text}{suffix}")
-        else:
-            chk = every(claim, [(f"{label}: {ci}", dec) for label, ci, dec in per], detail=gap_text + suffix)
-        if chk.holds is False:
-            chk.why = why_collapse([gaps[-1][1]], f"the gap does not grow with d ({gap_text})")
-        checks.append(chk)
+        hi_ds = gaps[-1][1]
+        why = (cause([(hi_ds, k) for k in cells(table, hi_ds, ours)])
+               + why_collapse([hi_ds], f"the gap does not grow with d ({gap_text})"))
+        checks.append(finish(verdicts.check(claim, cs, verdicts.Directional(">", 1.0), "every", why=why,
+                                            detail="ratio of the gaps (delta method); " + gap_text)))
 
-    # 3. sample and aggregate is orders of magnitude worse than ours: S&A/ours ≥ factor at every k
+    # 3. §7: sample and aggregate is omitted "since its objective values are orders of magnitude worse":
+    #    unqualified, every cell; S&A/ours ≥ `orders_of_magnitude` (REC 10, the config's margin)
     factor = float(claims["orders_of_magnitude"])
     claim = f"{n_sa} is orders of magnitude worse than {n_ours} (≥ {factor:g}× at every k)"
     refused = require_dp(table, item, [ours, sa], claim)
     if refused:
         checks.append(refused)
     else:
-        per, low = [], []
+        cs, low = [], []
+        test = verdicts.Directional(">=", factor, null_margin=0.0)   # magnitude row: no null margin
         for ds in datasets:
             o, a, b = cells(table, ds, ours), cells(table, ds, sa), cells(table, ds, base)
             for k in sorted(set(o) & set(a)):
-                ci = ratio_ci(triple(a[k]), triple(o[k]))
-                d = side_of(ci, factor, ">=")
-                per.append((f"{dataset_name(item, ds)} k={k}: {ci}", d))
-                if d is False:
+                cs.append(ratio_cell(f"{dataset_name(item, ds)} k={k}", triple(a[k]), triple(o[k])))
+                if a[k].mean / o[k].mean < factor:
                     vs_base = f", {n_sa}/{n_base} = {fmt(a[k].mean / b[k].mean)}" if k in b else ""
-                    low.append(f"{dataset_name(item, ds)} k={k}: {n_sa}/{n_ours} = {ci}{vs_base}, "
-                               + evidence(table, item, ds, "k", k, [ours]))
-        chk = every(claim, per, detail=f"{n_sa}/{n_ours}, 95 % delta-method interval" + suffix)
-        if chk.holds is False:
-            chk.why = ("depends on a lost parameter: the paper's sample-and-aggregate (aggregator, number of blocks) "
-                       "is MISSING (ours: GUPT noisy mean, ℓ = n^0.4); below the factor where " + "; ".join(low[:4])
-                       + f" — a ratio bounded by {n_sa}'s own cost over {n_ours}'s")
-        checks.append(chk)
+                    low.append(f"{dataset_name(item, ds)} k={k}: {n_sa}/{n_ours} = {fmt(a[k].mean / o[k].mean)}"
+                               f"{vs_base}, " + evidence(table, item, ds, "k", k, [ours]))
+        why = ("depends on a lost parameter: the paper's sample-and-aggregate (aggregator, number of blocks) "
+               "is MISSING (ours: GUPT noisy mean, ℓ = n^0.4); below the factor where " + "; ".join(low[:4])
+               + f" — a ratio bounded by {n_sa}'s own cost over {n_ours}'s")
+        checks.append(finish(verdicts.check(claim, cs, test, "every", why=why,
+                                            detail=f"{n_sa}/{n_ours}, delta-method interval")))
 
-    # 4. ours is competitive with non-private k-means++: ours/k-means++ ≤ ratio at every k
+    # 4. §7: ours is competitive with the non-private k-means++ — read as "within c×" (the config's REC
+    #    margin `competitive_ratio`): ours/k-means++ < c at every k; a degenerate cell (fewer than k/2
+    #    non-empty clusters in some run of ours) never holds (docs/VERDICTS.md)
     cr = float(claims["competitive_ratio"])
     claim = f"{n_ours} is competitive with the non-private {n_base} (≤ {cr:g}× its objective at every k)"
     refused = require_dp(table, item, [ours], claim)
     if refused:
         checks.append(refused)
     else:
-        per, bad = [], []
+        cs, where, notes, recorded = [], [], [], True
+        test = verdicts.Directional("<", cr, null_margin=0.0)   # "within c×": c is the margin
         for ds in datasets:
             o, b = cells(table, ds, ours), cells(table, ds, base)
             for k in sorted(set(o) & set(b)):
-                ci = ratio_ci(triple(o[k]), triple(b[k]))
-                d = side_of(ci, cr, "<=")
-                per.append((f"{dataset_name(item, ds)} k={k}: {ci}", d))
-                if d is False:
-                    bad.append(ds)
-        chk = every(claim, per, detail=f"{n_ours}/{n_base}, 95 % delta-method interval" + suffix)
-        if chk.holds is False:
-            chk.why = why_collapse(bad, f"{n_ours} is more than {cr:g}× {n_base}")
-        checks.append(chk)
+                cell, note = guard_degenerate(ratio_cell(f"{dataset_name(item, ds)} k={k}", triple(o[k]),
+                                                         triple(b[k])), o[k])
+                recorded = recorded and nonempty_low(o[k]) is not None
+                cs.append(cell)
+                where.append((ds, k))
+                notes += [note] if note else []
+        failing = [w for w, st in zip(where, states(cs, test)) if st == verdicts.FAILS]
+        why = cause(failing) + why_collapse([ds for ds, _ in failing], f"{n_ours} is more than {cr:g}× {n_base}")
+        checks.append(finish(verdicts.check(
+            claim, cs, test, "every", why=why,
+            detail=f"{n_ours}/{n_base}, delta-method interval" + degenerate_note(notes, recorded))))
     checks.append(spent_check(table, [ours, sulq, sa], float(claims["spent_rel_tol"])))
     return checks

@@ -7,26 +7,37 @@ NOMINAL ε (no guarantee). `claims` names the roles of §7's claims (ours, SuLQ,
 reference; `authors` only as evidence in a `why`) and the thresholds. Names come from the names
 table.
 
-Claims are decided on intervals (`dpclust.pipeline.claims`): per ε a Welch interval of ours − SuLQ and a
-delta-method interval of ours/k-means++; "SuLQ deteriorates faster" is the ratio of the two methods'
+Claims are decided by the claims engine (`dpclust.pipeline.verdicts`, rubric docs/VERDICTS.md): per ε a
+Welch interval of (ours − SuLQ) / SuLQ's mean and a delta-method interval of ours/k-means++ (a
+degenerate cell never holds); "SuLQ deteriorates faster" is the ratio of the two methods'
 deteriorations, (SuLQ(ε_min)/SuLQ(ε_max)) / (ours(ε_min)/ours(ε_max)) > 1 (delta method,
-`log_linear_ci`).
+`log_linear_ci`). Verdicts that fail where the DP-calibrated algorithm collapses share the cause tag
+`CAUSE_CALIBRATION`.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
+from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check
-from dpclust.pipeline.claims import decide, diff_ci, every, ratio_ci, side_of
 from dpclust.pipeline.itemkit import availability, dataset_name, name, step_options
 from dpclust.pipeline.items.balcan2017.common import (
+    CAUSE_CALIBRATION,
     cells,
+    collapsed,
+    degenerate_note,
     evidence,
+    guard_degenerate,
     legend_label,
+    log_linear_cell,
     log_linear_ci,
+    nonempty_low,
+    ratio_cell,
+    relative_diff_cell,
     require_dp,
     spent_check,
+    states,
     summary,
     triple,
 )
@@ -70,14 +81,15 @@ def render_fig2d(table: pd.DataFrame, item: dict, stem: str) -> None:
 
 
 def check_fig2d(table: pd.DataFrame, item: dict) -> list[Check]:
-    """§7's claims on Figure 2 (d), decided on intervals, with the roles and thresholds of `claims`."""
+    """§7's claims on Figure 2 (d), decided by the claims engine (`dpclust.pipeline.verdicts`, rubric
+    docs/VERDICTS.md) over the cells ε, with the roles and thresholds of `claims`."""
     claims = step_options(item, "claims")
     ours, sulq, base = claims["ours"], claims["sulq"], claims["nonprivate"]
     authors = claims.get("authors")
     n_ours, n_sulq, n_base = name(item, ours), name(item, sulq), name(item, base)
     ok = table[table["status"] == "ok"]
     if ok.empty:
-        return [Check("Figure 2(d) claims", None, "data unavailable")]
+        return [Check("Figure 2(d) claims", None, "data unavailable", cells=0, rule="no cell")]
     ds = str(ok["dataset"].iloc[0])
     o, s = cells(table, ds, ours, "epsilon"), cells(table, ds, sulq, "epsilon")
     b = next(iter(cells(table, ds, base, "epsilon").values()), None)
@@ -86,43 +98,54 @@ def check_fig2d(table: pd.DataFrame, item: dict) -> list[Check]:
     def ev(eps_values) -> str:
         return " | ".join(f"ε={e:g}: " + evidence(table, item, ds, "epsilon", e, shown) for e in eps_values)
 
+    def cause(eps_values) -> str:
+        """The shared cause tag when the DP-calibrated algorithm collapsed at a failing ε."""
+        return (f"{CAUSE_CALIBRATION} (with DP-calibrated noise {n_ours} keeps ≤ k/2 non-empty clusters there); "
+                if any(e in o and collapsed(o[e]) for e in eps_values) else "")
+
     checks = []
     common = sorted(set(o) & set(s))
+    # §7 (Figure 2 d): ours stays below SuLQ k-means as ε varies — "at every ε": every cell; "lower" is
+    # one-sided with the 1 % null margin
     claim = f"{n_ours} has a lower mean objective than {n_sulq} at every ε"
     refused = require_dp(table, item, [ours, sulq], claim)
     if refused:
         checks.append(refused)
     else:
-        per, failing = [], []
-        for e in common:
-            ci = diff_ci(triple(o[e]), triple(s[e]))
-            d = side_of(ci, 0.0, "<")
-            per.append((f"ε={e:g}: Δ = {ci}", d))
-            if d is False:
-                failing.append(e)
-        chk = every(claim, per, detail="Δ = mean(ours) − mean(SuLQ), 95 % Welch interval")
-        if chk.holds is False:
-            chk.why = f"genuine: with correctly calibrated noise {n_ours} is not below {n_sulq}; " + ev(failing)
-        checks.append(chk)
+        cs = [relative_diff_cell(f"ε={e:g}: Δ", triple(o[e]), triple(s[e])) for e in common]
+        test = verdicts.Directional("<", 0.0)
+        failing = [e for e, st in zip(common, states(cs, test)) if st == verdicts.FAILS]
+        checks.append(verdicts.check(
+            claim, cs, test, "every",
+            why=cause(failing) + f"genuine: with correctly calibrated noise {n_ours} is not below {n_sulq}; "
+            + ev(failing),
+            detail=f"Δ = (mean(ours) − mean(SuLQ)) / mean(SuLQ), Welch interval; null margin ±1 % of {n_sulq}'s cost"))
 
+    # §7: ours "is competitive with the non-private k-means even for small ε" (the config's wording) —
+    # read as "within c×" (REC `competitive_ratio`) at every ε of the grid; a degenerate cell (fewer than
+    # k/2 non-empty clusters in some run of ours) never holds (docs/VERDICTS.md)
     cr = float(claims["competitive_ratio"])
     claim = f"{n_ours} is competitive with the non-private {n_base} even for small ε (≤ {cr:g}× at every ε)"
     refused = require_dp(table, item, [ours], claim)
     if refused:
         checks.append(refused)
     elif b is not None and o:
-        per, failing = [], []
-        for e in sorted(o):
-            ci = ratio_ci(triple(o[e]), triple(b))
-            d = side_of(ci, cr, "<=")
-            per.append((f"ε={e:g}: {n_ours}/{n_base} = {ci}", d))
-            if d is False:
-                failing.append(e)
-        chk = every(claim, per, detail=f"{n_ours}/{n_base}, 95 % delta-method interval")
-        if chk.holds is False:
-            chk.why = f"genuine: {n_ours} exceeds {cr:g}× {n_base} at small ε; " + ev(failing)
-        checks.append(chk)
+        eps_all = sorted(o)
+        cs, notes = [], []
+        for e in eps_all:
+            cell, note = guard_degenerate(ratio_cell(f"ε={e:g}: {n_ours}/{n_base}", triple(o[e]), triple(b)), o[e])
+            cs.append(cell)
+            notes += [note] if note else []
+        recorded = all(nonempty_low(o[e]) is not None for e in eps_all)
+        test = verdicts.Directional("<", cr, null_margin=0.0)   # "within c×": c is the margin
+        failing = [e for e, st in zip(eps_all, states(cs, test)) if st == verdicts.FAILS]
+        checks.append(verdicts.check(
+            claim, cs, test, "every",
+            why=cause(failing) + f"genuine: {n_ours} exceeds {cr:g}× {n_base} at small ε; " + ev(failing),
+            detail=f"{n_ours}/{n_base}, delta-method interval" + degenerate_note(notes, recorded)))
 
+    # §7: SuLQ k-means "deteriorates quickly as ε decreases" — one cell: (SuLQ's deterioration) / (ours'),
+    # one-sided > 1 with the 1 % null margin
     claim = (f"{n_sulq} deteriorates quickly as ε decreases (its cost grows more from the largest to the smallest "
              f"ε than {n_ours}'s does)")
     refused = require_dp(table, item, [ours, sulq], claim)
@@ -130,18 +153,16 @@ def check_fig2d(table: pd.DataFrame, item: dict) -> list[Check]:
         checks.append(refused)
     elif len(common) >= 2:
         lo, hi = common[0], common[-1]
-        q = log_linear_ci([(1.0, *triple(s[lo])), (-1.0, *triple(s[hi])),
-                           (-1.0, *triple(o[lo])), (1.0, *triple(o[hi]))])
+        terms = [(1.0, *triple(s[lo])), (-1.0, *triple(s[hi])), (-1.0, *triple(o[lo])), (1.0, *triple(o[hi]))]
         s_det = log_linear_ci([(1.0, *triple(s[lo])), (-1.0, *triple(s[hi]))])
         o_det = log_linear_ci([(1.0, *triple(o[lo])), (-1.0, *triple(o[hi]))])
-        chk = decide(claim, q, 1.0, ">",
-                     detail=(f"(SuLQ deterioration)/(ours' deterioration); cost(ε={lo:g})/cost(ε={hi:g}): "
-                             f"{n_sulq} {s_det}, {n_ours} {o_det}"))
-        if chk.holds is False:
-            chk.why = (f"genuine: {n_ours} deteriorates at least as fast as {n_sulq} ({n_ours} {o_det}, {n_sulq} "
-                       f"{s_det}); " + ev([lo, hi]))
-        checks.append(chk)
+        checks.append(verdicts.check(
+            claim, [log_linear_cell(f"ε {lo:g} vs {hi:g}", terms)], verdicts.Directional(">", 1.0), "every",
+            why=cause([lo]) + f"genuine: {n_ours} deteriorates at least as fast as {n_sulq} ({n_ours} {o_det}, "
+            f"{n_sulq} {s_det}); " + ev([lo, hi]),
+            detail=(f"(SuLQ deterioration)/(ours' deterioration); cost(ε={lo:g})/cost(ε={hi:g}): "
+                    f"{n_sulq} {s_det}, {n_ours} {o_det}")))
     else:
-        checks.append(Check(claim, None, "needs at least two ε values"))
+        checks.append(Check(claim, None, "needs at least two ε values", cells=0, rule="no cell"))
     checks.append(spent_check(table, [ours, sulq], float(claims["spent_rel_tol"])))
     return checks

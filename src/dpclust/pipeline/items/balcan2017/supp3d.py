@@ -3,9 +3,10 @@
 The supplement is not available: data, n and format are our choice (config). The rendered table
 names the methods with the paper's own labels (`figure.labels`, kept identical to the table
 published so far); the claim texts use the names table. `claims` names the roles (griding,
-k-variates++, the algorithms that "perform comparably") and the thresholds. Claims are decided on
-intervals (`dpclust.pipeline.claims`): Welch intervals of griding − each other private method, delta-method
-intervals of the pairwise ratios of the "comparable" methods and of k-variates++ / the best.
+k-variates++, the algorithms that "perform comparably") and the thresholds. Claims are decided by the
+claims engine (`dpclust.pipeline.verdicts`, rubric docs/VERDICTS.md): Welch intervals of (griding −
+each other private method) / the other's mean, equivalence of the pairwise ratios of the
+"comparable" methods within [1/f, f], and k-variates++ / the best ≥ 10.
 """
 
 from __future__ import annotations
@@ -14,10 +15,22 @@ from itertools import combinations
 
 import pandas as pd
 
+from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt
-from dpclust.pipeline.claims import decide, diff_ci, every, ratio_ci, side_of
 from dpclust.pipeline.itemkit import name, step_options
-from dpclust.pipeline.items.balcan2017.common import NOT_DP, guarantee_of, spent_check, summary, triple
+from dpclust.pipeline.items.balcan2017.common import (
+    NOT_DP,
+    degenerate,
+    degenerate_note,
+    guarantee_of,
+    guard_degenerate,
+    nonempty_low,
+    ratio_cell,
+    relative_diff_cell,
+    spent_check,
+    summary,
+    triple,
+)
 from dpclust.pipeline.plotting import write_table
 
 
@@ -44,53 +57,70 @@ def render_supp3d(table: pd.DataFrame, item: dict, stem: str) -> None:
 
 
 def check_supp3d(table: pd.DataFrame, item: dict) -> list[Check]:
-    """§7's claims on the 3-D comparison, decided on intervals, with the roles and thresholds of `claims`.
-    Only DP methods take part (a variant whose records say otherwise is left out and named)."""
+    """§7's claims on the 3-D comparison, decided by the claims engine (`dpclust.pipeline.verdicts`,
+    rubric docs/VERDICTS.md), with the roles and thresholds of `claims`. Only DP methods take part (a
+    variant whose records say otherwise is left out and named)."""
     claims = step_options(item, "claims")
     ok = table[(table["status"] == "ok") & table["epsilon"].notna()]
     if ok.empty:
-        return [Check("3-D comparison claims", None, "data unavailable")]
+        return [Check("3-D comparison claims", None, "data unavailable", cells=0, rule="no cell")]
     dp = ok[[guarantee_of(table, a) not in (NOT_DP, "non-private") for a in ok["algorithm"]]]
     rows = {r.algorithm: r for r in dp.itertuples()}
     means = dp.set_index("algorithm")["mean"]
     grid, kv = claims["griding"], claims["kvariates"]
     checks = []
+    # §7 (3-D comparison): griding achieves the best objective — best among the private algorithms:
+    # lower than every other one (every cell), one-sided with the 1 % null margin
     if grid in rows:
-        per = []
-        for alg, r in rows.items():
-            if alg == grid:
-                continue
-            ci = diff_ci(triple(rows[grid]), triple(r))
-            per.append((f"vs {name(item, alg)}: Δ = {ci}", side_of(ci, 0.0, "<")))
-        checks.append(every(f"griding ({name(item, grid)}) achieves the best objective among the private algorithms",
-                            per, detail="Δ = mean(griding) − mean(other), 95 % Welch interval; means: "
-                            + ", ".join(f"{name(item, a)} {fmt(v)}" for a, v in means.sort_values().items())))
+        cs = [relative_diff_cell(f"vs {name(item, alg)}: Δ", triple(rows[grid]), triple(r))
+              for alg, r in rows.items() if alg != grid]
+        checks.append(verdicts.check(
+            f"griding ({name(item, grid)}) achieves the best objective among the private algorithms", cs,
+            verdicts.Directional("<", 0.0), "every",
+            why=f"genuine: {name(item, grid)} is not below every other private method on the reconstructed 3-D data",
+            detail="Δ = (mean(griding) − mean(other)) / mean(other), Welch interval; means: "
+            + ", ".join(f"{name(item, a)} {fmt(v)}" for a, v in means.sort_values().items())))
+    # §7: these methods "perform comparably" — equivalence of every pairwise ratio within the config's
+    # REC margin `comparable_factor` (band [1/f, f], two one-sided tests); every pair; a pair with a
+    # degenerate solution (fewer than k/2 non-empty clusters in some run) never holds
     comp = [a for a in claims["comparable"] if a in rows]
     if len(comp) >= 2:
         f = float(claims["comparable_factor"])
-        per = []
+        cs = []
         for a, b in combinations(comp, 2):
             hi_, lo_ = (a, b) if rows[a].mean >= rows[b].mean else (b, a)
-            ci = ratio_ci(triple(rows[hi_]), triple(rows[lo_]))
-            per.append((f"{name(item, hi_)}/{name(item, lo_)} = {ci}", side_of(ci, f, "<=")))
-        chk = every(f"{', '.join(name(item, a) for a in comp)} perform comparably (every pairwise ratio ≤ {f:g})", per,
-                    detail="larger/smaller mean, 95 % delta-method interval")
-        if chk.holds is False:
-            worst = max(comp, key=lambda a: rows[a].mean)
-            best = min(comp, key=lambda a: rows[a].mean)
-            chk.why = (f"genuine: {name(item, worst)} {fmt(rows[worst].mean)} ± {fmt(rows[worst].std)} vs "
-                       f"{name(item, best)} {fmt(rows[best].mean)} ± {fmt(rows[best].std)} on the reconstructed "
-                       "3-D data (the supplement's data are MISSING)")
-        checks.append(chk)
+            cell = ratio_cell(f"{name(item, hi_)}/{name(item, lo_)}", triple(rows[hi_]), triple(rows[lo_]))
+            for alg in (hi_, lo_):
+                if degenerate(rows[alg]):
+                    cell = guard_degenerate(cell, rows[alg])[0]
+                    break
+            cs.append(cell)
+        notes = [f"{name(item, a)} ({nonempty_low(rows[a]):g}/{int(rows[a].k)} non-empty clusters)"
+                 for a in comp if degenerate(rows[a])]
+        worst = max(comp, key=lambda a: rows[a].mean)
+        best = min(comp, key=lambda a: rows[a].mean)
+        unrecorded = [name(item, a) for a in comp if nonempty_low(rows[a]) is None]
+        checks.append(verdicts.check(
+            f"{', '.join(name(item, a) for a in comp)} perform comparably (every pairwise ratio ≤ {f:g})", cs,
+            verdicts.Equivalent(1.0 / f, f), "every",
+            why=(f"genuine: {name(item, worst)} {fmt(rows[worst].mean)} ± {fmt(rows[worst].std)} vs "
+                 f"{name(item, best)} {fmt(rows[best].mean)} ± {fmt(rows[best].std)} on the reconstructed "
+                 "3-D data (the supplement's data are MISSING)"),
+            detail="larger/smaller mean, delta-method interval, equivalence band [1/f, f]"
+            + degenerate_note(notes, True)
+            + (f"; degenerate guard not applied to {', '.join(unrecorded)} (no non-empty clusters recorded)"
+               if unrecorded else "")))
+    # §7: k-variates++ is "an order of magnitude worse" than the best — one order: ratio ≥ 10 (the
+    # config's `order_of_magnitude`), one cell
     if kv in rows and len(rows) > 1:
         others = means.drop(kv)
         best = others.idxmin()
         f = float(claims["order_of_magnitude"])
-        ci = ratio_ci(triple(rows[kv]), triple(rows[best]))
-        chk = decide(f"{name(item, kv)} is an order of magnitude worse than the best (≥ {f:g}×)", ci, f, ">=",
-                     detail=f"{name(item, kv)} / {name(item, best)} (the best), 95 % delta-method interval")
-        if chk.holds is False:
-            chk.why = f"genuine: {name(item, kv)} / {name(item, best)} = {ci} on the reconstructed 3-D data"
-        checks.append(chk)
+        cell = ratio_cell(f"{name(item, kv)}/{name(item, best)}", triple(rows[kv]), triple(rows[best]))
+        checks.append(verdicts.check(
+            f"{name(item, kv)} is an order of magnitude worse than the best (≥ {f:g}×)", [cell],
+            verdicts.Directional(">=", f, null_margin=0.0), "every",
+            why=f"genuine: {name(item, kv)} / {name(item, best)} = {cell.interval(0.9)} on the reconstructed 3-D data",
+            detail=f"{name(item, kv)} / {name(item, best)} (the best), delta-method interval"))
     checks.append(spent_check(table, list(rows), float(claims["spent_rel_tol"])))
     return checks
