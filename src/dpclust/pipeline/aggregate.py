@@ -173,13 +173,18 @@ CHECK_COLUMNS = ["claim", "result", "quantity", "ci_low", "ci_high", "threshold"
                  "kind", "cells", "rule"]
 #: what a check is about: a claim of the paper, or our own bookkeeping (ε spent, row counts), sanity
 #: checks of the non-private baselines, the privacy audit, the leaderboard (tallied apart)
-CHECK_KINDS = ("paper", "bookkeeping", "sanity", "audit", "leaderboard")
+CHECK_KINDS = ("paper", "alternative", "bookkeeping", "sanity", "audit", "leaderboard")
+#: a check whose claim starts with this is our alternative reading of a paper's claim: shown beside
+#: the paper's own reading, never counted in the paper's tallies (docs/VERDICTS.md)
+ALTERNATIVE_PREFIX = "alternative reading"
 #: the pseudo-papers of config/papers/ whose every check is of one of our own kinds
 PAPER_KINDS = {"audit": "audit", "leaderboard": "leaderboard", "baselines": "sanity", "examples": "sanity"}
 
 
 def checks_frame(checks: list[Check]) -> pd.DataFrame:
     for c in checks:
+        if c.kind == "paper" and c.claim.lower().startswith(ALTERNATIVE_PREFIX):
+            c.kind = "alternative"
         if c.kind not in CHECK_KINDS:
             raise ValueError(f"check {c.claim!r}: kind must be one of {CHECK_KINDS}, got {c.kind!r}")
     return pd.DataFrame([

@@ -14,17 +14,24 @@ Figures name algorithms and datasets from the display-name table (`dpclust.pipel
 plus the run group's `figure.variants` suffix (e.g. "θ=5"). Checks select rows by algorithm and run
 group (never by label) and take every threshold from the item's `claims`.
 
-Deciding claims (`dpclust.pipeline.claims`): every comparison of two methods in one cell is a Welch interval
-of the difference of their mean NICVs (`stats_of` gives each row's (mean, sd, n)); a linear
-combination of cell means (growth of a gap from d = 2 to d = 10, a difference of growths) is a
-Welch–Satterthwaite interval (`linear_ci`). For runs that share initial sets (DPLloyd: 30
-sphere-packing sets × repetitions, §5.1) the sd and n are those of the per-set means (`ci_sd`,
-`ci_n`): runs from one set are not independent; when all runs share ONE set (Figure 3's 'best known
-centroids') the interval is conditional on that set and uses the runs' own sd and count. A claim
-over cells is decided with `every`, a claim "in at least a fraction f of the cells" with
-`fraction_check` (the fraction of cells that hold, with the undecided cells counted on either side
-as its interval). The baseline is a constant (the minimum over its runs), so it cancels or shifts
-intervals but adds no width.
+Deciding claims (`dpclust.pipeline.verdicts`, the rubric of docs/VERDICTS.md): a claim is one
+sentence of the paper over its cells (datasets, ε, k, ...), with the paper's quantifier ("every",
+"most", "almost all"; each check quotes the sentence it reads it from). A comparison of two methods
+in one cell is the Welch interval of the difference of their mean NICVs (`stats_of` gives each
+row's (mean, sd, n)) divided by the comparator's mean (`relative_cell`): a constant that moves no
+decision but makes the rubric's null margin (±1 %; absolute 0.01 around a threshold of 0) 1 % of
+the comparator. A linear combination of cell means (growth of a gap from d = 2 to d = 10, a
+difference of growths) is a Welch–Satterthwaite interval (`linear_ci`, `welch_cell`), divided by
+the (comparator) method's mean at the growth's low end. A cell made of several comparisons ("below
+every other method") is their max or min (`extreme_cell`). For runs that share initial sets
+(DPLloyd: 30 sphere-packing sets × repetitions, §5.1) the sd and n are those of the per-set means
+(`ci_sd`, `ci_n`): runs from one set are not independent; when all runs share ONE set (Figure 3's
+'best known centroids') the interval is conditional on that set and uses the runs' own sd and
+count. The baseline is a constant (the minimum over its runs), so it cancels or shifts intervals
+but adds no width. A claim over every dataset with a planned dataset missing is not evaluable (n
+of N datasets: `coverage`, `over_datasets`). Our own readings of a sentence (a fraction of cells
+where the paper says "always") are separate checks whose claim starts "alternative reading:"
+(`share_check`) and never change the paper's verdict.
 """
 
 from __future__ import annotations
@@ -37,8 +44,9 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt, runs_frame
-from dpclust.pipeline.claims import Interval, diff_ci, every, side_of
+from dpclust.pipeline.claims import Interval, diff_ci
 from dpclust.pipeline.itemkit import availability, dataset_name, name
 from dpclust.pipeline.plotting import mark_unavailable, note_missing, panel_grid, panel_status, save_figure, style_for
 
@@ -381,7 +389,7 @@ def trend(g: pd.DataFrame, var: str) -> float:
 
 
 # ---------------------------------------------------------------------------------------------
-# deciding claims with intervals (dpclust.pipeline.claims)
+# deciding claims with the engine (dpclust.pipeline.verdicts, docs/VERDICTS.md)
 # ---------------------------------------------------------------------------------------------
 def row_of(table: pd.DataFrame, ds: str, algorithm: str, eps: float | None = None, group: str | None = None):
     """The available row of an algorithm on a dataset (at ε; in one run group if given), or None."""
@@ -406,20 +414,30 @@ def cell_stats(table, ds, algorithm, eps=None, group=None):
     return stats_of(row_of(table, ds, algorithm, eps, group))
 
 
+def _welch(terms, shift: float = 0.0) -> tuple[float, float, float]:
+    """(estimate, se, df) of Σ c_i·mean_i + shift (Welch–Satterthwaite); se = inf when a term has
+    n < 2 or no sd, se = 0 when every term is exact."""
+    est = shift + sum(c * float(m) for c, (m, _, _) in terms)
+    if any(n < 2 or not (sd == sd) for _, (_, sd, n) in terms):
+        return est, math.inf, math.inf
+    parts = [(c * c * float(sd) ** 2 / n, n) for c, (_, sd, n) in terms]
+    var = sum(v for v, _ in parts)
+    if var == 0:
+        return est, 0.0, math.inf
+    return est, math.sqrt(var), var ** 2 / sum(v * v / (n - 1) for v, n in parts if v > 0)
+
+
 def linear_ci(terms, shift: float = 0.0, level: float = 0.95) -> Interval:
     """Welch–Satterthwaite interval of Σ c_i·mean_i + shift for independent samples given as
     (c_i, (mean_i, sd_i, n_i)); a term with n < 2 makes the interval unbounded."""
     from scipy import stats
 
-    est = shift + sum(c * float(m) for c, (m, _, _) in terms)
-    if any(n < 2 or not (sd == sd) for _, (_, sd, n) in terms):
+    est, se, df = _welch(terms, shift)
+    if math.isinf(se):
         return Interval(est, -math.inf, math.inf)
-    parts = [(c * c * float(sd) ** 2 / n, n) for c, (_, sd, n) in terms]
-    var = sum(v for v, _ in parts)
-    if var == 0:
+    if se == 0:
         return Interval(est, est, est)
-    df = var ** 2 / sum(v * v / (n - 1) for v, n in parts if v > 0)
-    half = float(stats.t.ppf(0.5 + level / 2, df)) * math.sqrt(var)
+    half = float(stats.t.ppf(0.5 + level / 2, df)) * se
     return Interval(est, est - half, est + half)
 
 
@@ -428,76 +446,138 @@ def diff_of(a, b) -> Interval:
     return diff_ci(a, b)
 
 
-def decision(interval: Interval, threshold: float, side: str) -> bool | None:
-    return side_of(interval, threshold, side)
+def welch_cell(label: str, terms, shift: float = 0.0, scale: float = 1.0) -> verdicts.Cell:
+    """The engine's cell of Σ c_i·mean_i + shift (`linear_ci`'s Welch–Satterthwaite interval, a
+    Student-t cell), times a positive constant `scale`: the relative cells below divide by a
+    reference mean, so that the rubric's null margin (±1 %, absolute when the threshold is 0) is
+    1 % of that reference. Scaling by a constant moves no decision, only the margin's unit."""
+    est, se, df = _welch(terms, shift)
+    scale = float(scale) if scale == scale and scale > 0 and math.isfinite(scale) else 1.0
+    if math.isinf(se):
+        value = est * scale
+        return verdicts.Cell(label, lambda level: Interval(value, -math.inf, math.inf))
+    if se == 0:
+        return verdicts.point_cell(label, est * scale)
+    return verdicts.t_cell(label, est * scale, se * scale, df)
 
 
-def all_of(decisions) -> bool | None:
-    """A cell made of several comparisons: True if all hold, False if any does not, else None."""
-    decisions = list(decisions)
-    if any(d is False for d in decisions):
-        return False
-    return None if any(d is None for d in decisions) else True
+def per(reference: float) -> float:
+    """1 / reference, the scale of a cell relative to a (positive) reference mean; 1 without one."""
+    r = float(reference)
+    return 1.0 / r if r == r and r > 0 and math.isfinite(r) else 1.0
 
 
-def fill_why(why: str, cells=(), interval: Interval | None = None) -> str:
-    """A claim's `why` (from the item's `claims.why`: the judgement, e.g. "genuine: ...") with the
-    run's numbers filled in: {failing} → the failing cells (their labels carry their intervals),
-    {estimate}/{low}/{high} → the claim's interval."""
+def relative_cell(label: str, a, b) -> verdicts.Cell:
+    """(mean_a − mean_b) / mean_b: the Welch interval of the difference of two (mean, sd, n) triples
+    (today's `diff_ci`), divided by the comparator's mean, so that 0.01 is 1 % of it."""
+    return welch_cell(label, [(1.0, a), (-1.0, b)], scale=per(b[0]))
+
+
+def extreme_cell(label: str, cells, largest: bool) -> verdicts.Cell:
+    """A cell made of several comparisons, decided as one: the largest (or smallest) of their
+    quantities. "Every comparison < 0" is "max < 0" and "every comparison > 0" is "min > 0".
+    Interval of the max at `level`: its upper end is the largest upper end at `level` (an
+    intersection-union bound: no correction), its lower end the largest lower end at the Bonferroni
+    level 1 − (1 − level)/m; the min mirrors it. Coverage is at least `level` for any m."""
+    cells = list(cells)
+    if len(cells) == 1:
+        return verdicts.Cell(label, cells[0].interval, cells[0].t)
+    m = len(cells)
+    pick = max if largest else min
+
+    def interval(level: float) -> Interval:
+        plain = [c.interval(level) for c in cells]
+        wide = [c.interval(1.0 - (1.0 - level) / m) for c in cells]
+        est = pick(iv.estimate for iv in plain)
+        if largest:
+            return Interval(est, max(iv.low for iv in wide), max(iv.high for iv in plain))
+        return Interval(est, min(iv.low for iv in plain), min(iv.high for iv in wide))
+
+    return verdicts.Cell(label, interval)
+
+
+def failing_text(verdict: verdicts.Verdict) -> str:
+    """The failing cells of a verdict with their (90 %) intervals, for a `why`'s {failing}."""
+    return "; ".join(f"{c.label}: {c.interval}" for c in verdict.cells if c.state == verdicts.FAILS) or "none"
+
+
+def fill_why(why: str, failing: str = "none") -> str:
+    """A claim's `why` (from the item's `claims.why`: the judgement, e.g. "genuine: ...") with
+    {failing} → the failing cells and their intervals."""
     if not why:
         return ""
-    failing = ", ".join(label for label, d in cells if d is False)
-    values = {"failing": failing or "none"}
-    if interval is not None:
-        values.update(estimate=fmt(interval.estimate), low=fmt(interval.low), high=fmt(interval.high))
     try:
-        return why.format(**values)
+        return why.format(failing=failing)
     except (KeyError, IndexError, ValueError):
         return why
 
 
-def fraction_check(claim: str, cells, need: float, detail: str = "", why: str = "", strict: bool = False) -> Check:
-    """A claim "in at least a fraction `need` of the cells" (more than, if `strict`), from per-cell
-    decisions (label, True/False/None). The quantity is the fraction of cells that hold; its
-    interval counts the undecided cells as failing (low end) or holding (high end): holds if even
-    the low end reaches `need`, does not hold if even the high end misses it, else not decidable."""
+def claim_check(claim: str, cells, test, quantifier: str = "every", why: str = "", detail: str = "",
+                kind: str = "paper") -> Check:
+    """`verdicts.check` with the claim's `why` filled with its failing cells."""
+    cells = list(cells)
+    if why and cells:
+        why = fill_why(why, failing_text(verdicts.judge(cells, test, quantifier)))
+    return verdicts.check(claim, cells, test, quantifier, why=why, detail=detail, kind=kind)
+
+
+def no_cell(claim: str, detail: str, kind: str = "paper") -> Check:
+    """A claim with no cell to decide it on: not evaluable, saying why."""
+    return verdicts.check(claim, [], verdicts.Directional(">", 0.0), detail=detail, kind=kind)
+
+
+def share_check(claim: str, cells, test, need: float, detail: str = "", kind: str = "paper") -> Check:
+    """An "alternative reading" that asks for a share `need` of the decided cells (a fraction of
+    ours, between the rubric's quantifiers): each cell is decided by the engine (one-sided α to
+    hold, Holm to fail), the claim holds when at least `need` of the decided cells hold, does not
+    hold when fewer do, and is not decidable with no cell decided. Never the paper's verdict."""
     cells = list(cells)
     if not cells:
-        return Check(claim, None, detail or "no cell available")
-    n = len(cells)
-    held = sum(d is True for _, d in cells)
-    open_ = sum(d is None for _, d in cells)
-    iv = Interval(held / n, held / n, (held + open_) / n)
-    side = ">" if strict else ">="
-    holds = side_of(iv, need, side)
-    failing = [label for label, d in cells if d is False]
-    undecided = [label for label, d in cells if d is None]
-    text = f"{held}/{n} cells hold"
-    if failing:
-        text += "; not: " + ", ".join(failing[:6]) + (" …" if len(failing) > 6 else "")
-    if undecided:
-        text += "; undecided: " + ", ".join(undecided[:6]) + (" …" if len(undecided) > 6 else "")
-    if detail:
-        text += f"; {detail}"
-    return Check(claim, holds, text, quantity=iv.estimate, ci=(iv.low, iv.high), threshold=f"{side} {need:g}",
-                 why=fill_why(why, cells) if holds is False else "", undecided=holds is None)
+        return no_cell(claim, detail or "no cell available", kind)
+    v = verdicts.judge(cells, test, "every")
+    held, decided = v.counts[verdicts.HOLDS], v.counts[verdicts.HOLDS] + v.counts[verdicts.FAILS]
+    result = None if decided == 0 else held >= need * decided
+    parts = [f"{c.label}: {c.interval} ({c.state})" for c in v.cells]
+    text = "; ".join(parts[:12]) + (" …" if len(parts) > 12 else "") + (f"; {detail}" if detail else "")
+    share = held / decided if decided else float("nan")
+    rule = (f"alternative reading: at least {need:g} of the decided cells (held {held} of {decided}); cells: "
+            f"one-sided α = {verdicts.ALPHA:g} to hold, Holm over the {len(cells)} to fail")
+    return Check(claim, result, text, quantity=share, ci=(share, share), threshold=f">= {need:g} of decided cells",
+                 why="alternative reading: too few of the decided cells hold" if result is False else "",
+                 undecided=result is None, kind=kind, cells=len(cells), rule=rule)
+
+
+def coverage(table: pd.DataFrame, datasets) -> tuple[list[str], dict[str, str]]:
+    """(the claim's datasets this run planned, those of them missing: {dataset: reason}). A
+    dataset is missing when it was planned but its data could not be had (data unavailable); one
+    the preset does not run is not part of the claim at this preset."""
+    planned, missing = [], {}
+    for ds in datasets:
+        status, reason = availability(table, ds)
+        if status == "absent":
+            continue
+        planned.append(ds)
+        if status == "data_unavailable":
+            missing[ds] = reason
+    return planned, missing
+
+
+def over_datasets(check: Check, planned, missing: dict, names=None) -> Check:
+    """The rubric's rule for a claim over every dataset: with datasets missing it is not evaluable
+    (n of N datasets), whatever the available ones show (their verdict stays in the detail)."""
+    if not missing:
+        return check
+    names = names or {}
+    n, total = len(planned) - len(missing), len(planned)
+    note = (f"not evaluable ({n} of {total} datasets; missing: "
+            + ", ".join(f"{names.get(d, d)} ({reason or 'data unavailable'})" for d, reason in missing.items()) + ")")
+    on = f"on the {n} available: {check.result}" + (f" — {check.detail}" if check.detail else "")
+    return dataclasses.replace(check, holds=None, undecided=False, why="", detail=f"{note}; {on}",
+                               rule=f"{check.rule}; {note}" if check.rule else note)
 
 
 def interval_text(iv: Interval) -> str:
     return f"{fmt(iv.estimate)} [{fmt(iv.low)}, {fmt(iv.high)}]"
-
-
-def every_check(claim: str, cells, detail: str = "", why: str = "") -> Check:
-    """`dpclust.pipeline.claims.every`, with the failing cells filled into `why` (see `fill_why`)."""
-    cells = list(cells)
-    return every(claim, cells, detail, fill_why(why, cells))
-
-
-def decided(claim: str, iv: Interval, threshold: float, side: str, detail: str = "", why: str = "") -> Check:
-    """One claim decided on one interval (`dpclust.pipeline.claims.decide`)."""
-    from dpclust.pipeline.claims import decide
-
-    return decide(claim, iv, threshold, side, detail, fill_why(why, interval=iv))
 
 
 def synthetic_cell(table, algorithm, K, D, group=None):
@@ -514,7 +594,8 @@ def synthetic_name(fixed: str, value: int, varied: int) -> str:
 def gap_growth(table, algorithm, fixed: str, value: int, lo: int, hi: int, group=None):
     """Growth of an algorithm's gap to the baseline from `lo` to `hi` of the varied parameter (d if
     `fixed` is "k", k if "d") at the fixed value: (mean_hi − base_hi) − (mean_lo − base_lo), as
-    (terms, shift) for `linear_ci` (the baselines are constants), or None without both cells."""
+    (terms, shift) for `linear_ci` (the baselines are constants), or None without both cells.
+    The low end's (mean, sd, n) is `terms[1][1]` (the reference of a relative growth)."""
     r_hi, r_lo = (row_of(table, synthetic_name(fixed, value, v), algorithm, None, group) for v in (hi, lo))
     if r_hi is None or r_lo is None:
         return None

@@ -2,11 +2,15 @@
 (θ = 10) over the 81 synthetic datasets, ε = 1, on the runs of Figure 2.
 
 Aggregate: `aggregate_nicv` (items/common.py). Render: one k × d heatmap per `figure.panels`
-selector (`heatmaps`). Checks: §6.4's "the hybrid approach is more scalable than EUGkM with respect
-to both k and d" — the growth of the hybrid's gap to the baseline from the smallest to the largest
-d (at every fixed k of `claims.fixed`) and from the smallest to the largest k (at every fixed d) is
-smaller than EUGkM's (Welch–Satterthwaite intervals; the baselines cancel) — and "at least as good
-as EUGkM" on more than `majority` of the datasets (Welch interval of Hybrid − EUGkM ≤ 0 per dataset).
+selector (`heatmaps`). Checks: §6.4's "the hybrid approach is more scalable than EUGkM with
+respect to both k and d" — the growth of the hybrid's gap to the baseline from the smallest to the
+largest d (at every fixed k of `claims.fixed`) and from the smallest to the largest k (at every
+fixed d) is smaller than EUGkM's (Welch–Satterthwaite intervals relative to EUGkM's mean NICV at the
+low end; the baselines cancel; unqualified: every fixed value) — and, an alternative reading of ours
+(REC) reported beside it, "at least as good as EUGkM" on most datasets (the rubric's "most": more
+than half of the decided datasets; Welch interval of (Hybrid − EUGkM)/EUGkM ≤ 0 per dataset, with
+the null margin `claims.null_margin.at_least_as_good`: equality satisfies it). All are decided by
+the claims engine (`dpclust.pipeline.verdicts`).
 """
 
 from __future__ import annotations
@@ -16,21 +20,21 @@ import pandas as pd
 from dpclust.pipeline.aggregate import Check
 from dpclust.pipeline.items.su2016.common import (
     aggregate_nicv,
-    decision,
-    diff_of,
-    every_check,
-    fraction_check,
+    claim_check,
     gap_growth,
     heatmaps,
-    interval_text,
-    linear_ci,
+    no_cell,
+    per,
     plain_bools,
+    relative_cell,
     row_of,
     rows_of,
     stats_of,
     synthetic_name,
     variant_name,
+    welch_cell,
 )
+from dpclust.pipeline.verdicts import NULL_MARGIN, Directional
 
 __all__ = ["aggregate_nicv", "check_fig6", "render_fig6"]
 
@@ -56,6 +60,8 @@ def _ends(table, fixed_name, v, lo, hi, ref) -> str:
 
 
 def _scalability(table, fixed_name, fixed_values, lo, hi, ref):
+    """Per fixed value: growth(Hybrid) − growth(EUGkM) of the gaps from lo to hi, relative to
+    EUGkM's mean NICV at the low end."""
     cells = []
     for v in fixed_values:
         gh = gap_growth(table, HYBRID, fixed_name, v, lo, hi)
@@ -63,40 +69,47 @@ def _scalability(table, fixed_name, fixed_values, lo, hi, ref):
         if gh is None or ge is None:
             continue
         (th, sh), (te, se) = gh, ge
-        iv = linear_ci(th + [(-c, s) for c, s in te], sh - se)
-        cells.append((f"{fixed_name}={v} (growth difference Hybrid − EUGkM {interval_text(iv)}; "
-                      f"{_ends(table, fixed_name, v, lo, hi, ref)})", decision(iv, 0.0, "<")))
-    return cells, ""
+        cells.append(welch_cell(f"{fixed_name}={v} (growth difference Hybrid − EUGkM; "
+                                f"{_ends(table, fixed_name, v, lo, hi, ref)})",
+                                th + [(-c, s) for c, s in te], sh - se, scale=per(te[1][1][0])))
+    return cells
 
 
 @plain_bools
 def check_fig6(table, item) -> list[Check]:
     claims = item["claims"]
-    ref, variants, majority = claims["reference"], claims.get("variants") or {}, float(claims["majority"])
+    whys = claims.get("why") or {}
+    ref, variants = claims["reference"], claims.get("variants") or {}
     n_hyb, n_eug = variant_name(item, HYBRID, None, variants), variant_name(item, EUGKM, ref, variants)
     n_eug_plain = variant_name(item, EUGKM, None, variants)
     fixed = claims["fixed"]
     datasets = sorted(set(rows_of(table, HYBRID)["dataset"]) & set(rows_of(table, EUGKM, ref)["dataset"]))
     if not datasets:
-        return [Check(f"{n_hyb} is more scalable than {n_eug_plain} in k and d (§6.4, Figure 6)", None,
-                      "no synthetic runs")]
+        return [no_cell(f"{n_hyb} is more scalable than {n_eug_plain} in k and d (§6.4, Figure 6)",
+                        "no synthetic runs")]
     out = []
-    cells = []
-    for ds in datasets:
-        iv = diff_of(stats_of(row_of(table, ds, HYBRID)), stats_of(row_of(table, ds, EUGKM, None, ref)))
-        cells.append((f"{ds} ({interval_text(iv)})", decision(iv, 0.0, "<=")))
-    out.append(fraction_check(f"{n_hyb} is at least as good as {n_eug_plain} on most synthetic datasets "
-                              "(§6.4, Figure 6)",
-                              cells, majority, f"cells: {n_hyb} − {n_eug}", strict=True,
-                              why=claims.get("why", {}).get("at_least_as_good", "")))
+    # alternative reading (ours, REC in claims.majority) of §6.4's "more scalable": "at least as good"
+    # on most datasets — the rubric's "most", more than half of the decided datasets
+    cells = [relative_cell(ds, stats_of(row_of(table, ds, HYBRID)), stats_of(row_of(table, ds, EUGKM, None, ref)))
+             for ds in datasets]
+    margin = float((claims.get("null_margin") or {}).get("at_least_as_good", NULL_MARGIN))
+    out.append(claim_check(f"alternative reading: {n_hyb} is at least as good as {n_eug_plain} on most synthetic "
+                           "datasets (REC reading of §6.4's 'more scalable', Figure 6)",
+                           cells, Directional("<=", 0.0, null_margin=margin), "most",
+                           why=whys.get("at_least_as_good", ""), detail=f"cells: ({n_hyb} − {n_eug})/{n_eug}"))
+    # §6.4 "more scalable than EUGkM with respect to both k and d" (unqualified: at every fixed value)
     d_lo, d_hi = (int(x) for x in fixed["d_range"])
     k_lo, k_hi = (int(x) for x in fixed["k_range"])
-    cells, text = _scalability(table, "k", fixed["k"], d_lo, d_hi, ref)
-    out.append(every_check(f"{n_hyb} is more scalable than {n_eug_plain} in d: its gap grows less from d = {d_lo} "
-                           f"to {d_hi} at fixed k (§6.4)", cells, text,
-                           why=claims.get("why", {}).get("scalable_d", "")))
-    cells, text = _scalability(table, "d", fixed["d"], k_lo, k_hi, ref)
-    out.append(every_check(f"{n_hyb} is more scalable than {n_eug_plain} in k: its gap grows less from k = {k_lo} "
-                           f"to {k_hi} at fixed d (§6.4)", cells, text,
-                           why=claims.get("why", {}).get("scalable_k", "")))
+    cells = _scalability(table, "k", fixed["k"], d_lo, d_hi, ref)
+    out.append(claim_check(f"{n_hyb} is more scalable than {n_eug_plain} in d: its gap grows less from d = {d_lo} "
+                           f"to {d_hi} at fixed k (§6.4)", cells, Directional("<", 0.0), "every",
+                           why=whys.get("scalable_d", ""),
+                           detail=f"cells: growth of the gap from d = {d_lo} to {d_hi}, Hybrid − EUGkM, relative to "
+                                  f"EUGkM's NICV at d = {d_lo}"))
+    cells = _scalability(table, "d", fixed["d"], k_lo, k_hi, ref)
+    out.append(claim_check(f"{n_hyb} is more scalable than {n_eug_plain} in k: its gap grows less from k = {k_lo} "
+                           f"to {k_hi} at fixed d (§6.4)", cells, Directional("<", 0.0), "every",
+                           why=whys.get("scalable_k", ""),
+                           detail=f"cells: growth of the gap from k = {k_lo} to {k_hi}, Hybrid − EUGkM, relative to "
+                                  f"EUGkM's NICV at k = {k_lo}"))
     return out

@@ -6,7 +6,9 @@ Aggregate options (`table`): `labels` (the paper's row labels, the CSV's `datase
 (Table 1's k per dataset), `ranges` (rows that stand for a family of datasets, the synthetic one:
 their d, k and l_GkM-3K are the paper's ranges, not numbers) and `paper` (the printed values).
 Check: each available row matches the paper in every column the paper gives a number for (exact
-counts: no interval). A row that does not match carries its explanation from `claims.why` (keyed by
+counts: one exact cell per column, "every" column; the claims engine). These are facts of the data
+(N, d, k and the block counts derived from them), not claims of the paper: their checks are of kind
+"bookkeeping". A row that does not match carries its explanation from `claims.why` (keyed by
 dataset), prefixed with the mismatching numbers.
 """
 
@@ -18,8 +20,9 @@ import pandas as pd
 
 from dpclust.pipeline.aggregate import Check
 from dpclust.pipeline.itemkit import dataset_name
-from dpclust.pipeline.items.su2016.common import plain_bools
+from dpclust.pipeline.items.su2016.common import no_cell, plain_bools
 from dpclust.pipeline.plotting import write_table
+from dpclust.pipeline.verdicts import Directional, check, point_cell
 
 COLUMNS = ["dataset", "N", "paper_N", "d", "paper_d", "k", "paper_k", "l_gkm", "paper_l_gkm",
            "l_gkm3k", "paper_l_gkm3k", "status", "reason", "name"]
@@ -115,19 +118,23 @@ def check_table1(table, item) -> list[Check]:
     whys = ((item.get("claims") or {}).get("why") or {})
     out = []
     for r in table.itertuples(index=False):
+        claim = f"Table 1 row {r.dataset} matches the paper"
         if r.status != "ok":
-            out.append(Check(f"Table 1 row {r.dataset}", None, f"data unavailable: {r.reason}"))
+            out.append(no_cell(f"Table 1 row {r.dataset}", f"data unavailable: {r.reason}", kind="bookkeeping"))
             continue
         pairs = {key: (getattr(r, key), getattr(r, f"paper_{key}")) for key in COMPARED}
-        wrong = [key for key, (ours, printed) in pairs.items() if _number(printed) and not _eq(ours, printed)]
+        compared = [key for key, (_, printed) in pairs.items() if _number(printed)]
+        wrong = [key for key in compared if not _eq(*pairs[key])]
+        # one exact cell per column the paper prints a number for: 1 if ours differs, else 0
+        cells = [point_cell(f"{key} ours {_intlike(pairs[key][0])} vs paper {_intlike(pairs[key][1])}",
+                            float(key in wrong)) for key in compared]
         why = ""
         if wrong:
             diffs = ", ".join(f"{key} ours {_intlike(pairs[key][0])} vs paper {_intlike(pairs[key][1])}"
                               for key in wrong)
             why = f"{whys.get(getattr(r, 'name', ''), 'genuine: the counts differ')} ({diffs})"
-        out.append(Check(f"Table 1 row {r.dataset} matches the paper", not wrong,
-                         f"ours N={_intlike(r.N)}, d={r.d}, k={r.k}, l={_intlike(r.l_gkm)}, l3k={_intlike(r.l_gkm3k)}; "
-                         f"paper N={r.paper_N}, d={r.paper_d}, k={r.paper_k}, l={r.paper_l_gkm}, l3k={r.paper_l_gkm3k}",
-                         quantity=len(wrong), ci=(len(wrong), len(wrong)),
-                         threshold="= 0 mismatching columns (exact counts)", why=why))
+        out.append(check(claim, cells, Directional("<=", 0.0), "every", why=why, kind="bookkeeping",
+                         detail=f"ours N={_intlike(r.N)}, d={r.d}, k={r.k}, l={_intlike(r.l_gkm)}, "
+                                f"l3k={_intlike(r.l_gkm3k)}; paper N={r.paper_N}, d={r.paper_d}, k={r.paper_k}, "
+                                f"l={r.paper_l_gkm}, l3k={r.paper_l_gkm3k} (cells: 1 = the column differs)"))
     return out
