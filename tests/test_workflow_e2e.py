@@ -130,6 +130,8 @@ def _item_jobs(p, items) -> set[tuple[str, str]]:
             out.add(("check_claims", t.checks_stem + ".html"))
     if any(t.has_checks for t in items):
         out.add(("summarize_claims", p.summary_stem + ".html"))
+    if any(t.has_checks for t in items) or {t.table for t in items} & set(p.results_page_inputs().values()):
+        out.add(("results_page", p.results_page))   # reads the summary, the leaderboard and the audit
     return out
 
 
@@ -261,7 +263,8 @@ def test_a_threshold_edit_rechecks_only_that_item(work, mirror_run, mirror):  # 
     with _Edited(paper, lambda path: _edit_yaml(path, lambda d: d["items"]["table"]["claims"].update(
             max_geomean_ratio=1.05))):
         assert _dry(work, mirror=mirror) == {("check_claims", target.checks_stem + ".html"),
-                                             ("summarize_claims", p.summary_stem + ".html")}
+                                             ("summarize_claims", p.summary_stem + ".html"),
+                                             ("results_page", p.results_page)}
 
 
 def test_a_batch_edit_reruns_only_that_groups_runs_under_their_new_files(work, mirror_run, mirror):
@@ -321,7 +324,7 @@ def test_a_parser_edit_reprepares_only_its_datasets(work, mirror_run, mirror):  
 
 def test_a_module_edit_reruns_exactly_its_dependents(work, mirror_run, mirror):
     p = _plan(work)
-    items_module = work / "src" / "dpclust" / "baseline_items.py"
+    items_module = work / "src" / "dpclust" / "pipeline" / "items" / "baselines.py"
     with _Edited(items_module, lambda path: path.write_text(path.read_text() + "\n_EDITED = 1\n")):
         dry = _dry(work, mirror=mirror)
         assert dry == _item_jobs(p, [p.item("baselines", "table"), p.item("baselines", "figure")])
@@ -333,9 +336,20 @@ def test_a_module_edit_reruns_exactly_its_dependents(work, mirror_run, mirror):
     with _Edited(work / "src" / "dpclust" / "baselines.py",
                  lambda path: path.write_text(path.read_text() + "\n_EDITED = 1\n")):
         assert _dry(work, mirror=mirror) == expected
-    with _Edited(work / "src" / "dpclust" / "workflow.py",
-                 lambda path: path.write_text(path.read_text() + "\n_EDITED = 1\n")):
-        assert _dry(work, mirror=mirror) == set(), "editing the planner re-runs nothing"
+    for planner in ("planning.py", "run_plan.py", "configuration.py"):
+        with _Edited(work / "src" / "dpclust" / "pipeline" / planner,
+                     lambda path: path.write_text(path.read_text() + "\n_EDITED = 1\n")):
+            assert _dry(work, mirror=mirror) == set(), f"editing the planner ({planner}) re-runs nothing"
+
+
+def test_a_style_edit_rerenders_figures_only(work, mirror_run, mirror):
+    """The figures' style (dpclust.pipeline.style) is in no aggregate or checks step's code hash."""
+    p = _plan(work)
+    style = work / "src" / "dpclust" / "pipeline" / "style.py"
+    with _Edited(style, lambda path: path.write_text(path.read_text().replace('"font.size": 9', '"font.size": 10'))):
+        dry = _dry(work, mirror=mirror)
+    assert dry and {rule for rule, _ in dry} == {"render"}
+    assert {out for _, out in dry} == {t.figure_stem + ".png" for t in p.items if t.module}
 
 
 def test_a_deleted_or_corrupt_processed_file_is_rebuilt_alone(work, mirror_run, mirror):

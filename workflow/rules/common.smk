@@ -20,7 +20,15 @@ def item_of(w):
 
 
 def item_code(w):
-    """Hash of the item's functions and the step runner: editing them re-runs the item's steps."""
+    """Hash of the item's functions and the step runner, without the figures' style
+    (dpclust.pipeline.style): editing them re-runs the item's aggregate and checks steps."""
+    items_module = item_of(w).module
+    return code_hash(*([items_module] if items_module else []), "dpclust.pipeline.steps",
+                     exclude=frozenset({"dpclust.pipeline.style"}))
+
+
+def render_code(w):
+    """`item_code` with the figures' style: a style edit re-runs render jobs only."""
     items_module = item_of(w).module
     return code_hash(*([items_module] if items_module else []), "dpclust.pipeline.steps")
 

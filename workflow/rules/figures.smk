@@ -29,7 +29,7 @@ rule render:
     params:
         spec=step_spec("render"),
         caption=caption_of,
-        code=item_code,
+        code=render_code,
     conda:
         "../envs/dpclust.yaml"
     script:

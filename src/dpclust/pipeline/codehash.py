@@ -148,13 +148,14 @@ def _imports(module: str, path: Path) -> frozenset[str]:
 
 
 @cache
-def closure(module: str) -> tuple[str, ...]:
-    """`module` and every dpclust module it imports, transitively, sorted."""
+def closure(module: str, exclude: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """`module` and every dpclust module it imports, transitively, sorted; modules in `exclude` (and
+    what only they import) are left out."""
     seen: set[str] = set()
     stack = [module]
     while stack:
         mod = stack.pop()
-        if mod in seen:
+        if mod in seen or mod in exclude:
             continue
         path = module_path(mod)
         if path is None:
@@ -169,11 +170,12 @@ def closure(module: str) -> tuple[str, ...]:
 
 
 @cache
-def code_hash(*modules: str) -> str:
+def code_hash(*modules: str, exclude: frozenset[str] = frozenset()) -> str:
     """sha256 (first 16 hex digits) over the code text (`_code_text`, by its digest) of the modules'
-    import closures."""
+    import closures, without the modules in `exclude` (e.g. the figures' style for a step that
+    draws nothing)."""
     h = hashlib.sha256()
-    for mod in sorted(set(m for top in modules for m in closure(top))):
+    for mod in sorted(set(m for top in modules for m in closure(top, exclude))):
         h.update(mod.encode())
         h.update(_facts(mod, module_path(mod))[0].encode())
     _save_cache()

@@ -15,28 +15,21 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from dpclust.pipeline import style  # noqa: E402
+
 #: Metadata that keeps output files byte-identical across runs.
 PDF_METADATA = {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": "dpclust"}
 PNG_METADATA = {"Software": "dpclust"}
 
-plt.rcParams.update({
-    "figure.dpi": 100,
-    "savefig.dpi": 150,
-    "font.size": 9,
-    "axes.titlesize": 10,
-    "legend.fontsize": 8,
-    "svg.hashsalt": "dpclust",
-})
-
-#: Stable colours/markers per algorithm name, so every figure uses the same style for a method.
-_STYLE_CYCLE = ["o", "s", "^", "v", "D", "P", "X", "*", "<", ">", "h"]
+plt.rcParams.update(style.RC_PARAMS)
 
 
 def style_for(name: str, index: int) -> dict:
-    return {"marker": _STYLE_CYCLE[index % len(_STYLE_CYCLE)], "color": f"C{index % 10}"}
+    """Stable marker and colour of the `index`-th method of a figure."""
+    return {"marker": style.MARKERS[index % len(style.MARKERS)], "color": f"C{index % 10}"}
 
 
-def panel_grid(n_panels: int, ncols: int = 3, panel_size=(3.6, 2.8), sharey: bool = False):
+def panel_grid(n_panels: int, ncols: int = 3, panel_size=style.PANEL_SIZE, sharey: bool = False):
     """A figure with `n_panels` axes laid out `ncols` wide; unused axes are removed."""
     ncols = max(1, min(ncols, n_panels))
     nrows = max(1, math.ceil(n_panels / ncols))
@@ -48,7 +41,8 @@ def panel_grid(n_panels: int, ncols: int = 3, panel_size=(3.6, 2.8), sharey: boo
     return fig, flat[:n_panels]
 
 
-def legend_below(fig, handles: list, labels: list, ncol: int, fontsize: float = 7, title_lines: int = 0) -> None:
+def legend_below(fig, handles: list, labels: list, ncol: int, fontsize: float = style.LEGEND_FONTSIZE,
+                 title_lines: int = 0) -> None:
     """A figure legend under the panels, `ncol` wide, with the figure made taller by the legend's rows
     (and `title_lines` of a suptitle) so that a long legend never squeezes the panels: with one row of
     panels and 40 entries the legend would otherwise take most of the height."""
