@@ -36,7 +36,12 @@ REGISTRY = CFG["registry"]
 # nothing.
 os.environ.update(PATH=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
 DATA = CFG["data_dir"]
-RESULTS = CFG["results_dir"]
+RESULTS = CFG["results_dir"]   # <results_dir>/<preset>: two presets never mix their files
+if any(arg == "--report" or arg.startswith("--report=") for arg in sys.argv) and not os.path.exists(
+        f"{PLAN.summary_stem}.csv"):
+    _preset = CFG.get("preset", "full")
+    sys.exit(f"dpclust: no results of the {_preset} preset in {RESULTS}/ to report; run it first "
+             f"(snakemake --cores 8{'' if _preset == 'full' else f' --configfile config/{_preset}.yaml'})")
 MIRROR = CFG.get("data_mirror") or os.environ.get("DPCLUST_DATA_MIRROR", "")
 # Where raw files come from (mirror or canonical URL) and how patiently they are downloaded are not
 # part of what they are (checksums are verified), so these reach the fetch jobs through the

@@ -33,7 +33,7 @@ from dpclust.pipeline.planning import plan
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "local-slurm.sh"
-TARGETS = ["results/tables/su2016/fig2.csv"]  # 13 run jobs: every run job of two synthetic datasets
+TARGETS = ["results/test/tables/su2016/fig2.csv"]  # 13 run jobs: every run job of two synthetic datasets
 WALL_FIELDS = {"wall_time_s", "wall_mean_s", "wall_median_s"}
 PACKAGE_BINARIES = ("slurmctld", "slurmd", "sbatch", "munged")
 TIMEOUT_S = 420  # per Snakemake run; both take 1-3 min on a loaded 2-core machine
@@ -123,7 +123,7 @@ def _records(work: Path) -> dict[str, dict]:
             return [strip(v) for v in obj]
         return obj
 
-    root = work / "results" / "runs"
+    root = work / "results" / "test" / "runs"
     return {str(p.relative_to(root)): strip(json.loads(p.read_text())) for p in sorted(root.rglob("*.json"))}
 
 
@@ -174,7 +174,7 @@ def test_test_items_run_bundled_on_slurm_with_local_results(cluster, tmp_path_fa
     work_local = _copy_repo(tmp_path_factory.mktemp("local"))
     work_slurm = _copy_repo(tmp_path_factory.mktemp("slurm"))
     the_plan = plan(load_config(work_slurm / "config", overrides={"preset": "test"}))
-    items = [the_plan.item(*t.removeprefix("results/tables/").removesuffix(".csv").split("/")) for t in TARGETS]
+    items = [the_plan.item(*t.removeprefix("results/test/tables/").removesuffix(".csv").split("/")) for t in TARGETS]
     run_jobs = {path: the_plan.run(path) for item in items for path in item.run_files}  # batches
     # The bundles the profile forms (dpclust.pipeline.cluster_resources.bundle_ids over the whole plan), as far
     # as they hold jobs of TARGETS

@@ -220,7 +220,7 @@ def test_items_read_the_processed_data_they_name(work, mirror_run):
     neighbour's (the aggregate job's data inputs also hold every dataset its runs read)."""
     import pandas as pd
 
-    table = pd.read_csv(work / "results" / "tables" / "su2016" / "table1.csv")
+    table = pd.read_csv(work / "results" / "test" / "tables" / "su2016" / "table1.csv")
     ok = table[table["status"] == "ok"]
     assert len(ok) > 0 and (ok["N"] == ok["paper_N"]).any()
     assert ok.set_index("name").loc["s1", "N"] == 5000
@@ -253,7 +253,7 @@ def test_a_setting_edit_reruns_exactly_its_runs_and_items(work, mirror_run, mirr
     expected = _downstream(p, [j.path for j in p.runs if j.algorithm == "su2016.dplloyd"])
     with _Edited(paper, edit):
         assert _dry(work, mirror=mirror) == expected
-        assert not any(run.startswith("results/runs/balcan2017") for _, run in expected)
+        assert not any(run.startswith("results/test/runs/balcan2017") for _, run in expected)
 
 
 def test_a_threshold_edit_rechecks_only_that_item(work, mirror_run, mirror):  # (b)
@@ -526,6 +526,10 @@ def test_report_builds_and_states_the_preset(work, mirror_run, mirror):
     html = (work / "report.html").read_text(encoding="utf-8", errors="replace")
     assert "baselines" in html and len(html) > 100_000
     assert re.search(r"Preset: (<strong>|\*\*)?test\b", html), "the report states the preset it shows"
+    # each preset has its own results directory: a report of a preset that has not run refuses
+    out = _snakemake(work, "--report", "other.html", "--config", "preset=quick", mirror=mirror, check=False)
+    assert out.returncode != 0 and not (work / "other.html").exists()
+    assert "dpclust: no results of the quick preset in results/quick/ to report" in out.stderr
 
 
 def test_default_config_plans_every_item_and_lints_clean(tmp_path):

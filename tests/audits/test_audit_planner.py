@@ -76,7 +76,8 @@ def test_planner_expands_one_job_per_algorithm_and_design(cfg_dir):
                          ("audit.kvariates", "lone_point")}
     for job in target.audits:
         spec = job.spec
-        assert set(SPEC_KEYS) <= set(spec) and job.path == f"results/audits/{job.algorithm}/{job.design}.json"
+        assert set(SPEC_KEYS) <= set(spec)
+        assert job.path == f"{p.config['results_dir']}/audits/{job.algorithm}/{job.design}.json"
         assert p.audit(job.path) is job
     honest = jobs["audit.honest", "corner_outlier"].spec
     assert (honest["n"], honest["k"], honest["samples"], honest["delta"]) == (3, 1, 50, 0.0)
@@ -140,14 +141,15 @@ def test_power_variant_is_planned_on_its_own_path_with_its_settings(cfg_dir):
     after = {j.path: j.spec_json for j in jobs}
     assert {p: after[p] for p in before} == before
     tunable = {j.path: j for j in jobs if j.algorithm == "audit.tunable"}
-    power = tunable.pop("results/audits/audit.tunable/line_sums.power.json")
+    results = load_config(cfg_dir)["results_dir"]   # results/<preset>
+    power = tunable.pop(f"{results}/audits/audit.tunable/line_sums.power.json")
     assert power.variant == POWER and {j.design for j in tunable.values()} == {"corner_outlier", "line_sums"}
     spec = power.spec
     assert spec["variant"] == {"name": POWER, "settings": {"blur": 1.0}} and spec["settings"]["blur"] == 1.0
     assert (spec["design"], spec["n"], spec["k"], spec["samples"], spec["note"]) == ("line_sums", 4, 1, 30,
                                                                                       "why these settings")
     assert spec["epsilon"] == 2.0
-    own = tunable["results/audits/audit.tunable/line_sums.json"].spec
+    own = tunable[f"{results}/audits/audit.tunable/line_sums.json"].spec
     assert own["epsilon"] == 1.0
     assert own["settings"]["blur"] == 50.0 and "variant" not in own and own["seed"] != spec["seed"]
 

@@ -36,8 +36,8 @@ def test_dry_run_plans_the_audit_jobs(tmp_path):
     p = plan(load_config(REPO / "config", overrides={"preset": "test"}))
     audits = p.audits
     assert audits, "the test preset audits at least one algorithm"
-    targets = ["results/tables/audit/audit.csv", "results/figures/audit/audit_figure.png",
-               "results/checks/audit/audit.html"]
+    targets = ["results/test/tables/audit/audit.csv", "results/test/figures/audit/audit_figure.png",
+               "results/test/checks/audit/audit.html"]
     text = _dry_run(targets, "test.yaml", tmp_path)
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", text, re.M))
     assert int(counts["audit_run"]) == len(audits)

@@ -290,7 +290,13 @@ def load_config(config_dir: str | Path | None = None, base: dict | None = None,
     top = deep_merge(top, overrides or {})
     for key in ("algorithms", "paper_configs", "config_dir", "registry", "names"):
         top.pop(key, None)  # derived keys of an earlier load (Snakemake may hand them back)
+    root = top.pop("results_root", None) or top.get("results_dir")
+    if root is not None:
+        top["results_dir"] = root
     validate(top, "config", "config")
+    # each preset writes under its own directory, so that runs of two presets never mix
+    top["results_root"] = top["results_dir"]
+    top["results_dir"] = f"{top['results_dir']}/{top['preset']}"
     registry_path = config_dir / "datasets.yaml"
     validate(_read_yaml(registry_path), "datasets", str(registry_path))
     registry = load_registry(registry_path)
