@@ -82,6 +82,15 @@ def test_unavailable_dataset_is_not_evaluable_and_renders_a_panel(tmp_path):
     t = pd.concat([t, bad], ignore_index=True)
     checks = fig1.check_fig1(t, ITEM)
     assert checks[0].holds is None and not checks[0].undecided and "not evaluable on MNIST (train)" in checks[0].detail
+    assert checks[0].detail.startswith("not evaluable (1 of 2 datasets: no runs on MNIST (train)); on the 1 "
+                                       "available: holds")
+    assert checks[1].holds is None and checks[1].detail.startswith("not evaluable (1 of 2 datasets")
+    # the rubric (docs/VERDICTS.md): not evaluable while a dataset is missing, even where the available
+    # one fails the claim; its verdict and why stay in the detail
+    losing = pd.concat([_table(ours=[10, 9.8, 25], balcan=[20, 19.5, 19.6], lloyd=[10, 6, 3]), bad],
+                       ignore_index=True)
+    first = fig1.check_fig1(losing, ITEM)[0]
+    assert first.result == "not evaluable" and "on the 1 available: does not hold (genuine:" in first.detail
     fig1.render_fig1(t, ITEM, str(tmp_path / "fig1"))
     assert (tmp_path / "fig1.png").stat().st_size > 0 and (tmp_path / "fig1.pdf").exists()
 
@@ -125,6 +134,19 @@ def test_fig1_step_specs_split_the_options_by_step(repo):
     assert render["runs"]["authors"]["algorithms"] == [fig1.AUTHORS]
     quick = _plan(repo, "quick").item("nguyen2021", "fig1")
     assert quick.step_spec("render")["runs"]["private"]["k"] == [2, 10, 18]
+
+
+def test_checks_are_decided_by_the_engine_and_the_budget_is_bookkeeping():
+    """Both claims are unqualified in the paper ("every"); the budget check is our bookkeeping."""
+    t = _table(ours=[10, 9.8, 9.7], balcan=[20, 19.5, 19.6], lloyd=[10, 6, 3])
+    first, second, spent = fig1.check_fig1(t, ITEM)
+    assert first.cells == 3 and "every of 3 cells" in first.rule and "Holm" in first.rule
+    assert second.cells == 3 and first.kind == second.kind == "paper"
+    assert spent.kind == "bookkeeping" and spent.cells == 1
+    # ours at Balcan's cost with a tight interval (inside ±1 % of Balcan's cost): no effect, it does not hold
+    t = _table(ours=[10, 10, 10], balcan=[10, 10, 10], lloyd=[10, 6, 3], sd=0.001, n=5)
+    first = fig1.check_fig1(t, ITEM)[0]
+    assert first.result == "does not hold" and first.why.startswith("effect absent")
 
 
 def test_overlapping_intervals_are_not_decidable():

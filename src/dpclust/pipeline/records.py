@@ -29,6 +29,7 @@ them.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -140,3 +141,35 @@ def load_records(paths: Iterable[str | Path]) -> list[dict]:
             data = json.load(fh)
         out.extend(flatten(record) for record in (data["records"] if "records" in data else [data]))
     return out
+
+
+def _ledger_row(row) -> tuple[float, float]:
+    """(ε, δ) of one ledger row: `[label, ε, δ]` (`ClusteringResult.from_accountant`), a mapping with
+    `epsilon`/`delta`, or an `accountant.Charge`."""
+    if isinstance(row, dict):
+        eps, dlt = row.get("epsilon"), row.get("delta", 0.0)
+    elif isinstance(row, (list, tuple)) and len(row) >= 3:
+        eps, dlt = row[1], row[2]
+    elif hasattr(row, "epsilon"):
+        eps, dlt = row.epsilon, getattr(row, "delta", 0.0)
+    else:
+        raise ValueError(f"unreadable ledger row {row!r}: expected [label, epsilon, delta]")
+    try:
+        eps, dlt = float(eps), float(dlt or 0.0)
+    except (TypeError, ValueError):
+        raise ValueError(f"unreadable ledger row {row!r}: epsilon and delta must be numbers") from None
+    if not (math.isfinite(eps) and eps >= 0 and math.isfinite(dlt) and dlt >= 0):
+        raise ValueError(f"ledger row {row!r}: epsilon and delta must be finite and >= 0")
+    return eps, dlt
+
+
+def ledger_total(ledger) -> tuple[float, float]:
+    """The (ε, δ) a ledger adds up to under sequential composition: the sum of its rows.
+
+    That is the accountant's own total: the ledger an algorithm returns is its top-level
+    accountant's (`ClusteringResult.from_accountant`), where a parallel block (`Accountant.parallel`)
+    is one row holding the block's cost, the maximum over its branches (the branches' charges are
+    not copied), and a `sub_budget` one row holding the reservation (the child's charges are not
+    copied either). Summing every row therefore never counts a parallel branch or a child twice."""
+    rows = [_ledger_row(row) for row in ledger or []]
+    return math.fsum(e for e, _ in rows), math.fsum(d for _, d in rows)

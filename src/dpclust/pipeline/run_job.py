@@ -31,7 +31,6 @@ Files: `write_json_atomic` writes a run job's file and, beside it, its publishab
 
 from __future__ import annotations
 
-import math
 import platform
 import subprocess
 import time
@@ -44,7 +43,7 @@ import numpy as np
 from dpclust import __version__
 from dpclust.api import DPClustError, Refused, validate_inputs
 from dpclust.metrics import all_costs
-from dpclust.pipeline.records import DIAGNOSTICS_NOTE, make_run, released_file, released_path
+from dpclust.pipeline.records import DIAGNOSTICS_NOTE, ledger_total, make_run, released_file, released_path
 from dpclust.pipeline.records import SCHEMA as RECORD_SCHEMA
 from dpclust.pipeline.resolve import REPO_ROOT, delta_size, import_object, resolve_delta
 
@@ -327,42 +326,13 @@ def _check_spend(algorithm: str, private: bool, epsilon, result, delta: float) -
         raise PrivacyBudgetViolation(f"{algorithm} spent delta {result.delta_spent!r} > budget {delta!r}")
 
 
-def _ledger_row(row) -> tuple[float, float]:
-    """(ε, δ) of one ledger row: `[label, ε, δ]` (`ClusteringResult.from_accountant`), a mapping with
-    `epsilon`/`delta`, or an `accountant.Charge`."""
-    if isinstance(row, dict):
-        eps, dlt = row.get("epsilon"), row.get("delta", 0.0)
-    elif isinstance(row, (list, tuple)) and len(row) >= 3:
-        eps, dlt = row[1], row[2]
-    elif hasattr(row, "epsilon"):
-        eps, dlt = row.epsilon, getattr(row, "delta", 0.0)
-    else:
-        raise PrivacyBudgetViolation(f"unreadable ledger row {row!r}: expected [label, epsilon, delta]")
-    try:
-        eps, dlt = float(eps), float(dlt or 0.0)
-    except (TypeError, ValueError):
-        raise PrivacyBudgetViolation(f"unreadable ledger row {row!r}: epsilon and delta must be numbers") from None
-    if not (math.isfinite(eps) and eps >= 0 and math.isfinite(dlt) and dlt >= 0):
-        raise PrivacyBudgetViolation(f"ledger row {row!r}: epsilon and delta must be finite and >= 0")
-    return eps, dlt
-
-
-def ledger_total(ledger) -> tuple[float, float]:
-    """The (ε, δ) a ledger adds up to under sequential composition: the sum of its rows.
-
-    That is the accountant's own total: the ledger an algorithm returns is its top-level
-    accountant's (`ClusteringResult.from_accountant`), where a parallel block (`Accountant.parallel`)
-    is one row holding the block's cost, the maximum over its branches (the branches' charges are
-    not copied), and a `sub_budget` one row holding the reservation (the child's charges are not
-    copied either). Summing every row therefore never counts a parallel branch or a child twice."""
-    rows = [_ledger_row(row) for row in ledger or []]
-    return math.fsum(e for e, _ in rows), math.fsum(d for _, d in rows)
-
-
 def _check_ledger(algorithm: str, private: bool, epsilon, result, delta: float) -> None:
     """The run fails if its ledger adds up to more than its budget, whatever it reported as spent."""
     budget = float(epsilon) if private and epsilon is not None else 0.0
-    eps_total, delta_total = ledger_total(result.ledger)
+    try:
+        eps_total, delta_total = ledger_total(result.ledger)
+    except ValueError as err:
+        raise PrivacyBudgetViolation(f"{algorithm}: {err}") from None
     if (eps_total > budget * (1 + SPEND_TOLERANCE) + 1e-15
             or delta_total > delta * (1 + SPEND_TOLERANCE) + 1e-300):
         raise PrivacyBudgetViolation(

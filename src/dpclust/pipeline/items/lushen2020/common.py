@@ -1,15 +1,22 @@
 """What the items of Lu & Shen share: the paper's algorithm ids, one row per run with the `info`
 entries the figures use (and each record's declared guarantee), unavailable datasets, display names
-with the guarantee, the dataset order of the figures, and a seeded bootstrap."""
+with the guarantee, the dataset order of the figures, a seeded bootstrap, and the claims engine's cells
+(`dpclust.pipeline.verdicts`): Welch cells, bootstrap cells from the quantiles the tables store, and the
+rubric's "not evaluable (n of N datasets)"."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from dpclust.pipeline.itemkit import name
+from dpclust.pipeline import verdicts
+from dpclust.pipeline.aggregate import Check
+from dpclust.pipeline.claims import Interval
+from dpclust.pipeline.itemkit import dataset_name, name
+from dpclust.pipeline.records import ledger_total
 
 POSTERIOR, PRIOR, LLOYD = "lushen2020.posterior", "lushen2020.prior", "lushen2020.lloyd"
 #: Algorithm 1's two strategies (§5.2, §5.3).
@@ -55,14 +62,16 @@ def runs_table(records: Iterable[Mapping]) -> pd.DataFrame:
             continue
         for run in rec["runs"]:
             row = dict(base, seed=run["seed"], cost=run["cost_kmeans"], iterations=run.get("iterations"),
-                       epsilon_spent=run["epsilon_spent"])
+                       epsilon_spent=run["epsilon_spent"],
+                       # what its ledger charges: the nominal total of a run that reports no ε
+                       nominal_total=ledger_total(run.get("ledger"))[0])
             info = run.get("info") or {}
             for key in INFO_KEYS:
                 row[key] = info.get(key)
             rows.append(row)
     df = pd.DataFrame(rows)
     for col in ("dataset", "algorithm", "k", "epsilon", "status", "reason", "guarantee", "relation", "eps_step",
-                "seed", "cost", "iterations", "epsilon_spent", *INFO_KEYS):
+                "seed", "cost", "iterations", "epsilon_spent", "nominal_total", *INFO_KEYS):
         if col not in df:
             df[col] = np.nan
     df["eps_step"] = df["eps_step"].astype(float).round(10)
@@ -138,3 +147,96 @@ def percentile_interval(replicates: np.ndarray, level: float = 0.95) -> tuple[fl
         return float("nan"), float("nan")
     lo, hi = np.quantile(r, [(1 - level) / 2, 0.5 + level / 2], method="inverted_cdf")
     return float(lo), float(hi)
+
+
+# --- the claims engine's cells --------------------------------------------------------------------
+#: Probabilities at which a table stores the quantiles of a claim's bootstrap replicates (column
+#: `quantiles`): the checks step rebuilds the percentile interval at any level from them (exact at these
+#: probabilities, among them 5 % / 95 % and 2.5 % / 97.5 %; linear in between; the extremes are the
+#: replicates' minimum and maximum, the resolution of 2,000 replicates being 0.0005).
+_TAIL = (0.0, 0.0005, 0.001, 0.0015, 0.002, 0.0025, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.0125, 0.015, 0.02,
+         0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
+BOOT_PROBS = (*_TAIL, 0.5, *(round(1.0 - p, 6) for p in reversed(_TAIL)))
+
+
+def quantiles_text(replicates) -> str:
+    """The replicates' quantiles at `BOOT_PROBS` (the percentile interval's method), as stored in a table;
+    empty when there is no finite replicate."""
+    r = np.asarray(replicates, dtype=float)
+    r = r[~np.isnan(r)]
+    if r.size == 0:
+        return ""
+    return " ".join(f"{v:.10g}" for v in np.quantile(r, BOOT_PROBS, method="inverted_cdf"))
+
+
+def bootstrap_cell(label: str, estimate: float, quantiles) -> verdicts.Cell:
+    """A cell whose interval at `level` is the percentile interval of the replicates summarised by
+    `quantiles` (a table's `quantiles` text); no replicate: the whole line (never decided)."""
+    text = "" if quantiles is None or (isinstance(quantiles, float) and math.isnan(quantiles)) else str(quantiles)
+    q = np.array(text.split(), dtype=float)
+    est = float(estimate)
+    if q.size != len(BOOT_PROBS):
+        return verdicts.Cell(label, lambda level: Interval(est, -math.inf, math.inf))
+    probs = np.array(BOOT_PROBS)
+
+    def interval(level: float) -> Interval:
+        lo, hi = np.interp([(1.0 - level) / 2, 0.5 + level / 2], probs, q)
+        return Interval(est, float(lo), float(hi))
+
+    return verdicts.Cell(label, interval)
+
+
+def difference_cell(label: str, a: verdicts.Cell, b: verdicts.Cell) -> verdicts.Cell:
+    """a − b from two independent cells, by their intervals at the same level (the difference is held
+    when a's interval lies wholly above b's: the non-overlap reading of two intervals)."""
+
+    def interval(level: float) -> Interval:
+        ia, ib = a.interval(level), b.interval(level)
+        return Interval(ia.estimate - ib.estimate, ia.low - ib.high, ia.high - ib.low)
+
+    return verdicts.Cell(label, interval)
+
+
+def welch_cell(label: str, a: Sequence[float], b: Sequence[float], scale: float = 1.0) -> verdicts.Cell:
+    """Welch's interval of mean_a − mean_b from (mean, sd, n) triples (`claims.diff_ci`, at every level),
+    divided by `scale` > 0 (e.g. b's mean: the difference relative to the comparator, so that the rubric's
+    1 % null margin is 1 % of the comparator's cost; the sign, and so every decision, is unchanged)."""
+    (ma, sa, na), (mb, sb, nb) = a, b
+    if na < 2 or nb < 2 or not (np.isfinite(sa) and np.isfinite(sb)):
+        est = (float(ma) - float(mb)) / scale
+        return verdicts.Cell(label, lambda level: Interval(est, -math.inf, math.inf))
+    va, vb = float(sa) ** 2 / na, float(sb) ** 2 / nb
+    if va + vb == 0:
+        return verdicts.point_cell(label, (float(ma) - float(mb)) / scale)
+    df = (va + vb) ** 2 / (va ** 2 / (na - 1) + vb ** 2 / (nb - 1))
+    return verdicts.t_cell(label, (float(ma) - float(mb)) / scale, math.sqrt(va + vb) / scale, max(df, 1.0))
+
+
+def judged_check(claim: str, cells: Sequence[verdicts.Cell], test, quantifier: str, *,
+                 why: Callable[[verdicts.Verdict], str] | None = None, detail: str = "",
+                 kind: str = "paper") -> Check:
+    """`verdicts.check`, with the why written from the engine's own cell states (`why(verdict)`)."""
+    reason = why(verdicts.judge(cells, test, quantifier)) if (why and cells) else ""
+    return verdicts.check(claim, cells, test, quantifier, why=reason, detail=detail, kind=kind)
+
+
+def failing(verdict: verdicts.Verdict) -> list[str]:
+    """Labels of the cells the engine failed (Holm, or effect absent)."""
+    return [c.label for c in verdict.cells if c.state == verdicts.FAILS]
+
+
+def over_datasets(check: Check, covered: Iterable[str], expected: Sequence[str], item: Mapping) -> Check:
+    """The rubric (docs/VERDICTS.md): a claim over the paper's datasets with datasets missing is not
+    evaluable (n of N datasets). What the available datasets show stays in the detail."""
+    covered = set(covered)
+    expected = list(dict.fromkeys(expected))
+    missing = [d for d in expected if d not in covered]
+    if not missing:
+        return check
+    n, total = len(expected) - len(missing), len(expected)
+    shown = check.result + (f" ({check.why})" if check.holds is False else "")
+    note = (f"not evaluable ({n} of {total} datasets: no runs on "
+            f"{', '.join(dataset_name(item, d) for d in missing)}); on the {n} available: {shown}")
+    check.detail = f"{note}; {check.detail}" if check.detail else note
+    check.holds, check.undecided, check.why = None, False, ""
+    return check

@@ -4,16 +4,19 @@ with NoisyAVG recovery, the group's params) and non-private Lloyd; beside them, 
 with the authors' code's sampler (`nguyen2021.ours_authors`, NOT DP as published: labelled so from
 its run records' guarantee, never compared as private, no ε shown).
 
-Checks: the paper's claims (§Experiments, "Results"), decided on 95 % intervals (`dpclust.pipeline.claims`):
-(1) ours has a lower objective than Balcan et al. on both datasets at every k (per cell a Welch
-interval of ours − Balcan < 0, `every` over the cells); (2) Lloyd's cost falls with k while both
-private costs plateau: per dataset, Lloyd's cost at the largest k is below its cost at the smallest
-(Welch interval < 0) and each private method's relative drop 1 − cost(k_max)/cost(k_min) is below
-`claims.plateau_ratio` × Lloyd's (delta-method intervals of both ratios: holds if it does for every
-Lloyd ratio in its interval, fails if it fails for every one); plus (3) every DP run spent exactly
-its (ε, δ) setting (`claims.budget_rel_tol`). A claim naming a method whose records are not DP is
-refused ("claims compare DP methods only"). The evidence of a "does not hold" (the `why`) gives
-the mean number of non-empty clusters of each private method (run diagnostics) and the authors'
+Checks: the paper's claims (§Experiments, "Results"), decided by the claims engine
+(`dpclust.pipeline.verdicts`, docs/VERDICTS.md: one-sided cells, Holm to fail), both unqualified in the
+paper and so over every cell: (1) ours has a lower objective than Balcan et al. on both datasets at
+every k (per cell Welch's interval of ours − Balcan, relative to Balcan's mean cost, < 0); (2) Lloyd's
+cost falls with k while both private costs plateau: per dataset, Lloyd's cost at the largest k is below
+its cost at the smallest (Welch, relative to the smallest k's cost, < 0) and each private method's
+relative drop 1 − cost(k_max)/cost(k_min) is below `claims.plateau_ratio` × Lloyd's (the interval of
+drop − ratio × Lloyd's drop from the two delta-method intervals at the same level: held when the
+method's whole interval lies below the ratio times Lloyd's whole interval); a claim with one of the
+figure's datasets missing is not evaluable (n of N datasets); plus (3), our bookkeeping, every DP run
+spent exactly its (ε, δ) setting (`claims.budget_rel_tol`). A claim naming a method whose records are
+not DP is refused ("claims compare DP methods only"). The evidence of a "does not hold" (the `why`)
+gives the mean number of non-empty clusters of each private method (run diagnostics) and the authors'
 variant's cost and clusters at the same cell.
 
 Spec read: `names` (legends, titles, claim texts), `title` (render), `claims` (checks).
@@ -21,11 +24,14 @@ Spec read: `names` (legends, titles, claim texts), `title` (render), `claims` (c
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
+from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt, runs_frame, tidy
-from dpclust.pipeline.claims import Interval, diff_ci, every, ratio_ci, side_of
+from dpclust.pipeline.claims import Interval, diff_ci, ratio_ci
 from dpclust.pipeline.itemkit import dataset_name, name
 from dpclust.pipeline.plotting import (
     STATUS_TEXT,
@@ -164,7 +170,8 @@ def _refused(table: pd.DataFrame, item: dict, algs, claim: str) -> Check | None:
     if not bad:
         return None
     return Check(claim, None, "refused: " + ", ".join(f"{name(item, a)} is {_kind(table, a)}" for a in bad)
-                 + " — claims compare DP methods only")
+                 + " — claims compare DP methods only", cells=0,
+                 rule="refused: claims compare DP methods only")
 
 
 def _diag(table: pd.DataFrame, dataset: str, alg: str, k: int, metric: str):
@@ -191,39 +198,80 @@ def _evidence(table: pd.DataFrame, item: dict, dataset: str, k: int) -> str:
     return f"{dataset_name(item, dataset)} k={k}: " + ", ".join(parts)
 
 
+def _welch_cell(label: str, a: tuple, b: tuple, scale: float) -> verdicts.Cell:
+    """Welch's interval of mean_a − mean_b (`claims.diff_ci` at any level) divided by `scale` > 0 (the
+    comparator's mean: the rubric's 1 % null margin is then 1 % of its cost; every decision as on the
+    difference itself)."""
+    s = scale if scale > 0 else 1.0
+
+    def interval(level: float) -> Interval:
+        ci = diff_ci(a, b, level)
+        return Interval(ci.estimate / s, ci.low / s, ci.high / s)
+
+    return verdicts.Cell(label, interval)
+
+
+def _open_cell(label: str) -> verdicts.Cell:
+    """A cell without data: never decided."""
+    return verdicts.Cell(label, lambda level: Interval(float("nan"), -math.inf, math.inf))
+
+
+def _failing(verdict: verdicts.Verdict) -> list[str]:
+    return [c.label for c in verdict.cells if c.state == verdicts.FAILS]
+
+
+def _over_datasets(check: Check, covered: list[str], unavailable: list[str], item: dict) -> Check:
+    """The rubric (docs/VERDICTS.md): a claim over the figure's datasets with some missing is not evaluable
+    (n of N datasets); what the available ones show stays in the detail."""
+    if not unavailable:
+        return check
+    n, total = len(covered), len(covered) + len(unavailable)
+    shown = check.result + (f" ({check.why})" if check.holds is False else "")
+    note = (f"not evaluable ({n} of {total} datasets: no runs on "
+            f"{', '.join(dataset_name(item, d) for d in unavailable)}); on the {n} available: {shown}")
+    check.detail = f"{note}; {check.detail}" if check.detail else note
+    check.holds, check.undecided, check.why = None, False, ""
+    return check
+
+
 def _ours_beats_balcan(table: pd.DataFrame, item: dict, datasets: list[str], unavailable: list[str]) -> Check:
-    """Claim (1): ours has the lower mean objective on every dataset at every k (Welch intervals)."""
+    """Claim (1): ours has the lower mean objective on every dataset at every k (Welch). "Results: As can be
+    seen in fig. 1, our algorithm achieves a lower k-means objective score for both datasets." Unqualified:
+    every (dataset, k) cell."""
     ours, balcan = name(item, OURS), name(item, BALCAN)
     claim = f"{ours} has a lower mean k-means objective than {balcan} on every dataset at every k"
     refused = _refused(table, item, [OURS, BALCAN], claim)
     if refused:
         return refused
     rows = _cost(table)
-    per, failing = [], []
+    cells, where = [], {}
     for dataset in datasets:
         o, b = _cells(rows, dataset, OURS), _cells(rows, dataset, BALCAN)
         for k in sorted(set(o) & set(b)):
-            ci = diff_ci(o[k], b[k])
-            d = side_of(ci, 0.0, "<")
-            per.append((f"{dataset_name(item, dataset)} k={k}: Δ = {ci}", d))
-            if d is False:
-                failing.append((dataset, k))
-    if not per:
-        return Check(claim, None, f"needs runs of both algorithms ({balcan}'s algorithm or data missing)")
-    detail = "Δ = mean(ours) − mean(Balcan), 95 % Welch interval"
+            label = f"{dataset_name(item, dataset)} k={k}"
+            cells.append(_welch_cell(label, o[k], b[k], b[k][0]))
+            where[label] = (dataset, k)
+    if not cells:
+        return Check(claim, None, f"needs runs of both algorithms ({balcan}'s algorithm or data missing)", cells=0,
+                     rule="no cell")
+    detail = "Δ = (mean(ours) − mean(Balcan)) / mean(Balcan), Welch"
     by_status: dict[str, list[str]] = {}
     for d in unavailable:
         by_status.setdefault(panel_status(rows[rows["dataset"] == d])[0], []).append(dataset_name(item, d))
     for status, names in by_status.items():
         detail += f"; not evaluable on {', '.join(names)} ({STATUS_TEXT.get(status, status)})"
-    chk = every(claim, per, detail=detail)
-    if chk.holds is True and unavailable:
-        chk = Check(chk.claim, None, chk.detail)   # not evaluable: a dataset of the claim is missing
-    if chk.holds is False:
-        chk.why = ("genuine: Algorithm 2's exponential mechanism as stated (per-call ε_E ≈ 0.004 against the "
-                   "uniform mass of the whole grid) mostly picks grid points that cover nothing, so the candidate "
-                   "set is poor; " + "; ".join(_evidence(table, item, d, k) for d, k in failing[:4]))
-    return chk
+
+    def why(verdict) -> str:
+        failing = [where[label] for label in _failing(verdict)]
+        if not failing:
+            return ""
+        return ("genuine: Algorithm 2's exponential mechanism as stated (per-call ε_E ≈ 0.004 against the "
+                "uniform mass of the whole grid) mostly picks grid points that cover nothing, so the candidate "
+                "set is poor; " + "; ".join(_evidence(table, item, d, k) for d, k in failing[:4]))
+
+    test = verdicts.Directional("<", 0.0)
+    chk = verdicts.check(claim, cells, test, "every", why=why(verdicts.judge(cells, test, "every")), detail=detail)
+    return _over_datasets(chk, sorted({d for d, _ in where.values()}), unavailable, item)
 
 
 def _rel_drop(ci: Interval) -> tuple[float, float, float]:
@@ -231,8 +279,23 @@ def _rel_drop(ci: Interval) -> tuple[float, float, float]:
     return 1.0 - ci.estimate, 1.0 - ci.high, 1.0 - ci.low
 
 
-def _private_costs_plateau(table: pd.DataFrame, item: dict, datasets: list[str]) -> Check:
-    """Claim (2): Lloyd's cost falls with k while both private costs plateau (see module docstring)."""
+def _plateau_cell(label: str, alg: tuple, alg0: tuple, ll: tuple, ll0: tuple, frac: float) -> verdicts.Cell:
+    """drop_alg − frac · drop_Lloyd, the drops 1 − cost(k_max)/cost(k_min) from their delta-method
+    intervals at the same level (the interval's ends pair the method's ends with Lloyd's opposite ones)."""
+
+    def interval(level: float) -> Interval:
+        d_a = _rel_drop(ratio_ci(alg, alg0, level))
+        d_ll = _rel_drop(ratio_ci(ll, ll0, level))
+        return Interval(d_a[0] - frac * d_ll[0], d_a[1] - frac * d_ll[2], d_a[2] - frac * d_ll[1])
+
+    return verdicts.Cell(label, interval)
+
+
+def _private_costs_plateau(table: pd.DataFrame, item: dict, datasets: list[str], unavailable: list[str]) -> Check:
+    """Claim (2): Lloyd's cost falls with k while both private costs plateau (see module docstring).
+    "Similar to the experimental results in Balcan et al. (2017), increasing the number of centers results
+    in a decrease in the cost in the non-private algorithm but did not result in a concomitant decrease in
+    the cost of the private algorithms." Unqualified: every cell."""
     frac = float(item["claims"]["plateau_ratio"])
     claim = (f"{name(item, LLOYD)}: the cost falls with k, while both private costs plateau (their relative drop "
              f"from the smallest to the largest k is < {frac:g} × Lloyd's)")
@@ -240,46 +303,44 @@ def _private_costs_plateau(table: pd.DataFrame, item: dict, datasets: list[str])
     if refused:
         return refused
     rows = _cost(table)
-    per, details = [], []
+    cells, details, covered = [], [], []
     for dataset in datasets:
         ll = _cells(rows, dataset, LLOYD)
         if len(ll) < 2:
             continue
+        covered.append(dataset)
         k0, k1 = min(ll), max(ll)
-        falls = side_of(diff_ci(ll[k1], ll[k0]), 0.0, "<")
-        r_ll = ratio_ci(ll[k1], ll[k0])
-        d_ll = _rel_drop(r_ll)
         ds = dataset_name(item, dataset)
-        per.append((f"{ds}: {name(item, LLOYD)} cost(k={k1}) < cost(k={k0})", falls))
-        verb = {True: "falls", False: "does not fall", None: "may fall (interval straddles 0)"}[falls]
+        # Lloyd falls: Welch's interval of cost(k_max) − cost(k_min), relative to cost(k_min)
+        falls = _welch_cell(f"{ds}: {name(item, LLOYD)} cost(k={k1}) < cost(k={k0})", ll[k1], ll[k0], ll[k0][0])
+        cells.append(falls)
+        verdict = verdicts.judge([falls], verdicts.Directional("<", 0.0)).result
+        verb = {True: "falls", False: "does not fall", None: "may fall (interval straddles 0)"}[verdict]
+        d_ll = _rel_drop(ratio_ci(ll[k1], ll[k0]))
         parts = [f"{ds}: {name(item, LLOYD)} {verb}, drop {d_ll[0]:.1%} [{d_ll[1]:.1%}, {d_ll[2]:.1%}]"]
         for alg in (OURS, BALCAN):
             c = _cells(rows, dataset, alg)
             if k0 not in c or k1 not in c:
-                per.append((f"{ds}: {name(item, alg)} n/a", None))
+                cells.append(_open_cell(f"{ds}: {name(item, alg)} n/a"))
                 continue
             d_a = _rel_drop(ratio_ci(c[k1], c[k0]))
-            # plateau: d_a < frac·d_ll, decided over Lloyd's interval too
-            if d_a[2] < frac * d_ll[1]:
-                dec = True
-            elif d_a[1] >= frac * d_ll[2]:
-                dec = False
-            else:
-                dec = None
             rel = d_a[0] / d_ll[0] if d_ll[0] else float("nan")
-            per.append((f"{ds}: {name(item, alg)} drop/Lloyd's = {rel:.3g}", dec))
+            cells.append(_plateau_cell(f"{ds}: {name(item, alg)} drop − {frac:g} × Lloyd's (drop/Lloyd's = {rel:.3g})",
+                                       c[k1], c[k0], ll[k1], ll[k0], frac))
             parts.append(f"{name(item, alg)} drop {d_a[0]:.1%} [{d_a[1]:.1%}, {d_a[2]:.1%}]")
         details.append(", ".join(parts))
-    chk = every(claim, per, detail=("relative drops 1 − cost(k_max)/cost(k_min), 95 % delta-method intervals; "
-                                    + " | ".join(details)) if details else "not evaluable (need ≥ 2 values of k)")
-    if chk.holds is False:
-        chk.why = "genuine: " + " | ".join(details)
-    return chk
+    detail = ("relative drops 1 − cost(k_max)/cost(k_min), 95 % delta-method intervals; " + " | ".join(details)
+              if details else "not evaluable (need ≥ 2 values of k)")
+    why = "genuine: " + " | ".join(details)
+    test = verdicts.Directional("<", 0.0)
+    chk = verdicts.check(claim, cells, test, "every", why=why if cells else "", detail=detail)
+    return _over_datasets(chk, covered, [d for d in unavailable if d not in covered], item)
 
 
 def _spent_exactly(table: pd.DataFrame, item: dict, rows: pd.DataFrame) -> list[Check]:
-    """Claim (3): every DP run spent exactly its (ε, δ) (`budget_error` from the aggregate); a variant
-    that is not DP reports no ε and is left out."""
+    """Claim (3), our bookkeeping: every DP run spent exactly its (ε, δ) (`budget_error` from the
+    aggregate), decided on the largest deviation (exact); a variant that is not DP reports no ε and is
+    left out."""
     if "budget_error" not in rows:
         return []
     dp = [a for a in (OURS, BALCAN) if _kind(table, a) in DP_KINDS + ("",)]
@@ -292,8 +353,11 @@ def _spent_exactly(table: pd.DataFrame, item: dict, rows: pd.DataFrame) -> list[
                          f"{', '.join(f'{e:g}' for e in sorted(cell['epsilon'].dropna().unique()))}"
                          + (f", δ = {cell['delta_setting'].iloc[0]:.3g}" if "delta_setting" in cell else "")
                          for d, cell in priv.groupby("dataset", sort=False))
-    return [Check(f"Every private run spent exactly its (ε, δ) setting (relative error ≤ {tol:g})", worst <= tol,
-                  f"largest relative deviation {worst:.3g} over {len(priv)} cells ({settings})")]
+    return [verdicts.check(f"Every private run spent exactly its (ε, δ) setting (relative error ≤ {tol:g})",
+                           [verdicts.point_cell("largest relative deviation", worst)],
+                           verdicts.Directional("<=", tol, null_margin=0.0), "every",
+                           detail=f"largest relative deviation {worst:.3g} over {len(priv)} cells ({settings})",
+                           kind="bookkeeping")]
 
 
 def check_fig1(table: pd.DataFrame, item: dict) -> list[Check]:
@@ -301,5 +365,5 @@ def check_fig1(table: pd.DataFrame, item: dict) -> list[Check]:
     ok_sets = set(rows.loc[rows["status"] == "ok", "dataset"])
     datasets = [d for d in dict.fromkeys(rows["dataset"]) if d in ok_sets]
     unavailable = sorted(set(rows.loc[rows["status"] != "ok", "dataset"]) - ok_sets)
-    return [_ours_beats_balcan(table, item, datasets, unavailable), _private_costs_plateau(table, item, datasets),
-            *_spent_exactly(table, item, rows)]
+    return [_ours_beats_balcan(table, item, datasets, unavailable),
+            _private_costs_plateau(table, item, datasets, unavailable), *_spent_exactly(table, item, rows)]
