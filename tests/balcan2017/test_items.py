@@ -198,7 +198,10 @@ def test_fig2_claims_are_decided_on_intervals():
     assert first.result == "not decidable" and "High k=2: Δ: -0.009901" in first.detail and "(open)" in first.detail
     assert "Holm" in first.rule and first.cells == 4
     tight = fig2.check_fig2(_with(t, "s", std=1e-4), FIG2)[0]
-    assert tight.result == "holds"
+    # decided: a 1 % gap lies inside the rubric's ±1 % null margin (docs/VERDICTS.md): effect absent
+    assert tight.result == "does not hold" and tight.why.startswith("effect absent")
+    wide = _table(_fig2_costs(1.05), {"lo": 3, "hi": 100})
+    assert fig2.check_fig2(_with(wide, "s", std=1e-4), FIG2)[0].result == "holds"
     sa = fig2.check_fig2(_with(t, "a", std=1.0), FIG2)[2]
     assert sa.threshold == "every cell" and "[" in sa.detail or sa.result == "holds"
 
