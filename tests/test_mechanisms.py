@@ -330,3 +330,217 @@ def test_same_seed_same_output():
     a = M.laplace_mechanism(np.zeros(4), 1.0, 1.0, np.random.default_rng(3))
     b = M.laplace_mechanism(np.zeros(4), 1.0, 1.0, np.random.default_rng(3))
     assert np.array_equal(a, b)
+
+
+# ---------------------------------------------------------------------------------------------
+# Floating point: releases on a data-independent grid (Mironov 2012), the same draws as before
+# ---------------------------------------------------------------------------------------------
+def _on_grid(y, gamma) -> bool:
+    q = np.asarray(y, dtype=float) / gamma
+    return bool(np.all(q == np.rint(q)))
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5, 1 / 0.7, 3e-5, 123456.0, 2.0 ** -20])
+def test_grid_spacing_is_a_power_of_two_below_the_scale(scale):
+    gamma = M.grid_spacing(scale)
+    assert math.frexp(gamma)[0] == 0.5                       # a power of two
+    assert 2.0 ** M.GRID_BITS <= scale / gamma < 2.0 ** (M.GRID_BITS + 1)
+    arr = M.grid_spacing(np.array([scale, 2 * scale]))
+    assert arr[0] == gamma and arr[1] == 2 * gamma
+
+
+@pytest.mark.parametrize("x", [0.0, 1.0, -3.7, 1e6 + 0.123])
+def test_laplace_release_is_on_the_grid_and_paired_with_the_old_draws(x):
+    b = M.laplace_scale(1.0, 0.7)
+    gamma = M.grid_spacing(b)
+    old_rng, new_rng = np.random.default_rng(11), np.random.default_rng(11)
+    value = np.full(20_000, x)
+    old = value + old_rng.laplace(0.0, b, size=value.shape)   # the mechanism before the grid
+    new = M.laplace_mechanism(value, 1.0, 0.7, new_rng)
+    assert _on_grid(new, gamma)
+    assert np.abs(new - old).max() <= gamma / 2 + 4 * np.spacing(np.abs(old)).max()  # the same draws, rounded
+    assert old_rng.bit_generator.state == new_rng.bit_generator.state             # the same Generator calls
+
+
+def test_gaussian_release_is_on_the_grid_and_paired_with_the_old_draws():
+    sigma = M.gaussian_sigma(1.0, 0.5, 1e-5)
+    gamma = M.grid_spacing(sigma)
+    old_rng, new_rng = np.random.default_rng(12), np.random.default_rng(12)
+    value = np.linspace(-5, 5, 10_000)
+    old = value + old_rng.normal(0.0, sigma, size=value.shape)
+    new = M.gaussian_mechanism(value, 1.0, 0.5, 1e-5, new_rng)
+    assert _on_grid(new, gamma)
+    assert np.abs(new - old).max() <= gamma / 2 + 4 * np.spacing(np.abs(old)).max()
+    assert old_rng.bit_generator.state == new_rng.bit_generator.state
+
+
+def test_per_row_gaussian_grid_and_draws_as_noisyavg_drew_them():
+    means = np.array([[0.1, 0.2, 0.3], [5.0, -1.0, 2.5]])
+    sigma = np.array([[0.01], [3.0]])
+    rng_old, rng_new = np.random.default_rng(3), np.random.default_rng(3)
+    old = means + sigma * rng_old.standard_normal(means.shape)
+    new = M.gaussian_on_grid(means, sigma, rng_new)
+    for j in range(2):
+        g = M.grid_spacing(float(sigma[j, 0]))
+        assert _on_grid(new[j], g) and np.abs(new[j] - old[j]).max() <= g / 2 + 1e-15
+    assert rng_old.bit_generator.state == rng_new.bit_generator.state
+
+
+def _exact_round_half_even(x: float, n: float, gamma: float) -> float:
+    from fractions import Fraction
+
+    q = (Fraction(x) + Fraction(n)) / Fraction(gamma)
+    return float(round(q) * Fraction(gamma))  # Fraction.__round__ rounds half to even
+
+
+def test_release_on_grid_is_the_exact_rounding_of_the_real_sum():
+    rng = np.random.default_rng(4)
+    gamma = 2.0 ** -16
+    xs = np.concatenate([rng.normal(0, 10, 300), rng.normal(0, 1e8, 100), [0.0, 1.0, -1.0, 1e9]])
+    ns = np.concatenate([rng.laplace(0, 3, 300), rng.laplace(0, 1e-3, 100), [0.5 * gamma, 1.5 * gamma, -2.5 * gamma,
+                                                                              2.0 ** -80]])
+    # ties decided by the rounding error of x + n: x + n is not representable, fl(x + n) is a tie
+    xs = np.concatenate([xs, [0.5 * gamma + 2.0 ** -60, 1.0 + 0.5 * gamma, 3.0 - 0.5 * gamma]])
+    ns = np.concatenate([ns, [2.0 ** -80, 2.0 ** -75, -(2.0 ** -75)]])
+    out = M.release_on_grid(xs, ns, gamma)
+    for x, n, y in zip(xs, ns, out):
+        assert y == _exact_round_half_even(float(x), float(n), gamma), (x, n)
+    assert not np.signbit(M.release_on_grid(np.array([-0.1 * gamma]), np.array([0.0]), gamma)).any()  # no −0
+
+
+def test_values_too_large_for_the_grid_are_refused_before_charging():
+    from dpclust.api import DPClustError
+
+    acc = Accountant(10.0, 1e-3)
+    rng = np.random.default_rng(0)
+    before = rng.bit_generator.state
+    big = M.grid_spacing(M.laplace_scale(1.0, 1.0)) * 2.0 ** 52
+    big_g = M.grid_spacing(M.gaussian_sigma(1.0, 0.5, 1e-5)) * 2.0 ** 52
+    for call in (lambda: M.laplace_mechanism(np.array([1.0, big]), 1.0, 1.0, rng, acc, label="counts"),
+                 lambda: M.gaussian_mechanism(np.array([big_g]), 1.0, 0.5, 1e-5, rng, acc),
+                 lambda: M.laplace_mechanism(np.array([np.nan]), 1.0, 1.0, rng, acc)):
+        with pytest.raises(DPClustError, match="mechanism"):
+            call()
+    assert acc.spent_epsilon == 0.0 and acc.ledger == [] and rng.bit_generator.state == before
+
+
+def test_norm_laplace_release_on_grid_with_a_public_bound():
+    from dpclust.api import DPClustError
+
+    rng_old, rng_new = np.random.default_rng(5), np.random.default_rng(5)
+    theta = np.array([200.0, 3.0, 0.25])
+    old = theta + M.norm_laplace_noise(3, 1e-9, rng_old)
+    new = M.norm_laplace_on_grid(theta, 1e-9, rng_new, bound=256.0 * 255.0)
+    gamma = max(M.grid_spacing(1e-9), 2.0 ** (math.frexp(256.0 * 255.0)[1] - 51))
+    assert _on_grid(new, gamma) and np.abs(new - old).max() <= gamma / 2
+    assert rng_old.bit_generator.state == rng_new.bit_generator.state
+    with pytest.raises(DPClustError):
+        M.norm_laplace_on_grid(theta, 1e-9, rng_new)            # 200 is above 2^51 steps of the scale's grid
+    with pytest.raises(DPClustError, match="bound"):
+        M.norm_laplace_on_grid(theta, 1e-9, rng_new, bound=100.0)
+
+
+def test_uniform_in_interval_on_grid_same_draw():
+    rng_old, rng_new = np.random.default_rng(6), np.random.default_rng(6)
+    for start, length in [(0.123456789, 0.3), (-0.9999, 1e-7), (0.5, 0.0)]:
+        old = start + rng_old.random() * length
+        new = M.uniform_in_interval_on_grid(start, length, 2.0, rng_new)
+        gamma = M.grid_spacing(2.0)
+        assert _on_grid(new, gamma) and abs(new - old) <= gamma / 2
+
+
+def _numpy_laplace_cells(m: np.ndarray, shift: float, gamma: float) -> np.ndarray:
+    """Grid cell of x + N for lattice points U = m·2^-53, N computed as numpy's `random_laplace` (b = 1)
+    with the C library's log (math.log), the sum rounded exactly (long double: the sum of two doubles
+    whose exponents differ by < 11 is exact in 64 bits)."""
+    u = m.astype(float) * 2.0 ** -53
+    hi = u >= 0.5
+    arg = np.where(hi, (2.0 - u) - u, u + u)
+    logs = np.array([math.log(v) for v in arg.tolist()])
+    n = np.where(hi, -logs, logs)
+    return np.rint((np.longdouble(shift) + n.astype(np.longdouble)) / np.longdouble(gamma)).astype(np.int64)
+
+
+def _exact_laplace_cells(m: np.ndarray, shift: float, gamma: float) -> np.ndarray:
+    """The same with exact arithmetic up to long double: N = log(2U) or −log(2 − 2U) of the real U."""
+    ml = m.astype(np.longdouble)
+    hi = m >= (1 << 52)
+    v = np.where(hi, (np.longdouble(2.0 ** 53) - ml), ml) * np.longdouble(2.0) ** -52
+    n = np.log(v)
+    n = np.where(hi, -n, n)
+    return np.rint((np.longdouble(shift) + n) / np.longdouble(gamma)).astype(np.int64)
+
+
+@pytest.mark.parametrize("m0", [1, 1 << 30, (1 << 52) - (1 << 19), (1 << 53) - (1 << 20)])
+@pytest.mark.parametrize("shift_cells", [0.0, 0.3])
+def test_laplace_cell_error_measured_by_enumeration(m0, shift_cells):
+    """Every lattice point of a window of 2^20 uniforms (the deep tails, where a cell holds a handful of
+    points, and the bulk): numpy's sampler puts at most 2 points more or fewer into a grid cell than
+    the exact map (the U ≥ ½ branch's fl(2 − U) − U jitter; `LAPLACE_CELL_ERROR` = 1 lattice + 2 + 1
+    margin)."""
+    gamma = M.grid_spacing(1.0)
+    m = np.arange(m0, m0 + (1 << 20), dtype=np.int64)
+    fp = _numpy_laplace_cells(m, shift_cells * gamma, gamma)
+    ex = _exact_laplace_cells(m, shift_cells * gamma, gamma)
+    lo = min(fp.min(), ex.min())
+    size = max(fp.max(), ex.max()) - lo + 1
+    diff = np.bincount(fp - lo, minlength=size) - np.bincount(ex - lo, minlength=size)
+    assert np.abs(diff).max() <= M.LAPLACE_CELL_ERROR - 2
+
+
+def test_floating_point_guarantee_in_one_place():
+    import json
+
+    assert "Mironov" in M.__doc__ and "FLOATING_POINT_GUARANTEE" in M.__doc__
+    for name in ("laplace", "gaussian", "exponential", "geometric", "norm_laplace", "interval"):
+        g = M.mechanism_guarantee(name)
+        assert json.loads(json.dumps(g)) == g
+        assert {"epsilon_inflation", "delta_finite_support", "delta_per_coordinate", "grid"} <= set(g)
+    assert M.mechanism_guarantee("laplace")["epsilon_inflation"] == 0.0
+    # the ideal Laplace's mass outside numpy's support [−52 ln2·b, 53 ln2·b]
+    assert M.mechanism_guarantee("laplace")["delta_finite_support"] == pytest.approx(
+        0.5 * math.exp(-52 * math.log(2)) + 0.5 * math.exp(-M.LAPLACE_SUPPORT), rel=1e-9)
+    # the worst b/γ: E_L = 2^-53·(4·(2·⌈36.74·2^17⌉ + 3) + 3) ≈ 4.3e-9, times (1 + e^ε)
+    assert M.floating_point_delta("laplace", 1.0) == pytest.approx((1 + math.e) * 4.27e-9, rel=0.01)
+    assert M.floating_point_delta("laplace", 1.0, size=7) == pytest.approx(7 * M.floating_point_delta("laplace", 1.0))
+    assert M.floating_point_delta("gaussian", 1.0) < M.floating_point_delta("laplace", 1.0)
+    assert M.floating_point_delta("exponential", 1.0, candidates=10) < 1e-11
+    with pytest.raises(ValueError):
+        M.mechanism_guarantee("cauchy")
+
+
+def test_mechanisms_note_their_floating_point_delta_on_the_accountant():
+    rng = np.random.default_rng(0)
+    acc = Accountant(5.0, 1e-5)
+    M.laplace_mechanism(np.zeros(3), 1.0, 0.5, rng, acc, label="a")
+    M.laplace_mechanism(np.zeros(3), 1.0, 0.5, rng, acc, label="b", changed=1)
+    ratio = M.laplace_scale(1.0, 0.5) / M.grid_spacing(M.laplace_scale(1.0, 0.5))
+    one = M.floating_point_delta("laplace", 0.5, ratio=ratio)
+    assert acc.floating_point_delta == pytest.approx(4 * one)
+    with acc.parallel("cells") as par:              # disjoint parts: the largest branch counts
+        M.laplace_mechanism(np.zeros(2), 1.0, 0.5, rng, par.branch())
+        M.laplace_mechanism(np.zeros(5), 1.0, 0.5, rng, par.branch())
+    assert acc.floating_point_delta == pytest.approx(9 * one)
+    child = acc.sub_budget(1.0, label="child")
+    M.exponential_mechanism([0.0, 1.0, 2.0], 1.0, 0.5, rng, child)
+    assert acc.floating_point_delta == pytest.approx(9 * one + M.floating_point_delta("exponential", 0.5,
+                                                                                      candidates=3))
+    s = acc.summary()
+    assert s["floating_point_delta"] == acc.floating_point_delta
+    assert acc.spent_delta == 0.0 and all(row[2] == 0.0 for row in s["ledger"])   # never charged
+
+
+def test_geometric_refuses_saturating_draws_before_charging():
+    """numpy saturates a geometric draw at INT64_MAX: at p ≈ 1e-20 most draws saturate and two saturated
+    draws cancel (value + 0, an exact release). 1 − α < 2^-50 and |value| > 2^62 are refused."""
+    rng = np.random.default_rng(0)
+    assert (rng.geometric(1e-20, size=50) == np.iinfo(np.int64).max).sum() > 25   # the hazard
+    acc = Accountant(1.0)
+    before = rng.bit_generator.state
+    with pytest.raises(ValueError, match="too small"):
+        M.geometric_mechanism(np.array([5, 7]), 1, 1e-17, rng, accountant=acc)
+    with pytest.raises(ValueError, match="2\\^62"):
+        M.geometric_mechanism(np.array([2 ** 62 + 1]), 1, 0.5, rng, accountant=acc)
+    assert acc.ledger == [] and rng.bit_generator.state == before
+    big = M.geometric_mechanism(np.zeros(200, dtype=np.int64), 1, 2.0 ** -49, rng)   # allowed: no saturation
+    assert np.abs(big).max() < 2 ** 62 and (big != 0).all()

@@ -14,6 +14,12 @@ its block has closed raises instead of leaking unaccounted budget.
 Floating-point sums of budget fractions (e.g. ten charges of ε/10) are accepted with a relative
 slack of `RELATIVE_TOLERANCE` of the budget; the slack never accumulates, since every charge is
 checked against the total.
+
+Floating-point δ (`note_floating_point`, `floating_point_delta`): the mechanisms of
+`dpclust.mechanisms` note on the accountant what their floating-point samplers add to the δ of the
+ideal mechanism they charged for (`dpclust.mechanisms.FLOATING_POINT_GUARANTEE`). It is reported
+beside the budget, never charged against it: sequential notes add up, a parallel block adds the
+largest of its branches, a sub-budget's notes count in its parent.
 """
 
 from __future__ import annotations
@@ -71,6 +77,8 @@ class Accountant:
         self.ledger: list[Charge] = []
         self._group = group  # the parallel block this accountant is a branch of (if any)
         self._open: list[ParallelComposition] = []  # parallel blocks open on this accountant
+        self._fp_delta = 0.0  # floating-point δ noted here and by closed parallel blocks
+        self._fp_children: list[Accountant] = []  # sub-budget children (their notes count here)
 
     @classmethod
     def _make(cls, epsilon: float, delta: float, group: ParallelComposition | None = None) -> Accountant:
@@ -154,6 +162,21 @@ class Accountant:
         self.spent_delta += delta
         self.ledger.append(Charge(label, epsilon, delta))
 
+    def note_floating_point(self, delta: float, label: str = "") -> None:
+        """Record the floating-point δ of one draw (`dpclust.mechanisms.floating_point_delta`): what
+        the floating-point sampler adds to the δ of the ideal mechanism charged for it. Not a charge:
+        the budget, the spent amounts and the ledger are unchanged."""
+        if not (math.isfinite(delta) and delta >= 0):
+            raise ValueError(f"note {label or '<unnamed>'!s}: a floating-point delta must be finite and >= 0, "
+                             f"got {delta!r}")
+        self._fp_delta += float(delta)
+
+    @property
+    def floating_point_delta(self) -> float:
+        """The floating-point δ noted so far: sequential notes add up, each closed parallel block adds
+        its largest branch, sub-budget children add theirs (reported, never charged)."""
+        return self._fp_delta + sum(child.floating_point_delta for child in self._fp_children)
+
     @contextmanager
     def parallel(self, label: str = "parallel") -> Iterator[ParallelComposition]:
         """Parallel composition over disjoint parts of the data (McSherry 2009, Thm 4).
@@ -172,6 +195,8 @@ class Accountant:
             eps, delta = group.cost()
             group.closed = True
             self._open.remove(group)
+            # disjoint parts: one record changes one branch, so the block adds its largest branch
+            self._fp_delta += max((b.floating_point_delta for b in group.branches), default=0.0)
             if eps > 0 or delta > 0:
                 # Already verified branch by branch while open: record without re-checking.
                 self._record(eps, delta, f"{label} (parallel over {len(group.branches)} parts)")
@@ -183,16 +208,20 @@ class Accountant:
         reservation.
         """
         self.spend(epsilon, delta, label=label)
-        return Accountant._make(epsilon, delta)
+        child = Accountant._make(epsilon, delta)
+        self._fp_children.append(child)
+        return child
 
     def summary(self) -> dict:
-        """JSON-ready budget, spent amounts and ledger (`[label, epsilon, delta]` rows)."""
+        """JSON-ready budget, spent amounts, ledger (`[label, epsilon, delta]` rows) and the noted
+        floating-point δ (not part of the spent budget)."""
         return {
             "epsilon_budget": self.epsilon,
             "delta_budget": self.delta,
             "epsilon_spent": self.spent_epsilon,
             "delta_spent": self.spent_delta,
             "ledger": [[c.label, c.epsilon, c.delta] for c in self.ledger],
+            "floating_point_delta": self.floating_point_delta,
         }
 
 

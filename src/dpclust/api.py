@@ -63,6 +63,9 @@ class ClusteringResult:
     iterations: int | None = None
     info: dict[str, Any] = field(default_factory=dict)
     ledger: list = field(default_factory=list)
+    #: the δ that floating-point sampling adds to the run (reported, never charged):
+    #: `dpclust.mechanisms.FLOATING_POINT_GUARANTEE`
+    floating_point_delta: float = 0.0
 
     @classmethod
     def from_accountant(cls, centers, accountant, iterations=None, **info) -> ClusteringResult:
@@ -73,6 +76,7 @@ class ClusteringResult:
             iterations=iterations,
             info=dict(info),
             ledger=[[c.label, c.epsilon, c.delta] for c in accountant.ledger],
+            floating_point_delta=float(getattr(accountant, "floating_point_delta", 0.0)),
         )
 
 

@@ -46,15 +46,15 @@ def test_tree_counts_exact_at_huge_epsilon_and_budget_spent():
     X, _ = _blobs(500, d=2)
     grid = hst.make_grid(2, [0, 1], 3, [1 / 3, 2 / 3], np.random.default_rng(1))
     idx = hst.cell_indices(X, grid)
-    acc = Accountant(1e9)
-    tree = hst.build_private_tree(idx, grid, 1e9, np.random.default_rng(2), acc, weight_threshold_factor=-1.0)
+    acc = Accountant(1e6)
+    tree = hst.build_private_tree(idx, grid, 1e6, np.random.default_rng(2), acc, weight_threshold_factor=-1.0)
     assert len(tree.weights) == grid.depth + 1
     for t, w in enumerate(tree.weights):
         assert abs(w.sum() - 500) < 1e-3  # every level partitions the points
         # each cell's count equals the number of points inside its box
         inside = ((X[:, None, :] > tree.lo[t][None]) | (tree.lo[t][None] == 0)) & (X[:, None, :] <= tree.hi[t][None])
         assert np.allclose(inside.all(-1).sum(0), w, atol=1e-3)
-    assert math.isclose(acc.spent_epsilon, 1e9, rel_tol=1e-12)
+    assert math.isclose(acc.spent_epsilon, 1e6, rel_tol=1e-12)
     assert len(acc.ledger) == grid.depth + 1
 
 
@@ -71,7 +71,7 @@ def test_dynamic_program_finds_the_heavy_cells():
     """Noise-free tree of 4 far-apart blobs: the DP puts one centre in each blob's cell."""
     X, cent = _blobs(4000, k=4, seed=3)
     grid = hst.make_grid(2, [0, 1], 6, [1 / 3, 2 / 3], np.random.default_rng(0))
-    tree = hst.build_private_tree(hst.cell_indices(X, grid), grid, 1e9, np.random.default_rng(0), Accountant(1e9), 1e-7)
+    tree = hst.build_private_tree(hst.cell_indices(X, grid), grid, 1e6, np.random.default_rng(0), Accountant(1e6), 1e-7)
     C, cost, n_distinct = dynamic_program.solve(tree, 4, 1, 2.0)
     assert C.shape == (4, 2) and n_distinct == 4
     d = np.sqrt(((cent[:, None] - C[None]) ** 2).sum(-1)).min(1)

@@ -114,10 +114,13 @@ def line12(data, rng, size):
 def test_line12_counts_audit_passes_and_catches_halved_noise():
     Dp = np.vstack([BASE, [[0.0, 0.0]]])          # add one record at the origin: the sums are unchanged
     proj = lambda c: float(c[0])                  # noqa: E731 (monotone in the noisy count)
-    res = audit.audit(line12, BASE, Dp, n_samples=20_000, seed=1, project=proj)
+    # its event is exactly tight at e^ε₀: at 95 % the bound exceeds ε₀ in 5 % of seeds by design (seed 1
+    # after the grid release: 1.006); at 99 % a DP mechanism passes in 99 % of seeds, and halved noise
+    # is still caught
+    res = audit.audit(line12, BASE, Dp, n_samples=20_000, seed=1, project=proj, confidence=0.99)
     assert res.epsilon_lower_bound <= EPS0
     with audit.halved_noise():
-        res_half = audit.audit(line12, BASE, Dp, n_samples=20_000, seed=1, project=proj)
+        res_half = audit.audit(line12, BASE, Dp, n_samples=20_000, seed=1, project=proj, confidence=0.99)
     assert res_half.epsilon_lower_bound > EPS0
 
 

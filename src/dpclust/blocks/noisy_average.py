@@ -99,16 +99,18 @@ def noisy_avg_centers(X, labels, k, epsilon, delta, diameter, bounds, rng: np.ra
         for j in range(k):  # charge every branch first: a refused charge releases nothing
             par.branch().spend(eps, delta, label=f"{label}[{j}]" + (
                 f" (noise calibrated to eps={eps_cal:.6g})" if eps_cal < eps else ""))
-        m_hat = counts + rng.laplace(0.0, lap_b, size=k) - lap_b * math.log(2.0 / delta)
-        z = rng.standard_normal((k, d))
+        # released on the grid of each scale (mechanisms.FLOATING_POINT_GUARANTEE); the draws (Laplace k,
+        # normal (k, d), uniform (k, d)) are the old ones, in the old order; one record changes one cluster
+        m_hat = mechanisms.laplace_on_grid(counts, lap_b, rng, accountant=accountant, epsilon=eps_cal / 5.0,
+                                           changed=1, who=f"{label} counts") - lap_b * math.log(2.0 / delta)
+        sigma = np.ones((k, 1))  # rows with m̂ ≤ 0 release u instead (their σ is unused)
+        for i in np.flatnonzero(m_hat > 0):  # paper: m̂ < 0; m̂ = 0 (probability 0) would divide by zero
+            sigma[i] = mechanisms.gaussian_sigma(diameter / m_hat[i], 4.0 * eps_cal / 5.0,
+                                                 1.25 * delta / 3.5, calibration="classic")
+        noisy = mechanisms.gaussian_on_grid(means, sigma, rng, accountant=accountant, epsilon=4.0 * eps_cal / 5.0,
+                                            changed=d, who=f"{label} means")
         u = rng.uniform(lo, hi, size=(k, d))
-        for j in range(k):
-            if m_hat[j] <= 0:  # paper: m̂ < 0; m̂ = 0 (probability 0) would divide by zero
-                centers[j] = u[j]
-            else:
-                sigma = mechanisms.gaussian_sigma(diameter / m_hat[j], 4.0 * eps_cal / 5.0,
-                                                  1.25 * delta / 3.5, calibration="classic")
-                centers[j] = means[j] + sigma * z[j]
+        centers[:] = np.where(m_hat[:, None] > 0, noisy, u)
     return centers
 
 

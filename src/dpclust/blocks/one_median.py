@@ -62,7 +62,7 @@ import numpy as np
 from dpclust.accountant import Accountant
 from dpclust.api import DPClustError
 from dpclust.blocks.domain import require_inside
-from dpclust.mechanisms import laplace_scale
+from dpclust.mechanisms import laplace_scale, norm_laplace_noise, norm_laplace_on_grid
 from dpclust.settings import Guarantee, Interval, Options, Setting, Settings
 
 #: The private 1-median's declared settings (defaults, constraints, provenance). Algorithms that call
@@ -116,16 +116,6 @@ def one_median_settings(settings: Mapping[str, Any] | None) -> dict[str, Any]:
     `settings`, the declared defaults for the others, checked; other keys are ignored."""
     own = {key: value for key, value in (settings or {}).items() if key in ONE_MEDIAN_SETTINGS}
     return ONE_MEDIAN_SETTINGS.complete(own, where="private_one_median")
-
-
-def norm_laplace_noise(d: int, scale: float, rng: np.random.Generator) -> np.ndarray:
-    """A vector with density ∝ exp(−‖b‖₂/scale) on R^d: uniform direction, Gamma(d, scale) norm."""
-    direction = rng.standard_normal(d)
-    nrm = np.linalg.norm(direction)
-    while nrm == 0.0:  # probability zero; keeps the draw well defined
-        direction = rng.standard_normal(d)
-        nrm = np.linalg.norm(direction)
-    return direction / nrm * rng.gamma(d, scale)
 
 
 def _objective(P, theta, lam, Lam, c, b):
@@ -235,5 +225,7 @@ def private_one_median(P, epsilon: float, delta: float, bounds, rng: np.random.G
     rho = gamma / Lam
     scale_out = laplace_scale(2.0 * rho, eps_out)
     acc.spend(eps_out, 0.0, label="one-median output perturbation")
-    theta = theta + norm_laplace_noise(d, scale_out, rng)
+    # released on the grid of s₂ (coarsened for a public bound 2^8·max(|lo|, |hi|) on |θ|): the release's
+    # low-order bits do not carry θ_a's (mechanisms.FLOATING_POINT_GUARANTEE)
+    theta = norm_laplace_on_grid(theta, scale_out, rng, bound=256.0 * max(abs(lo), abs(hi)), who="private_one_median")
     return np.clip(theta, lo, hi)

@@ -61,6 +61,7 @@ import math
 
 import numpy as np
 
+from dpclust import mechanisms
 from dpclust.api import DPClustError
 
 
@@ -426,7 +427,7 @@ class GridEM:
                 self._refine(i)
         else:
             for trial in range(1, self.max_trials + 1):
-                i = int(np.argmax(self.log_masses() + rng.gumbel(size=self.L)))
+                i = mechanisms.sample_from_log_weights(self.log_masses(), rng)  # Gumbel-max: the same draw
                 b = rng.integers(self.lo[i], self.hi[i] + 1)
                 if self._accepts(i, b, math.log(rng.random())):
                     return b, self.cover_in_leaf(i, b), trial

@@ -42,6 +42,7 @@ import numpy as np
 
 from dpclust import __version__
 from dpclust.api import DPClustError, Refused, validate_inputs
+from dpclust.mechanisms import GRID_BITS
 from dpclust.metrics import all_costs
 from dpclust.pipeline.records import DIAGNOSTICS_NOTE, ledger_total, make_run, released_file, released_path
 from dpclust.pipeline.records import SCHEMA as RECORD_SCHEMA
@@ -256,6 +257,9 @@ def run_spec(spec: dict, data_path: str, data_sha256: str | None = None, *, _loa
         "seeds": seeds, "base_seed": spec["base_seed"], "init_sets": spec["init_sets"],
         "dpclust_version": __version__, "git_commit": _git_commit(), "versions": _versions(),
         "diagnostics_note": DIAGNOSTICS_NOTE,
+        # releases lie on a grid of 2^-GRID_BITS of the noise scale; each run's diagnostics say the δ
+        # floating-point sampling adds (the guarantee: dpclust.mechanisms.FLOATING_POINT_GUARANTEE)
+        "floating_point": {"grid_bits": GRID_BITS, "guarantee": "dpclust.mechanisms.FLOATING_POINT_GUARANTEE"},
     }
     if "sweep" in spec:
         record["sweep"] = spec["sweep"]
@@ -313,7 +317,7 @@ def _runs(spec: dict, function, X, k: int, epsilon, delta: float, settings: dict
         diagnostics = {"epsilon_spent": result.epsilon_spent if reports else None,
                        "delta_spent": result.delta_spent if reports else None, "ledger": result.ledger,
                        "iterations": result.iterations, **all_costs(X, centers),
-                       "info": result.info}
+                       "floating_point_delta": result.floating_point_delta, "info": result.info}
         runs.append(make_run(seed, init_seed, wall, centers, diagnostics, spec["store_centers"]))
     return runs
 

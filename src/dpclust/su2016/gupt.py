@@ -310,7 +310,10 @@ def _draw_quantile(z, edges, lengths, log_lengths, q, epsilon, rng, acc, label) 
     if not np.isfinite(logw).any():
         return float(z[0])
     i = mech.sample_from_log_weights(logw, rng)
-    return float(edges[i] + rng.random() * lengths[i])
+    # one uniform of the chosen interval, released on a grid of the public range [edges[0], edges[-1]] =
+    # [lo, hi]: the double must not carry the data edges' low-order bits (mechanisms.FLOATING_POINT_GUARANTEE)
+    return mech.uniform_in_interval_on_grid(edges[i], lengths[i], edges[-1] - edges[0], rng, accountant=acc,
+                                            epsilon=epsilon, candidates=logw.size, who=label or "quantile")
 
 
 def private_range(cents, lo, hi, epsilon, quantiles, rng, acc):
