@@ -199,7 +199,7 @@ def test_fig2_claims_are_decided_on_intervals():
     assert "Holm" in first.rule and first.cells == 4
     tight = fig2.check_fig2(_with(t, "s", std=1e-4), FIG2)[0]
     # decided: a 1 % gap lies inside the rubric's ±1 % null margin (docs/VERDICTS.md): effect absent
-    assert tight.result == "does not hold" and tight.why.startswith("effect absent")
+    assert tight.result == "does not hold" and "effect absent" in tight.why
     wide = _table(_fig2_costs(1.05), {"lo": 3, "hi": 100})
     assert fig2.check_fig2(_with(wide, "s", std=1e-4), FIG2)[0].result == "holds"
     sa = fig2.check_fig2(_with(t, "a", std=1.0), FIG2)[2]

@@ -186,7 +186,8 @@ def test_iteration_thresholds_come_from_claims():
 def test_fig7_cap_slack_comes_from_claims():
     recs = [{"dataset": "iris", "algorithm": alg, "k": 3, "epsilon": 10.0, "status": "ok", "reason": "",
              "settings": {"atom_steps": 100} if alg in common.ALG1 else {"reference": {"atom_steps": 100}},
-             "runs": [{"seed": 0, "cost_kmeans": 1.0, "epsilon_spent": 10.0 + 1e-6, "info": {}}]}
+             "runs": [{"seed": 0, "cost_kmeans": 1.0, "epsilon_spent": 10.0 + 1e-6, "info": {},
+                       "ledger": [["all", 10.0 + 1e-6, 0.0]]}]}   # the nominal total: the ledger's
             for alg in (*common.ALG1, *common.BASELINES)]
     table = fig7.aggregate_fig7(recs, {})
     assert fig7.check_fig7(table, {"claims": {"cap_slack": 1e-9}})[-1].holds is False

@@ -146,7 +146,7 @@ def test_checks_are_decided_by_the_engine_and_the_budget_is_bookkeeping():
     # ours at Balcan's cost with a tight interval (inside ±1 % of Balcan's cost): no effect, it does not hold
     t = _table(ours=[10, 10, 10], balcan=[10, 10, 10], lloyd=[10, 6, 3], sd=0.001, n=5)
     first = fig1.check_fig1(t, ITEM)[0]
-    assert first.result == "does not hold" and first.why.startswith("effect absent")
+    assert first.result == "does not hold" and "effect absent" in first.why
 
 
 def test_overlapping_intervals_are_not_decidable():

@@ -144,7 +144,11 @@ class Directional:
                 "<": bound >= self.threshold, "<=": bound > self.threshold}[self.side]
 
     def absent(self, cell: Cell, alpha: float) -> bool:
-        """No effect: the (1 − 2 alpha) interval lies inside threshold ± the null margin."""
+        """No effect: the (1 − 2 alpha) interval lies inside threshold ± the null margin. Only a claim of
+        an effect ("<", ">": lower, better) can lack one; a bound ("<=", ">=": at most, at least) holds
+        at its threshold."""
+        if self.side in ("<=", ">="):
+            return False
         iv = cell.interval(1.0 - 2.0 * alpha)
         m = self._margin()
         return self.threshold - m < iv.low and iv.high < self.threshold + m
@@ -259,7 +263,8 @@ def check(claim: str, cells: Sequence[Cell], test: Directional | Equivalent, qua
     worst = max(v.cells, key=lambda c: (c.state == FAILS, c.state == OPEN, -c.p_fail))
     reason = why
     if v.result is False and v.absent:
-        reason = "effect absent: " + (why or "every failing cell's interval lies inside the null margin")
+        absent_text = "effect absent: every failing cell's interval lies inside the null margin"
+        reason = f"{why}; {absent_text}" if why else absent_text
     return Check(claim, v.result, text, quantity=worst.interval.estimate,
                  ci=(worst.interval.low, worst.interval.high), threshold=f"{test.text()} ({quantifier})",
                  why=reason if v.result is False else "", undecided=v.result is None, kind=kind,
