@@ -17,6 +17,8 @@ rule audit_run:
         f"{RESULTS}/audits/{{algorithm}}/{{design}}.json",
     log:
         "logs/audits/{algorithm}/{design}.log",
+    benchmark:
+        "logs/benchmarks/audits/{algorithm}/{design}.tsv"
     wildcard_constraints:
         algorithm=r"[A-Za-z0-9_]+\.[A-Za-z0-9_]+",
         design=rf"[a-z_]+(\.({'|'.join(VARIANTS)}))?",   # <design>.<variant>: an audit variant
@@ -31,6 +33,7 @@ rule audit_run:
     shell:
         "export OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads};"
         " python3 -m dpclust.pipeline audit {params.args} --out {output} > {log} 2>&1"
+        " || (tail -n 20 {log} >&2; exit 1)"
 
 
 # Exactly the audit items' tables ("<paper>/<item>" keys), from their audit records.

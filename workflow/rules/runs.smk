@@ -24,6 +24,8 @@ rule run:
         released=f"{RESULTS}/runs/{{paper}}/{{item}}/{{group}}/{{data}}/{{algorithm}}.released.json",
     log:
         "logs/runs/{paper}/{item}/{group}/{data}/{algorithm}.log",
+    benchmark:
+        "logs/benchmarks/runs/{paper}/{item}/{group}/{data}/{algorithm}.tsv"   # wall, CPU, memory of the job
     wildcard_constraints:
         paper=r"[^/]+",
         item=r"[^/]+",
@@ -45,3 +47,5 @@ rule run:
     shell:
         "export OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads};"
         " python3 -m dpclust.pipeline run {params.args} --data-dir {params.data_dir} --allow-unavailable --out {output.record} > {log} 2>&1"
+        # a failed job shows the end of its log (its cause), not only where the log is
+        " || (tail -n 20 {log} >&2; exit 1)"
