@@ -42,6 +42,8 @@ if any(arg == "--report" or arg.startswith("--report=") for arg in sys.argv) and
     _preset = CFG.get("preset", "full")
     sys.exit(f"dpclust: no results of the {_preset} preset in {RESULTS}/ to report; run it first "
              f"(snakemake --cores 8{'' if _preset == 'full' else f' --configfile config/{_preset}.yaml'})")
+# the report's first page: the papers' claims tallied per paper (workflow/report/workflow.rst)
+config["dpclust_report_tallies"] = status.report_tallies(f"{PLAN.summary_stem}.csv")
 MIRROR = CFG.get("data_mirror") or os.environ.get("DPCLUST_DATA_MIRROR", "")
 # Where raw files come from (mirror or canonical URL) and how patiently they are downloaded are not
 # part of what they are (checksums are verified), so these reach the fetch jobs through the

@@ -59,3 +59,12 @@ def test_the_final_summary_has_the_claim_totals_the_missing_data_and_the_cost(tm
     assert "1 dataset(s) unavailable" in text and "higgs" in text and "iris" not in text
     assert text.splitlines()[2] == "  this invocation: 1.0 min wall"
     assert status.claim_totals(tmp_path / "absent.csv") == "no claim summary written"
+
+
+def test_the_report_tallies_the_papers_claims_only(tmp_path):
+    summary = tmp_path / "summary.csv"
+    summary.write_text("paper,item,claim,result,kind\nsu2016,i,a,holds,paper\nsu2016,i,b,does not hold,\n"
+                       "audit,audit,c,holds,audit\n")
+    text = status.report_tallies(summary)
+    assert text == "* **su2016**: 2 claims: 1 does not hold, 1 holds"
+    assert status.report_tallies(tmp_path / "absent.csv") == ""

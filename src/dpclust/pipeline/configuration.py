@@ -288,7 +288,7 @@ def load_config(config_dir: str | Path | None = None, base: dict | None = None,
     config_dir = Path(config_dir) if config_dir else REPO_ROOT / "config"
     top = copy.deepcopy(base) if base is not None else _read_yaml(config_dir / "config.yaml")
     top = deep_merge(top, overrides or {})
-    for key in ("algorithms", "paper_configs", "config_dir", "registry", "names"):
+    for key in ("algorithms", "paper_configs", "config_dir", "registry", "names", "dpclust_report_tallies"):
         top.pop(key, None)  # derived keys of an earlier load (Snakemake may hand them back)
     root = top.pop("results_root", None) or top.get("results_dir")
     if root is not None:

@@ -184,3 +184,20 @@ def final_summary(datasets: Iterable[str], data_dir: str | Path, summary_csv: st
         lines.append(f"  {len(missing)} dataset(s) unavailable (their panels say \"data unavailable\"):")
         lines += ["  " + line for line in unavailable_lines(missing)]
     return "\n".join(lines)
+
+
+def report_tallies(summary_csv: str | Path) -> str:
+    """The papers' claims per paper, as reStructuredText bullets for the report's first page ("" when
+    no summary has been written yet)."""
+    try:
+        with open(summary_csv, encoding="utf-8") as fh:
+            rows = [row for row in csv.DictReader(fh) if (row.get("kind") or "paper") == "paper"]
+    except OSError:
+        return ""
+    per: dict[str, dict[str, int]] = {}
+    for row in rows:
+        counts = per.setdefault(row.get("paper", "?"), {})
+        counts[row.get("result", "?")] = counts.get(row.get("result", "?"), 0) + 1
+    lines = [f"* **{paper}**: {sum(c.values())} claims: " + ", ".join(f"{n} {r}" for r, n in sorted(c.items()))
+             for paper, c in sorted(per.items())]
+    return "\n".join(lines)
