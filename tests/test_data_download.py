@@ -282,3 +282,21 @@ def test_cli_fetch_exit_codes_and_env_mirror(server, closed_port, tmp_path, mirr
 def test_unknown_source_is_a_clear_error(tmp_path):
     with pytest.raises(DPClustError, match="unknown dataset source 'sipu_s2'.*sipu_s1"):
         fetch_source("sipu_s2", raw_dir=tmp_path, log=Log())
+
+
+def test_a_long_download_reports_its_progress(capsys):
+    from dpclust.data import download
+
+    ticks = iter([0.0, 5.0, 11.0, 12.0, 25.0])
+    progress = download._Progress("https://example.org/x.csv", 4_000_000, clock=lambda: next(ticks))
+    for got in (1_000_000, 2_000_000, 3_000_000, 4_000_000):
+        progress.update(got)
+    progress.done(4_000_000)
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["dpclust: downloading https://example.org/x.csv: 2.0 MB of 4.0 MB (50 %), 0.2 MB/s",
+                   "dpclust: downloading https://example.org/x.csv: 4.0 MB of 4.0 MB (100 %), 0.2 MB/s",
+                   "dpclust: downloaded https://example.org/x.csv: 4.0 MB"]
+    quiet = download._Progress("u", None, clock=lambda: 0.0)
+    quiet.update(10)
+    quiet.done(10)
+    assert capsys.readouterr().err == ""

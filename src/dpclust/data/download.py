@@ -108,6 +108,31 @@ def _tmp_in(directory: Path, name: str) -> Path:
     return Path(tmp)
 
 
+#: seconds between two progress lines of a long download
+PROGRESS_SECONDS = 10.0
+
+
+class _Progress:
+    """A line on stderr every PROGRESS_SECONDS of a long download (the data jobs' logs): bytes so far,
+    of how many, and the rate; nothing for a download that ends sooner."""
+
+    def __init__(self, url: str, total: int | None, clock=time.monotonic):
+        self.url, self.total, self.clock = url, total, clock
+        self.start = self.last = clock()
+
+    def update(self, got: int) -> None:
+        now = self.clock()
+        if now - self.last >= PROGRESS_SECONDS:
+            self.last = now
+            of = f" of {self.total / 1e6:.1f} MB ({100 * got / self.total:.0f} %)" if self.total else ""
+            rate = got / 1e6 / max(now - self.start, 1e-9)
+            print(f"dpclust: downloading {self.url}: {got / 1e6:.1f} MB{of}, {rate:.1f} MB/s", file=sys.stderr)
+
+    def done(self, got: int) -> None:
+        if self.last != self.start:  # only a download that printed progress says it finished
+            print(f"dpclust: downloaded {self.url}: {got / 1e6:.1f} MB", file=sys.stderr)
+
+
 def _download(url: str, dest: Path, timeout: float) -> None:
     """One attempt: stream `url` into `dest`. Raises _Unavailable / _Truncated / OSError."""
     import http.client
@@ -119,6 +144,7 @@ def _download(url: str, dest: Path, timeout: float) -> None:
         with urllib.request.urlopen(req, timeout=timeout) as resp, open(dest, "wb") as out:
             expected = resp.headers.get("Content-Length")
             got = 0
+            progress = _Progress(url, int(expected) if expected else None)
             while True:
                 try:
                     block = resp.read(BLOCK)
@@ -128,6 +154,8 @@ def _download(url: str, dest: Path, timeout: float) -> None:
                     break
                 out.write(block)
                 got += len(block)
+                progress.update(got)
+            progress.done(got)
             if expected is not None and got != int(expected):
                 raise _Truncated(f"received {got} of {expected} bytes (Content-Length)")
     except urllib.error.HTTPError as exc:
