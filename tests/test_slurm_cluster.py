@@ -124,7 +124,8 @@ def _records(work: Path) -> dict[str, dict]:
         return obj
 
     root = work / "results" / "test" / "runs"
-    return {str(p.relative_to(root)): strip(json.loads(p.read_text())) for p in sorted(root.rglob("*.json"))}
+    return {str(p.relative_to(root)): strip(json.loads(p.read_text())) for p in sorted(root.rglob("*.json"))
+            if not p.name.endswith(".released.json")}   # the records, not their publishable views
 
 
 def _without_wall(table: pd.DataFrame) -> pd.DataFrame:

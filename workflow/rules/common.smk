@@ -3,7 +3,7 @@
 # from input or output files, so a job's spec must never be looked up by its output path.
 import shlex
 
-from dpclust.pipeline.codehash import code_hash
+from dpclust.pipeline.codehash import DRAWS_NOTHING, code_hash
 from dpclust.data.parsers import parser_module
 from dpclust.data.store import content_id, intact
 from dpclust.pipeline.integrity import intact as intermediate_intact
@@ -23,8 +23,7 @@ def item_code(w):
     """Hash of the item's functions and the step runner, without the figures' style
     (dpclust.pipeline.style): editing them re-runs the item's aggregate and checks steps."""
     items_module = item_of(w).module
-    return code_hash(*([items_module] if items_module else []), "dpclust.pipeline.steps",
-                     exclude=frozenset({"dpclust.pipeline.style"}))
+    return code_hash(*([items_module] if items_module else []), "dpclust.pipeline.steps", exclude=DRAWS_NOTHING)
 
 
 def render_code(w):

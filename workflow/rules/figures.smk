@@ -82,7 +82,7 @@ rule summarize_claims:
         "logs/checks/summary.log",
     localrule: True
     params:
-        code=code_hash("dpclust.pipeline.steps"),
+        code=code_hash("dpclust.pipeline.steps", exclude=DRAWS_NOTHING),
     conda:
         "../envs/dpclust.yaml"
     script:
@@ -102,7 +102,7 @@ rule results_page:
     localrule: True
     params:
         preset=CFG.get("preset", "full"),
-        code=code_hash("dpclust.pipeline.results_page"),
+        code=code_hash("dpclust.pipeline.results_page", exclude=DRAWS_NOTHING),
     conda:
         "../envs/dpclust.yaml"
     script:

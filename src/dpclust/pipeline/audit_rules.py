@@ -20,7 +20,7 @@ def audit_rule_functions(plan, results_dir: str, algorithms: dict) -> SimpleName
       none is planned).
     """
     from dpclust.pipeline.audit_plan import audit_path
-    from dpclust.pipeline.codehash import code_hash
+    from dpclust.pipeline.codehash import DRAWS_NOTHING, code_hash
     from dpclust.pipeline.resolve import function_module
 
     def code_of(algorithm: str) -> str:
@@ -41,7 +41,7 @@ def audit_rule_functions(plan, results_dir: str, algorithms: dict) -> SimpleName
 
     def code(w) -> str:
         module = item(w).module
-        return code_hash(*([module] if module else []), "dpclust.pipeline.steps")
+        return code_hash(*([module] if module else []), "dpclust.pipeline.steps", exclude=DRAWS_NOTHING)
 
     keys = "|".join(re.escape(t.key) for t in plan.audit_items) or "(?!)"
     return SimpleNamespace(args=args, records=records, spec=spec, code=code, keys=keys)

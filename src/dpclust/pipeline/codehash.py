@@ -20,6 +20,9 @@ from functools import cache
 from pathlib import Path
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]   # src/dpclust
+#: what a step that draws no figure leaves out of its code hash: the figures' style, so that a style
+#: edit re-runs render jobs only (workflow/rules/common.smk)
+DRAWS_NOTHING = frozenset({"dpclust.pipeline.style"})
 
 
 @cache
