@@ -280,7 +280,7 @@ def compare_metric(name: str, before: list[tuple[int, float]], after: list[tuple
 
 
 def compare_cell(key: tuple, before: dict, after: dict, margins: dict, default_margin: float, alpha: float,
-                 paired: bool = False) -> dict:
+                 paired: bool = False, only: tuple[str, ...] | None = None) -> dict:
     """One cell in both directories: identical, or each metric compared (`compare_metric`)."""
     out = {"cell": dict(zip(CELL_FIELDS, key)), "label": cell_label(key),
            "runs": [len(before["runs"]), len(after["runs"])]}
@@ -290,7 +290,7 @@ def compare_cell(key: tuple, before: dict, after: dict, margins: dict, default_m
         return dict(out, status="identical", metrics=[])
     metrics = [compare_metric(name, metric_values(before["runs"], name), metric_values(after["runs"], name),
                               margins.get(name, default_margin), alpha, paired)
-               for name in metric_names(before["runs"], after["runs"])]
+               for name in metric_names(before["runs"], after["runs"]) if not only or name in only]
     if not metrics:
         return dict(out, status="not decidable", note="the runs differ but carry no metric", metrics=[])
     statuses = {m["status"] for m in metrics}
@@ -299,10 +299,10 @@ def compare_cell(key: tuple, before: dict, after: dict, margins: dict, default_m
 
 
 def compare_cells(before_dir, after_dir, margins: dict, default_margin: float, alpha: float,
-                  paired: bool = False) -> dict:
+                  paired: bool = False, only: tuple[str, ...] | None = None) -> dict:
     before, after = load_cells(before_dir), load_cells(after_dir)
     common = sorted(set(before) & set(after), key=str)
-    cells = [compare_cell(k, before[k], after[k], margins, default_margin, alpha, paired) for k in common]
+    cells = [compare_cell(k, before[k], after[k], margins, default_margin, alpha, paired, only) for k in common]
     return {"compared": sorted(cells, key=lambda c: (ORDER[c["status"]], c["label"])),
             "only_before": [cell_label(k) for k in sorted(set(before) - set(after), key=str)],
             "only_after": [cell_label(k) for k in sorted(set(after) - set(before), key=str)]}
@@ -334,13 +334,14 @@ def compare_audits(before_dir, after_dir) -> dict:
 # --- the report ------------------------------------------------------------------------------------------
 
 def build_report(before_dir, after_dir, margin: float = DEFAULT_MARGIN, alpha: float = DEFAULT_ALPHA,
-                 margins: dict | None = None, paired: bool = False, common_only: bool = False) -> dict:
+                 margins: dict | None = None, paired: bool = False, common_only: bool = False,
+                 metrics: tuple[str, ...] | None = None) -> dict:
     margins = {**DOCUMENTED_MARGINS, **(margins or {})}
     report = {"before": str(before_dir), "after": str(after_dir),
               "settings": {"margin": margin, "alpha": alpha, "margins": margins, "paired": paired,
-                           "common_only": common_only, "min_runs": MIN_RUNS},
+                           "common_only": common_only, "min_runs": MIN_RUNS, "metrics": list(metrics or [])},
               "claims": compare_claims(load_claims(before_dir), load_claims(after_dir)),
-              "cells": compare_cells(before_dir, after_dir, margins, margin, alpha, paired),
+              "cells": compare_cells(before_dir, after_dir, margins, margin, alpha, paired, metrics),
               "audits": compare_audits(before_dir, after_dir)}
     report["reasons"] = rejection_reasons(report, common_only)
     report["accepted"] = not report["reasons"]
@@ -514,12 +515,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write the full report here")
     parser.add_argument("--markdown", help="write a markdown report here")
     parser.add_argument("--title", default="", help="the markdown report's heading")
+    parser.add_argument("--metrics", default="",
+                        help="compare only these metrics (comma-separated, e.g. cost_kmeans,cost_kmedian,nicv: the "
+                             "cost distribution, when a change adds or nulls other fields by design)")
     args = parser.parse_args(argv)
     for d in (args.before, args.after):
         if not Path(d).is_dir():
             parser.error(f"not a directory: {d}")
+    metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip()) or None
     report = build_report(args.before, args.after, args.margin, args.alpha, parse_margins(args.margins),
-                          args.paired, args.common_only)
+                          args.paired, args.common_only, metrics)
     sys.stdout.write(format_summary(report))
     if args.json:
         Path(args.json).write_text(json.dumps(jsonable(report), indent=1) + "\n", encoding="utf-8")

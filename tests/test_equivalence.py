@@ -291,3 +291,21 @@ def test_the_command_runs_and_gates_by_exit_code(tmp_path, monkeypatch, capsys):
         runpy.run_path(str(script), run_name="__main__")     # as `python benchmarks/equivalence.py ...`
     assert exit_.value.code == 1
     assert "GkM converges: not decidable -> holds" in capsys.readouterr().out
+
+
+def test_metrics_can_be_restricted_to_the_cost_distribution(eq, tmp_path):
+    """A change that nulls or adds a field by design (ε of a not-DP run, a new diagnostic) is judged on
+    its costs alone with `metrics`: the cell is decided by them, the other fields are not compared."""
+    rng = np.random.default_rng(9)
+    costs = rng.normal(50, 0.05, 6)
+    before = [make_record(costs, dataset="s1")]
+    after = [make_record(costs * (1 + 1e-9), dataset="s1")]
+    for run in after[0]["runs"]:
+        run["diagnostics"]["epsilon_spent"] = None                 # by design: no ε reported
+        run["diagnostics"]["floating_point_delta"] = 1e-8          # a new diagnostic
+    full, *_ = compare(eq, tmp_path / "a", before, after, paired=True)
+    assert not full["accepted"]
+    costs_only, *_ = compare(eq, tmp_path / "b", before, after, paired=True, metrics=("cost_kmeans", "nicv"))
+    cell = costs_only["cells"]["compared"][0]
+    assert cell["status"] == "equivalent" and {m["metric"] for m in cell["metrics"]} == {"cost_kmeans", "nicv"}
+    assert costs_only["accepted"]
