@@ -27,7 +27,7 @@ from dpclust.data.processed import FORMAT_VERSION
 from dpclust.data.registry import Registry
 from dpclust.pipeline.cli import main as dpclust_main
 
-MIRROR_SOURCES = ["mnist", "adult", "sipu_s1", "sipu_birch2", "iris", "skin", "shuttle"]
+MIRROR_SOURCES = ["mnist", "adult", "sipu_s1", "sipu_birch2", "iris", "skin", "shuttle", "lifesci", "lushen_house"]
 
 
 def quiet(_line):
@@ -97,6 +97,7 @@ def test_mnist_shapes(raw, mnist70k):
     ("s1", (5000, 2), set(range(1, 16))),
     ("skin", (245057, 3), {1, 2}),
     ("shuttle", (58000, 9), set(range(1, 8))),
+    ("lifesci", (26733, 10), {0, 1}),
 ])
 def test_real_shapes(raw, name, shape, labels):
     X, y = _parse(raw, name)
@@ -106,6 +107,19 @@ def test_real_shapes(raw, name, shape, labels):
         np.testing.assert_array_equal(X[0], [39, 77516, 13, 2174, 0, 40])
         np.testing.assert_array_equal(X[32561], [25, 226802, 7, 0, 0, 40])
         assert y[32561] == 0
+    if name == "lifesci":  # MANIFEST.md: 25,929 zeros and 804 ones; the first row of ds1.10.csv
+        assert (np.bincount(y) == [25929, 804]).all()
+        np.testing.assert_array_equal(X[0, :3], [-4.1929, 2.5171, 0.47378])
+
+
+def test_house_candidate_parses_to_lu_shens_shape(raw):
+    """The mirror's House candidate (space separated, leading blanks, no trailing newline): 1,837 x 3
+    integers (RGB multiples of 8), all rows distinct, no labels."""
+    X, y = _parse(raw, "house")
+    assert X.shape == (1837, 3) and y is None and np.isfinite(X).all()
+    assert (X % 8 == 0).all() and X.min() >= 0 and X.max() <= 255
+    assert len({tuple(r) for r in X}) == 1837
+    np.testing.assert_array_equal(X[0], [24, 0, 40])
 
 
 def test_prepare_round_trip_and_birch2_subsample(raw, tmp_path):

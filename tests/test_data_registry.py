@@ -51,6 +51,17 @@ def test_bounds_and_notes(reg):
     cifar = reg.source("cifar10_in3c")
     assert all(f["url"] is None and "local_path" in f for f in cifar["files"]) and cifar["note"]
     assert "SOURCE UNKNOWN" in reg.source("lushen_house")["note"]
+    # the mirror's House is a candidate of unproven origin; Lifesci's copy is verified
+    assert reg.dataset("house")["origin"] == "unverified" and reg.dataset("house")["origin_note"]
+    assert "D-Diaa/privateclustering" in reg.source("lushen_house")["note"]
+    assert [n for n, e in reg.datasets.items() if "origin" in e or "origin_note" in e] == ["house"]
+    assert "07bd1de974a5a897efcea0d25a270b762952e3edc01729b12d576303ac7f4eb2" in reg.source("lifesci")["note"]
+    # `sha256` is checked against the downloaded bytes: Covertype's .gz has a published one, Lifesci's
+    # canonical .gz none (only its decompressed content's is known, kept in the note)
+    cov = reg.source("covertype")["files"][0]
+    assert cov["sha256"] == "614360d0257557dd1792834a85a1cdebfadc3c4f30b011d56afee7ffb5b15771"
+    assert reg.source("lifesci")["files"][0].get("sha256") is None
+
 
 
 def test_mirror_checksums_match_the_mirror(reg, mirror):
@@ -65,7 +76,8 @@ def test_mirror_checksums_match_the_mirror(reg, mirror):
                 if f["mirror_path"].startswith("sipu/"):
                     assert sums[path.name] == f["mirror_sha256"]
                 n += 1
-    assert n == 14  # mnist 4, adult 2, sipu_s1 2, sipu_birch2 2, iris 1, skin 1, shuttle 2
+    assert n == 16  # mnist 4, adult 2, sipu_s1 2, sipu_birch2 2, iris 1, skin 1, shuttle 2, lifesci 1,
+    #                lushen_house 1
 
 
 def test_manifest_md_sha256s_agree(reg, mirror):
@@ -99,6 +111,11 @@ def test_lookups_return_copies(reg):
     (lambda d: d["sources"]["s"]["files"][0].update(sha256="XYZ"), "sha256 must be 64"),
     (lambda d: d["sources"]["s"]["files"][0].update(colour="red"), "unknown keys"),
     (lambda d: d["datasets"]["x"]["parse"].update(files=["other.txt"]), "not a file of its sources"),
+    (lambda d: d["datasets"]["x"].update(origin="unknown"),
+     r"dataset 'x': origin must be one of \('verified', 'unverified'\) \(or absent: verified\), got 'unknown'"),
+    (lambda d: d["datasets"]["x"].update(origin="unverified"), "origin: unverified needs an origin_note"),
+    (lambda d: d["datasets"]["x"].update(origin="unverified", origin_note=" "), "needs an origin_note"),
+    (lambda d: d["datasets"]["x"].update(origin_note="why"), "origin_note is only for origin: unverified"),
 ])
 def test_invalid_registries(mutate, match):
     data = {"sources": {"s": {"files": [{"name": "a.txt", "url": "http://example.invalid/a.txt"}]}},

@@ -139,9 +139,9 @@ def _noisy(mean, n=20, sd=0.01, seed=0):
 
 def _fig7_records(alg1_cost, dp_cost, not_dp_cost=(1.01, 1.01), missing=True):
     """Lloyd's cost 1 (the Alg. 1 runs' diagnostic); a DP baseline (BLUM-DP) and one of the paper's
-    baselines as run (BLUM, not DP as configured); with `missing`, a dataset (house) whose data is
-    unavailable."""
-    recs = [_record(common.PRIOR, "house", 10.0, [], status="x")] if missing else []
+    baselines as run (BLUM, not DP as configured); with `missing`, a dataset (image: not mirrored) whose
+    data is unavailable."""
+    recs = [_record(common.PRIOR, "image", 10.0, [], status="x")] if missing else []
     for i, (eps, a, b, c) in enumerate(zip((10.0, 100.0), alg1_cost, dp_cost, not_dp_cost)):
         lloyd = _noisy(1.0, seed=100 + i)
         for j, alg in enumerate(common.ALG1):
@@ -168,15 +168,15 @@ def test_fig7_checks_hold_and_fail_on_the_numbers():
     prior = cells[cells["algorithm"] == common.PRIOR]
     assert prior["gap"].tolist() == pytest.approx([0.5, 0.1], abs=0.02)           # the paper's quantity: ratio − 1
     assert (prior["gap_low"] < prior["gap"]).all() and (prior["gap"] < prior["gap_high"]).all()
-    assert (cells.loc[cells["status"] == "data_unavailable", "dataset"] == "house").all()
+    assert (cells.loc[cells["status"] == "data_unavailable", "dataset"] == "image").all()
     # no ε is reported for the methods that are not DP; their nominal total is kept apart
     assert cells.loc[cells["guarantee"] == "not DP as published", "eps_spent_mean"].isna().all()
     assert cells.loc[cells["guarantee"] == "ε-DP", "eps_spent_mean"].notna().all()
-    # a dataset of the claims is missing (house): every claim of the paper is not evaluable (1 of 2 datasets),
+    # a dataset of the claims is missing (image): every claim of the paper is not evaluable (1 of 2 datasets),
     # what iris shows in the detail; the cap is our bookkeeping
     checks = fig7.check_fig7(good, FIG7)
     assert len(checks) == 13 and all(c.result == "not evaluable" for c in checks[:12])
-    assert all(c.detail.startswith("not evaluable (1 of 2 datasets: no runs on house); on the 1 available: ")
+    assert all(c.detail.startswith("not evaluable (1 of 2 datasets: no runs on image); on the 1 available: ")
                for c in checks[:12])
     assert checks[0].detail.split("available: ")[1].startswith("holds")
     assert checks[-1].result == "holds" and checks[-1].kind == "bookkeeping"
@@ -339,10 +339,10 @@ def test_fig9_the_papers_count_decides_and_ours_is_the_alternative_reading():
     assert checks[3].kind == "alternative"
     assert checks[3].why.startswith("genuine:")
     # the claims range over the paper's table: a dataset of it without runs makes them not evaluable
-    two = dict(table_opts, paper_table={k: dict(v, house=v["iris"]) for k, v in table_opts["paper_table"].items()})
+    two = dict(table_opts, paper_table={k: dict(v, image=v["iris"]) for k, v in table_opts["paper_table"].items()})
     checks = iterations.check_iterations(table, {"options": two, "claims": claims})
     assert [c.result for c in checks] == ["not evaluable", "holds", "not evaluable", "not evaluable"]
-    assert checks[0].detail.startswith("not evaluable (1 of 2 datasets: no runs on house)")
+    assert checks[0].detail.startswith("not evaluable (1 of 2 datasets: no runs on image)")
     with pytest.raises(ValueError, match="paper_count"):
         iterations.check_iterations(table, {"options": table_opts, "claims": dict(claims, paper_count="x")})
     # further counts the claims name are alternative readings too (Fig. 10 reads Fig. 9's count so)
@@ -362,9 +362,9 @@ def test_fig8_is_not_evaluable_while_a_dataset_of_the_paper_is_missing():
     t8 = fig8.aggregate_fig8(recs, {})
     claims = {"prior_min_match": 0.84, "posterior_max_match": 0.80}
     assert [c.result for c in fig8.check_fig8(t8, {"claims": claims})] == ["does not hold", "holds", "holds"]
-    c8 = fig8.check_fig8(t8, {"claims": dict(claims, paper_datasets=["iris", "house"])})
+    c8 = fig8.check_fig8(t8, {"claims": dict(claims, paper_datasets=["iris", "image"])})
     assert [c.result for c in c8] == ["not evaluable"] * 3
-    assert c8[0].detail.startswith("not evaluable (1 of 2 datasets: no runs on house); on the 1 available: "
+    assert c8[0].detail.startswith("not evaluable (1 of 2 datasets: no runs on image); on the 1 available: "
                                    "does not hold (genuine: below 84%")
     assert all("every of 1 cell" in c.rule for c in c8)
 

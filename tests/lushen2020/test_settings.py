@@ -214,8 +214,9 @@ def test_planned_specs_give_each_step_only_its_options(config):
 
 
 def test_table2_labels_and_the_runs_k_are_table_2s(config, monkeypatch):
-    """The Dataset column keeps the paper's labels (names table), and fig7's runs (k from the
-    registry's paper_k.lushen2020) use Table 2's k on every dataset."""
+    """The Dataset column keeps the paper's labels (names table; House's says its origin is unverified,
+    from the registry's `origin: unverified`), and fig7's runs (k from the registry's
+    paper_k.lushen2020) use Table 2's k on every dataset."""
     import dpclust.data
 
     def unavailable(path):
@@ -226,7 +227,7 @@ def test_table2_labels_and_the_runs_k_are_table_2s(config, monkeypatch):
     spec = items["table2"].step_spec("aggregate")
     ctx = Context(dataset_paths={d: f"{d}.h5" for d in spec["datasets"]})
     table = table2.aggregate_table2([], spec, ctx)
-    assert table["dataset"].tolist() == ["Iris", "House", "S1", "Birch2", "Image", "Lifesci"]
+    assert table["dataset"].tolist() == ["Iris", "House (origin unverified)", "S1", "Birch2", "Image", "Lifesci"]
     assert table["name"].tolist() == ["iris", "house", "s1", "birch2_12k", "image", "lifesci"]
     assert (table["status"] == "data_unavailable").all()
     ks = {(job.dataset, job.k) for job in items["fig7"].runs}

@@ -7,7 +7,8 @@ File layout:
 * attrs: ``name``, ``source`` (comma-joined raw sources, or ``synthetic:<generator>``), ``sha256``
   (of X's little-endian float64 C-order bytes: the content hash runs record), ``n``, ``d``,
   ``format_version``, ``available`` (True), ``reason`` (""), plus JSON extras such as
-  ``raw_sha256`` (the raw files used), ``subsample`` and ``settings`` (synthetic generators).
+  ``raw_sha256`` (the raw files used), ``subsample``, ``settings`` (synthetic generators), and
+  ``origin`` = "unverified" with ``origin_note`` for a dataset the registry marks so.
 * A dataset that cannot be had is a marker file: ``available = False`` and a one-line ``reason``;
   `load_processed` raises `DatasetUnavailable(reason)` for it.
 * Beside each file, its record ``<dataset>.json`` (see `dpclust.data.store`): what the workflow
@@ -243,10 +244,14 @@ def prepare_dataset(name: str, raw_dir: str | Path | None = "data/raw", out_path
             paths[f["name"]] = p
             raw_sha[f"{source}/{f['name']}"] = f["sha256"]
     from dpclust.data.parsers import parse_dataset
+    from dpclust.data.registry import origin_unverified
 
     chunks = parse_dataset(entry, paths)
     attrs = {"name": name, "source": ",".join(entry["sources"]), "parser": entry["parser"],
              "raw_sha256": raw_sha}
+    why = origin_unverified(entry)
+    if why is not None:  # only then: the attrs of every other dataset stay as they were
+        attrs.update(origin="unverified", origin_note=why)
     sub = entry.get("subsample")
     if sub:
         chunks = list(chunks)

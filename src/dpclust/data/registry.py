@@ -28,6 +28,16 @@ GENERATOR_NAMES = ("sphere_mixture", "nguyen_blocks", "separated_gaussians", "ch
 _SOURCE_FILE_KEYS = {"name", "url", "sha256", "md5", "mirror_path", "mirror_sha256", "local_path",
                      "local_sha256", "optional", "note"}
 _HEX = {"sha256": 64, "md5": 32, "mirror_sha256": 64, "local_sha256": 64}
+#: values of a dataset's `origin` (absent = verified). "unverified": the file's shape matches the
+#: paper's dataset but nothing links it to the authors' copy; every result on it must say so, so
+#: the processed file, each run record and the display name carry it (`origin_unverified`).
+ORIGINS = ("verified", "unverified")
+UNVERIFIED_LABEL = "origin unverified"
+
+
+def origin_unverified(entry: Mapping[str, Any]) -> str | None:
+    """The reason (`origin_note`) when the dataset entry is marked `origin: unverified`, else None."""
+    return str(entry["origin_note"]) if entry.get("origin") == "unverified" else None
 
 
 def _close(name: str, known) -> str:
@@ -129,6 +139,16 @@ class Registry:
         for key in ("n", "d"):
             if not isinstance(e.get(key), int) or e[key] < 1:
                 raise self._err(f"dataset {name!r}: expected {key} must be a positive integer, got {e.get(key)!r}")
+        origin = e.get("origin", "verified")
+        if origin not in ORIGINS:
+            raise self._err(f"dataset {name!r}: origin must be one of {ORIGINS} (or absent: verified), "
+                            f"got {origin!r}")
+        note = e.get("origin_note")
+        if origin == "unverified" and not (isinstance(note, str) and note.strip()):
+            raise self._err(f"dataset {name!r}: origin: unverified needs an origin_note saying why (it is "
+                            "copied into the processed file and every run record)")
+        if origin != "unverified" and note is not None:
+            raise self._err(f"dataset {name!r}: origin_note is only for origin: unverified")
         b = e.get("bounds")
         if b is not None and not (isinstance(b, list) and len(b) == 2 and all(isinstance(v, (int, float)) for v in b)
                                   and b[0] < b[1]):

@@ -266,14 +266,23 @@ def load_papers(config_dir: str | Path | None = None, preset: str = "full",
     return algorithms, papers
 
 
-def load_names(config_dir: str | Path) -> dict:
+def load_names(config_dir: str | Path, registry: Any = None) -> dict:
     """Display names of algorithms and datasets (`config/names.yaml`): the one table every figure,
-    table and check uses."""
+    table and check uses. With the dataset `registry`, the name of each dataset it marks
+    `origin: unverified` ends in "(origin unverified)"."""
+    from dpclust.data.registry import UNVERIFIED_LABEL, origin_unverified
+
     path = Path(config_dir) / "names.yaml"
-    if not path.exists():
-        return {"algorithms": {}, "datasets": {}}
-    names = _read_yaml(path)
-    return {"algorithms": dict(names.get("algorithms") or {}), "datasets": dict(names.get("datasets") or {})}
+    names = _read_yaml(path) if path.exists() else {}
+    out = {"algorithms": dict(names.get("algorithms") or {}), "datasets": dict(names.get("datasets") or {})}
+    # Every figure, table and claim on such data must say so: the display name is what all of them
+    # show, and deriving it from the registry keeps one home for the mark (names.yaml has the plain
+    # name, so no dataset can be marked in one file and forgotten in the other).
+    for dataset, entry in (registry.datasets if registry is not None else {}).items():
+        label = str(out["datasets"].get(dataset, dataset))
+        if origin_unverified(entry) is not None and UNVERIFIED_LABEL not in label:
+            out["datasets"][dataset] = f"{label} ({UNVERIFIED_LABEL})"
+    return out
 
 
 def load_config(config_dir: str | Path | None = None, base: dict | None = None,
@@ -308,7 +317,7 @@ def load_config(config_dir: str | Path | None = None, base: dict | None = None,
     top["paper_configs"] = {p: papers[p] for p in top["papers"]}
     top["config_dir"] = str(config_dir)
     top["registry"] = registry
-    top["names"] = load_names(config_dir)
+    top["names"] = load_names(config_dir, registry)
     return top
 
 

@@ -13,6 +13,10 @@ relation). Each run has two sections:
   (traces, exact counts, per-stage values). These are exact functions of the data: never publish
   them as the output of a private algorithm.
 
+A record on a dataset the registry marks `origin: unverified` (a candidate file whose link to the
+paper's data is unproven) has `dataset_origin: {"origin": "unverified", "note": <why>}`; no other
+record has the field. It is public provenance, kept in the publishable view.
+
 A run of an algorithm without a DP guarantee (non-private, or "not DP as published/configured")
 reports no ε: its `epsilon_spent` and `delta_spent` are null and the record's `epsilon_spent_note`
 says why (its ledger, the algorithm's own accounting, stays in the diagnostics; it is no guarantee).

@@ -346,7 +346,7 @@ def _beats(cells, item, alg: str, comparators: str, expected) -> Check:
         for r in cell.itertuples():
             if not is_comparator(r.algorithm, str(r.guarantee), comparators):
                 continue
-            text = f"{dataset} ε={fmt(eps)} vs {display_name(item, r.algorithm)}"
+            text = f"{dataset_name(item, dataset)} ε={fmt(eps)} vs {display_name(item, r.algorithm)}"
             units.append(welch_cell(text, (m.cost_mean, m.cost_std, m.n), (r.cost_mean, r.cost_std, r.n),
                                     scale=r.cost_mean if r.cost_mean > 0 else 1.0))
             info[text] = (dataset, m.gap, r.gap)

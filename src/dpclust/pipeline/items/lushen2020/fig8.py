@@ -151,7 +151,8 @@ def check_fig8(table, item) -> list[Check]:
         for r in overall[overall["algorithm"] == alg].itertuples():
             units.append(_proportion_cell(r.dataset, int(r.matches), int(r.n)))
             per_eps = cells[(cells["dataset"] == r.dataset) & (cells["algorithm"] == alg)].sort_values("eps_step")
-            details.append(f"{r.dataset}: {int(r.matches)}/{int(r.n)} = {Interval(r.match_rate, r.ci_low, r.ci_high)} "
+            details.append(f"{dataset_name(item, r.dataset)}: {int(r.matches)}/{int(r.n)} = "
+                           f"{Interval(r.match_rate, r.ci_low, r.ci_high)} "
                            "(95 %; per ε: " + ", ".join(f"{fmt(c.eps_step)}: {int(c.matches)}/{int(c.n)}"
                                                         for c in per_eps.itertuples()) + ")")
         return units, "Clopper-Pearson; " + "; ".join(details)
@@ -175,7 +176,7 @@ def check_fig8(table, item) -> list[Check]:
             continue
         a, b = piv.loc[(dataset, PRIOR)], piv.loc[(dataset, POSTERIOR)]
         units.append(_newcombe_cell(dataset, int(a.matches), int(a.n), int(b.matches), int(b.n)))
-        details.append(f"{dataset}: {prior_name.lower()} − {posterior_name.lower()} = "
+        details.append(f"{dataset_name(item, dataset)}: {prior_name.lower()} − {posterior_name.lower()} = "
                        f"{newcombe_diff(int(a.matches), int(a.n), int(b.matches), int(b.n))} (95 %)")
     why_pp = claims.get("why_prior_vs_posterior", "")
     checks.append(over_datasets(judged_check(

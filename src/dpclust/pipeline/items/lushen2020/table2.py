@@ -54,10 +54,10 @@ def check_table2(table, item) -> list[Check]:
     claim = "processed datasets have the #records and #dims of Table 2"
     if ok.empty:
         return [Check(claim, None, "no dataset available", kind="bookkeeping", cells=0, rule="no cell")]
-    cells = [verdicts.point_cell(f"{r.dataset} {what}", abs(float(ours) - float(paper)))
+    cells = [verdicts.point_cell(f"{dataset_name(item, r.dataset)} {what}", abs(float(ours) - float(paper)))
              for r in ok.itertuples()
              for what, ours, paper in (("#records", r.records, r.paper_records), ("#dims", r.dims, r.paper_dims))]
-    bad = [f"{r.dataset}: {int(r.records)}×{int(r.dims)} vs {r.paper_records}×{r.paper_dims}"
+    bad = [f"{dataset_name(item, r.dataset)}: {int(r.records)}×{int(r.dims)} vs {r.paper_records}×{r.paper_dims}"
            for r in ok.itertuples() if (r.records, r.dims) != (r.paper_records, r.paper_dims)]
     missing = sorted(table.loc[table["status"] != "ok", "dataset"])
     detail = ("; ".join(bad) or "all available datasets match") + (f"; unavailable: {', '.join(missing)}"
