@@ -430,7 +430,10 @@ def test_fig4_gene_claim_is_decided_at_the_horizon_only():
     assert set(full["decay"].dropna()) == {0.97}
 
 
-def test_fig5_cluster_sizes_are_compared_at_the_best_restart_optimum():
+def test_fig5_cluster_sizes_are_compared_at_the_section_5_1_baseline_the_restart_optimum_beside_it():
+    """§6.4's "baseline approach" is the §5.1 baseline: the paper's rows are decided on its min-NICV run;
+    the best optimum of many restarts (a reference chosen by looking at the claim) is an alternative
+    reading (tests/su2016/test_tuned_claims.py: with the YAML's `tuned` flag)."""
     from dpclust.pipeline.items.su2016 import fig5
 
     base = record("adult_num", "su2016.lloyd", None, [0.19523, 0.19600])
@@ -445,10 +448,15 @@ def test_fig5_cluster_sizes_are_compared_at_the_best_restart_optimum():
                          "adult_baseline_sizes": {"dataset": "adult_num", "largest": 13894, "smallest": 3160},
                          "gowalla_eps07": {"dataset": "gowalla", "epsilon": 0.7, "hybrid": 0.02172, "eugkm": 0.02174}}}
     out = fig5.check_fig5(t, {"claims": claims, "options": {"panels": ["adult_num"]}, "names": NAMES})
-    sizes = {("largest" if "largest" in c.claim else "smallest"): c for c in out if "clusters" in c.claim}
-    assert sizes["largest"].holds is True and sizes["largest"].quantity == pytest.approx(101 / 13894)
-    assert sizes["smallest"].holds is False
-    assert "19802" in sizes["largest"].detail                        # the 30-set baseline is reported beside it
+    paper = {("largest" if "largest" in c.claim else "smallest"): c for c in out
+             if "clusters" in c.claim and not c.claim.startswith("alternative reading")}
+    alt = {("largest" if "largest" in c.claim else "smallest"): c for c in out
+           if "clusters" in c.claim and c.claim.startswith("alternative reading (best_optimum su2016.lloyd_restarts)")}
+    assert paper["largest"].holds is False and paper["largest"].quantity == pytest.approx((19802 - 13894) / 13894)
+    assert paper["smallest"].holds is False
+    assert alt["largest"].holds is True and alt["largest"].quantity == pytest.approx(101 / 13894)
+    assert alt["smallest"].holds is False
+    assert "13793" in paper["largest"].detail and "19802" in alt["largest"].detail   # each reports the other
 
 
 def test_fig3_marks_block_counts_clamped_to_the_same_configuration():

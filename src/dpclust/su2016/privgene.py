@@ -20,11 +20,13 @@ non-normalized version"); lower is better.
   Decay: PGkM keeps 0.8 per round (its 8-13 rounds end at 0.17-0.055 of the initial width). Gene
   runs Figure 4's 100 generations, where 0.8 would shrink the step to 0.8^100 ≈ 2e-10 of its start
   and freeze Gene after ~30 generations above Lloyd, contradicting §5.3 ("Gene overtakes Lloyd as
-  the number of iterations increases and finally converges to the global optimum"). Gene's decay is
-  therefore chosen for its horizon as that behaviour implies: 0.97, the smallest of
-  {0.8, 0.9, 0.95, 0.97, 0.99} with which Gene's NICV after 100 generations is below Lloyd's (mean
-  over the 30 sets) on both S1 and Adult-num; its width then ends at 0.97^100 ≈ 0.048 of its start,
-  the same order as PGkM's total shrink. Sensitivity (mean of 3 / 2 runs after 100 generations,
+  the number of iterations increases and finally converges to the global optimum"). Gene's decay
+  0.97 is TUNED: it was chosen by looking at that claim, as the smallest of {0.8, 0.9, 0.95, 0.97,
+  0.99} with which Gene's NICV after 100 generations is below Lloyd's (mean over the 30 sets) on both
+  S1 and Adult-num; its width then ends at 0.97^100 ≈ 0.048 of its start, the same order as PGkM's
+  total shrink. So the claim is decided at the value fixed before (0.8) and over the decay sweep,
+  and 0.97's verdict is only an alternative reading (pipeline item su2016/fig4, docs/VERDICTS.md).
+  Sensitivity (mean of 3 / 2 runs after 100 generations,
   measured when the value was chosen; Lloyd 0.0116 on S1, 0.2174 on Adult-num): 0.8 → 0.0138 /
   0.2646; 0.9 → 0.0165 / 0.2507; 0.95 → 0.0105 / 0.2244; 0.97 → 0.0082 / 0.2106; 0.99 → 0.0083 /
   0.1991. Figure 4's decay runs and panel re-measure this in every pipeline run.
@@ -69,11 +71,11 @@ SETTINGS = Settings(
 #: min_rounds (they set PGkM's number of rounds from N and ε; Gene runs `generations` rounds).
 GENE_SETTINGS = SETTINGS.without("x", "min_rounds").extend(
     generations=Setting(100, "MISSING→REC the x-range of Figure 4 (1..100 iterations)", Interval(int, 1)),
-    mutation_decay=Setting(0.97, "MISSING→REC per-generation shrink of the mutation width for Figure 4's 100 "
-                           "generations: the smallest of {0.8, 0.9, 0.95, 0.97, 0.99} with which Gene overtakes "
-                           "Lloyd by iteration 100 on S1 and Adult-num, as §5.3 says it does (0.8 froze Gene after "
-                           "~30 generations above Lloyd); the width ends at 0.048 of its start, as PGkM's 0.8 over "
-                           "its 8-13 rounds ends at 0.17-0.055 (module docstring; Figure 4's decay runs)",
+    mutation_decay=Setting(0.97, "MISSING→REC, TUNED per-generation shrink of the mutation width for Figure 4's "
+                           "100 generations: chosen by looking at §5.3's claim, as the smallest of {0.8, 0.9, 0.95, "
+                           "0.97, 0.99} with which Gene overtakes Lloyd by iteration 100 on S1 and Adult-num (0.8 "
+                           "froze Gene after ~30 generations above Lloyd); that claim is therefore decided at 0.8, "
+                           "the value fixed before, and over the decay sweep (module docstring; Figure 4's decay runs)",
                            Interval(float, 0, 1, open_lo=True)),
 )
 

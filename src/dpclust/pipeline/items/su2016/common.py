@@ -562,6 +562,37 @@ def coverage(table: pd.DataFrame, datasets) -> tuple[list[str], dict[str, str]]:
     return planned, missing
 
 
+#: the order in which `sweep_label` lists the verdicts
+_RESULTS = ("holds", "does not hold", "not decidable", "not evaluable")
+
+
+def sweep_label(setting: str, results) -> str:
+    """How a claim's verdict depends on a setting it was decided over (docs/VERDICTS.md "tuned"; issue
+    #40), from (value text, Check) pairs, one per value of the setting that ran (the sweep that
+    already runs, with the declared and the fixed-beforehand values): "setting-dependent: <setting>
+    (holds at …; does not hold at …)" when it holds at one value and does not hold at another, else
+    "robust over <setting> (…)" when every decided value agrees, else "<setting>: decided at no value".
+    Undecided values are listed too, never counted as a flip."""
+    by: dict[str, list[str]] = {}
+    for value, check in results:
+        by.setdefault(check.result, []).append(str(value))
+    parts = "; ".join(f"{r} at {', '.join(by[r])}" for r in _RESULTS if r in by)
+    if "holds" in by and "does not hold" in by:
+        return f"setting-dependent: {setting} ({parts})"
+    if "holds" in by or "does not hold" in by:
+        return f"robust over {setting} ({parts})"
+    return f"{setting}: decided at no value ({parts or 'no value ran'})"
+
+
+def with_setting(check: Check, label: str, summary: str = "", rule: str = "") -> Check:
+    """A check with a `sweep_label` appended to its detail (after `summary`, each value's verdict) and
+    to its `why` when it does not hold, and a note on the value it was decided at appended to its rule."""
+    why = f"{check.why}; {label}" if check.holds is False and check.why else check.why
+    text = f"{summary} — {label}" if summary else label
+    return dataclasses.replace(check, detail=f"{check.detail}; {text}" if check.detail else text, why=why,
+                               rule=f"{check.rule}; {rule}" if rule and check.rule else (rule or check.rule))
+
+
 def over_datasets(check: Check, planned, missing: dict, names=None) -> Check:
     """The rubric's rule for a claim over every dataset: with datasets missing it is not evaluable
     (n of N datasets), whatever the available ones show (their verdict stays in the detail)."""

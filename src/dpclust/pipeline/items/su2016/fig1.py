@@ -7,12 +7,16 @@ each one sentence of the paper over its (dataset, ε) cells, decided by the clai
 (`dpclust.pipeline.verdicts`) with the paper's quantifier, on Welch intervals of the differences of
 mean NICVs relative to the comparator's mean (DPLloyd's sd and n are those of its 30 initial sets'
 means); a cell of several comparisons ("worst of all", "best of the interactive methods") is their
-min or max (`common.extreme_cell`). The low-/high-dimensional datasets, the exemption and the
+min or max (`common.extreme_cell`). "Their gap becomes smaller as ε increases" (EUGkM vs DPLloyd on the low-d
+datasets) is read at the ε grid's ends: the distance between the curves at the largest ε against
+EUGkM's lead at the smallest (`_gap_shrinks`). The low-/high-dimensional datasets, the exemption and the
 fractions of cells are from `claims`; a fraction that differs from the paper's quantifier (e.g. 90 %
 where §5.2 says "always") is our reading, reported beside the paper's as an "alternative reading".
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from dpclust.pipeline.aggregate import Check
 from dpclust.pipeline.itemkit import availability, dataset_name, name
@@ -27,9 +31,11 @@ from dpclust.pipeline.items.su2016.common import (
     nicv_panels,
     no_cell,
     over_datasets,
+    per,
     plain_bools,
     relative_cell,
     share_check,
+    welch_cell,
 )
 from dpclust.pipeline.verdicts import QUANTIFIERS, Directional
 
@@ -58,6 +64,28 @@ def _compound(item, ds, e, comps, largest: bool, lead: str):
     """One (dataset, ε) cell of several comparisons (their max or min), its label naming them."""
     parts = ", ".join(f"{c.label} {c.estimate:+.3g}" for c in comps)
     return extreme_cell(f"{_label(item, ds, e)} ({'max' if largest else 'min'} over {lead} {parts})", comps, largest)
+
+
+def _gap_shrinks(table, item, ds):
+    """The cell of §5.1's "their gap becomes smaller as ε increases" on one dataset, read at the ε
+    grid's ends (the smallest and largest ε at which both DPLloyd and EUGkM ran): the distance between
+    the two curves at the largest ε, |DPLloyd − EUGkM|, against EUGkM's lead DPLloyd − EUGkM at the
+    smallest ε. The cell is (|gap_hi| − gap_lo)/gap_lo, the larger of (±gap_hi − gap_lo)/gap_lo
+    (`extreme_cell`; Welch–Satterthwaite over the four means), < 0 when the gap shrinks; dividing by
+    the lead makes the rubric's null margin (±1 % of the threshold) 1 % of the gap at the smallest ε.
+    None without two such ε."""
+    both = [e for e in eps_values(table)
+            if cell_stats(table, ds, DPLLOYD, e) is not None and cell_stats(table, ds, EUGKM, e) is not None]
+    if len(both) < 2:
+        return None
+    lo, hi = both[0], both[-1]
+    d_lo, e_lo, d_hi, e_hi = (cell_stats(table, ds, a, e) for e in (lo, hi) for a in (DPLLOYD, EUGKM))
+    lead, far = d_lo[0] - e_lo[0], d_hi[0] - e_hi[0]
+    down = [(-1.0, d_lo), (1.0, e_lo)]
+    comps = [welch_cell("+", [(1.0, d_hi), (-1.0, e_hi), *down], scale=per(lead)),
+             welch_cell("−", [(-1.0, d_hi), (1.0, e_hi), *down], scale=per(lead))]
+    return extreme_cell(f"{dataset_name(item, ds)} ε={lo:g}→{hi:g} (gap {lead:.3g} → {far:.3g})", comps,
+                        largest=True)
 
 
 def _alternative(claim, cells, test, need, quantifier, detail):
@@ -136,6 +164,20 @@ def check_fig1(table, item) -> list[Check]:
     out.append(over(claim_check(f"{n_eug} beats {n_dpl} on the low-dimensional datasets at small ε (≤ {small_eps:g}) "
                                 "(§5.1)", cells, Directional("<", 0.0), "every", why=whys.get("eugkm_low_d", ""),
                                 detail=f"{RELATIVE} ({n_eug} vs {n_dpl})"), claims["low_d"]))
+    # 3b. §5.1 "in the four low dimensional datasets (...), EUGkM clearly outperforms DPLloyd at small ε value
+    #    and their gap becomes smaller as ε increases": a trend over the ε grid, read at its ends (decided
+    #    before any verdict): on every low-d dataset (unqualified: every cell) the distance |DPLloyd − EUGkM|
+    #    at the largest ε is below EUGkM's lead at the smallest ε (`_gap_shrinks`); rubric "smaller":
+    #    one-sided, default null margin ±1 % of the threshold (the lead at the smallest ε)
+    cells = [c for ds in low if (c := _gap_shrinks(table, item, ds)) is not None]
+    reading = ("reading: the gap at the grid's ends, |DPLloyd − EUGkM| at the largest ε < EUGkM's lead at the "
+               "smallest ε, per dataset; null margin ±1 % of that lead (rubric default)")
+    check = claim_check(f"The gap between {n_eug} and {n_dpl} on the low-dimensional datasets becomes smaller as ε "
+                        "increases (§5.1)", cells, Directional("<", 0.0), "every", why=whys.get("gap_shrinks", ""),
+                        detail=f"cells: (|gap at the largest ε| − gap at the smallest ε) / gap at the smallest ε, "
+                               f"gap = mean NICV of {n_dpl} − {n_eug}; Welch–Satterthwaite over the four means, the "
+                               "larger of the two signs of the far gap")
+    out.append(over(dataclasses.replace(check, rule=f"{check.rule}; {reading}"), claims["low_d"]))
     # 4. DPLloyd beats EUGkM on the high-d datasets: §5.1 "in almost all ε" — "almost all": at least
     #    80 % of the decided cells
     high = [d for d in claims["high_d"] if d in avail]

@@ -16,14 +16,22 @@ NICV, with its quoted numbers (`claims.quoted`) beside ours:
   above it;
 * the fallback at small ε on low-d data (a deterministic rule: share of runs that applied the
   hybrid = 0);
+* "when ε increases ... [the hybrid] having slightly better performance" than EUGkM on low-d data: a
+  cell (dataset, ε > `small_epsilon`) is (Hybrid − EUGkM)/EUGkM < 0, in every cell, with the
+  rubric's 1 % null margin;
 * Adult-num ε = 0.05: the forced hybrid beats the fallback;
-* the Adult-num baseline's cluster sizes (largest 13,894, smallest 3,160): compared with the best
-  optimum found by Lloyd from many restarts (the §5.1 baseline over 30 sphere-packing sets is
-  reported beside it: its minimum lands in a different local optimum), largest and smallest
-  separately, each within `size_tolerance`.
+* the Adult-num baseline's cluster sizes (largest 13,894, smallest 3,160), largest and smallest
+  separately, each within `size_tolerance`: compared with the §5.1 baseline's min-NICV run (the
+  paper's "baseline approach", `claims.size_reference`). The best optimum found by Lloyd from many
+  restarts (`claims.best_optimum`) was chosen as the reference by looking at this claim
+  (docs/VERDICTS.md "tuned", `claims.tuned`): its verdict is an "alternative reading (tuned
+  best_optimum …)" row, and the paper's row says whether its verdict depends on the reference
+  ("setting-dependent: best_optimum" or "robust over best_optimum").
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from dpclust.pipeline.aggregate import Check, fmt
 from dpclust.pipeline.itemkit import availability, dataset_name, name
@@ -42,6 +50,8 @@ from dpclust.pipeline.items.su2016.common import (
     plain_bools,
     relative_cell,
     row_of,
+    sweep_label,
+    with_setting,
 )
 from dpclust.pipeline.verdicts import Directional, point_cell
 
@@ -62,30 +72,57 @@ def _sizes(table, ds, algorithm):
     return [int(s) for s in text.split()], float(row["nicv_min"])
 
 
+def _size_check(claim, found, which, paper, tol, why, detail) -> Check:
+    """The paper's count of the `which` ("largest" / "smallest") cluster against the sorted sizes
+    `found` of one min-NICV run: a deterministic count, one exact cell, its relative deviation within
+    the tolerance."""
+    if not found:
+        return no_cell(claim, f"no cluster sizes; {detail}")
+    ours = found[0] if which == "largest" else found[-1]
+    dev = abs(ours - paper) / paper
+    return claim_check(claim, [point_cell(f"ours {ours:,} ({dev:.1%} off)", dev)], Directional("<=", tol), why=why,
+                       detail=f"relative deviation from the paper's count (exact); {detail}")
+
+
 def _size_checks(table, item, claims, n_dpl) -> list[Check]:
+    """§6.4 "the baseline approach partitions the Adult-num dataset into 5 clusters, in which the biggest
+    cluster contains 13,894 tuples and the smallest contains 3,160": each count within `size_tolerance`
+    of the cluster sizes of the min-NICV run of `claims.size_reference` (the §5.1 baseline, the paper's
+    "baseline approach", fixed beforehand). `claims.best_optimum` (Lloyd's best optimum over many
+    restarts) was chosen by looking at this claim (`claims.tuned`): its verdict is an alternative
+    reading, and the two references are the sweep the paper's claim is reported over."""
     qs = claims["quoted"]["adult_baseline_sizes"]
     ds, tol = qs["dataset"], float(claims["size_tolerance"])
-    best_alg = claims["best_optimum"]
-    best, best_nicv = _sizes(table, ds, best_alg)
-    base, base_nicv = _sizes(table, ds, BASELINE)
-    restarts = row_of(table, ds, best_alg)
-    n_restarts = int(restarts["n_runs"]) if restarts is not None else 0
-    detail = (f"best optimum of {n_restarts} {name(item, best_alg)} runs (NICV {fmt(best_nicv, 5)}): "
-              f"{' '.join(map(str, best)) or 'n/a'}; §5.1 baseline, min over the 30 sphere-packing sets "
-              f"(NICV {fmt(base_nicv, 5)}): {' '.join(map(str, base)) or 'n/a'}")
+    whys = claims.get("why") or {}
+    reference = claims.get("size_reference", BASELINE)
+    best_alg = claims.get("best_optimum")
+    tuned = (claims.get("tuned") or {}).get("best_optimum")
+    algs = [reference] + ([best_alg] if best_alg and best_alg != reference else [])
+    sizes = {alg: _sizes(table, ds, alg) for alg in algs}
+    n_runs = {alg: int(r["n_runs"]) if (r := row_of(table, ds, alg)) is not None else 0 for alg in algs}
+    parts = [f"{'§5.1 baseline, min' if alg == BASELINE else 'best optimum'} of {n_runs[alg]} {name(item, alg)} runs "
+             f"(NICV {fmt(sizes[alg][1], 5)}): {' '.join(map(str, sizes[alg][0])) or 'n/a'}" for alg in algs]
+    detail = "; ".join(parts)
+    where = {reference: "the §5.1 baseline's min-NICV run" if reference == BASELINE
+             else f"the min-NICV run of {name(item, reference)}"}
+    if best_alg:
+        where[best_alg] = f"at the best optimum of {name(item, best_alg)}"
     out = []
-    for which, paper, ours in (("largest", qs["largest"], best[0] if best else None),
-                               ("smallest", qs["smallest"], best[-1] if best else None)):
-        claim = (f"{dataset_name(item, ds)} baseline clusters: the {which} has {paper:,} tuples "
-                 f"(§6.4; at the best optimum found, within ±{tol:.0%})")
-        if ours is None:
-            out.append(no_cell(claim, detail))
+    for which, paper in (("largest", qs["largest"]), ("smallest", qs["smallest"])):
+        text = f"{dataset_name(item, ds)} baseline clusters: the {which} has {paper:,} tuples"
+        args = (which, paper, tol, whys.get(f"sizes_{which}", ""), detail)
+        head = _size_check(f"{text} (§6.4; {where[reference]}, within ±{tol:.0%})", sizes[reference][0], *args)
+        if len(algs) == 1:
+            out.append(head)
             continue
-        dev = abs(ours - paper) / paper
-        # a deterministic count: one exact cell, its relative deviation within the tolerance
-        out.append(claim_check(claim, [point_cell(f"ours {ours:,} ({dev:.1%} off)", dev)], Directional("<=", tol),
-                               why=claims.get("why", {}).get(f"sizes_{which}", ""),
-                               detail=f"relative deviation from the paper's count (exact); {detail}"))
+        alt = _size_check(f"alternative reading ({'tuned ' if tuned else ''}best_optimum {best_alg}): {text} "
+                          f"(§6.4; {where[best_alg]}, within ±{tol:.0%})", sizes[best_alg][0], *args)
+        label = sweep_label("best_optimum", [(f"{reference} (fixed beforehand)", head),
+                                             (f"{best_alg}{' (tuned)' if tuned else ''}", alt)])
+        chosen = " was chosen by looking at this claim (claims.tuned)" if tuned else ""
+        out.append(with_setting(head, label, rule=f"decided at {reference} (fixed beforehand); best_optimum "
+                                                  f"{best_alg}{chosen}: an alternative reading; {label}"))
+        out.append(alt)
     return out
 
 
@@ -137,6 +174,24 @@ def check_fig5(table, item) -> list[Check]:
                                 "(§6.4)", cells, Directional("<=", 0.0), "every", why=whys.get("fallback", ""),
                                 detail="cells: the share of runs that applied the hybrid (exact; Inequality 15 is "
                                        "deterministic)" if cells else "no low-d data"), claims["low_d"]))
+    # §6.4 "In low dimensional datasets (...), the hybrid approach simply falls back to EUGkM for small ε
+    # value. When ε increases, both the hybrid approach and EUGkM converge to the baseline with the former
+    # having slightly better performance": every low-d (dataset, ε) cell above the small ε (unqualified:
+    # every cell); rubric "better": one-sided (Hybrid − EUGkM)/EUGkM < 0, default null margin ±1 % of EUGkM
+    cells = []
+    for d in low:
+        for e in (e for e in eps if e > small_eps):
+            h, eu = cell_stats(table, d, HYBRID, e), cell_stats(table, d, EUGKM, e)
+            if h is None or eu is None:
+                continue
+            applied = row_of(table, d, HYBRID, e)["hybrid_applied"]
+            cells.append(relative_cell(f"{dataset_name(item, d)} ε={e:g} (applied {fmt(100 * applied, 3)}%)", h, eu))
+    check = claim_check(f"On low-d datasets, as ε increases (ε > {small_eps:g}), {n_hyb} is slightly better than "
+                        f"{n_eug} (§6.4)", cells, Directional("<", 0.0), "every", why=whys.get("hybrid_low_d", ""),
+                        detail=f"cells: ({n_hyb} − {n_eug})/{n_eug}, mean NICV, Welch")
+    reading = (f"reading: {n_hyb} below {n_eug} at every low-d ε > claims.small_epsilon ({small_eps:g}); null "
+               f"margin ±1 % of {n_eug} (rubric default for 'better')")
+    out.append(over(dataclasses.replace(check, rule=f"{check.rule}; {reading}"), claims["low_d"]))
     # one dataset and ε where §6.4 quotes the fallback and the forced hybrid
     q = quoted["adult_eps005"]
     ds, e = q["dataset"], float(q["epsilon"])
