@@ -79,7 +79,10 @@ def _slow_prepare_hook(work: Path, dataset: str) -> str:
 
 
 def _snakemake(work: Path, *args, mirror=None, offline=False, check=True, timeout=1500, slow_prepare=None):
+    # `--workflow-profile none`: the job blocks `jobs_of` reads (the repository's profile keeps them
+    # off the console, see test_console_is_compact)
     out = subprocess.run([*SNAKEMAKE, "-s", str(work / "Snakefile"), "-d", str(work), "--cores", "2",
+                          "--workflow-profile", "none",
                           "--configfile", str(work / "config" / "test.yaml"), *args],
                          cwd=work, env=_env(work, mirror, offline, slow_prepare), capture_output=True, text=True,
                          timeout=timeout)
@@ -530,6 +533,44 @@ def test_report_builds_and_states_the_preset(work, mirror_run, mirror):
     out = _snakemake(work, "--report", "other.html", "--config", "preset=quick", mirror=mirror, check=False)
     assert out.returncode != 0 and not (work / "other.html").exists()
     assert "dpclust: no results of the quick preset in results/quick/ to report" in out.stderr
+
+
+def _tree_digest(root: Path) -> dict[str, str]:
+    import hashlib
+    return {str(f.relative_to(root)): hashlib.sha256(f.read_bytes()).hexdigest()
+            for f in sorted(root.rglob("*")) if f.is_file()}
+
+
+def test_two_presets_share_a_checkout_without_touching_each_other(work, mirror_run, mirror):
+    """A quick-preset item built in the checkout that holds the test preset's results: it writes under
+    results/quick/ only, and afterwards the test preset is complete and unchanged (nothing to re-run)."""
+    before = _tree_digest(work / "results" / "test")
+    quick = plan(load_config(work / "config", overrides={"preset": "quick"})).item("balcan2017", "fig1")
+    targets = [quick.table, quick.figure_stem + ".png"]
+    assert all(t.startswith("results/quick/") for t in targets)
+    out = subprocess.run([*SNAKEMAKE, "-s", str(work / "Snakefile"), "-d", str(work), "--cores", "2", *targets,
+                          "--configfile", str(work / "config" / "quick.yaml")],
+                         cwd=work, env=_env(work, mirror), capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert all((work / t).is_file() for t in targets)
+    assert _tree_digest(work / "results" / "test") == before, "a quick run changed the test preset's files"
+    assert _dry(work, mirror=mirror) == set(), "the test preset must still be complete"
+
+
+def test_console_is_compact(tmp_path):
+    """The repository's workflow profile (profiles/default) keeps each job's rule block (its params are
+    whole resolved specs) off the console: a dry run of the test preset prints a few kB, not 300."""
+    work = _copy_repo(tmp_path)
+    args = [*SNAKEMAKE, "-s", str(work / "Snakefile"), "-d", str(work), "-n", "--cores", "2",
+            "--configfile", str(work / "config" / "test.yaml")]
+    quiet = subprocess.run(args, cwd=work, env=_env(work), capture_output=True, text=True)
+    loud = subprocess.run([*args, "--workflow-profile", "none"], cwd=work, env=_env(work), capture_output=True,
+                          text=True)
+    assert quiet.returncode == 0 and loud.returncode == 0, quiet.stderr[-3000:] + loud.stderr[-3000:]
+    text = quiet.stdout + quiet.stderr
+    assert len(text) < 20_000 and max(map(len, text.splitlines())) < 400, text[:2000]
+    assert re.search(r"^run\s+\d+$", text, re.M), "the job counts stay on the console"
+    assert len(loud.stdout + loud.stderr) > 10 * len(text)   # what the profile keeps off the console
 
 
 def test_default_config_plans_every_item_and_lints_clean(tmp_path):

@@ -22,6 +22,7 @@ def _dry_run(targets: list[str], configfile: str, workdir: Path) -> str:
     """`snakemake -n -p TARGETS --configfile config/CONFIGFILE` in `workdir`: its output (it must succeed)."""
     out = subprocess.run([sys.executable, "-m", "snakemake", *targets, "-s", str(REPO / "Snakefile"),
                           "-d", str(workdir), "-n", "-p", "--cores", "1",
+                          "--workflow-profile", "none",   # the job blocks (profiles/default keeps them quiet)
                           "--configfile", str(REPO / "config" / configfile)],
                          capture_output=True, text=True,
                          env={"PYTHONPATH": str(REPO / "src"),
