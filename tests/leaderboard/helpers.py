@@ -17,13 +17,27 @@ DPLLOYD, BALCAN, NOTDP, PRIOR, HST = ("su2016.dplloyd", "balcan2017.balcan", "lu
 KMEANSPP, KMEDIANPP = "baselines.kmeanspp", "baselines.kmedianpp"
 
 
+#: The methods that are not DP as published (or as configured) among the board's candidates: off the
+#: default board, back with the opt-in `not_dp` (config/papers/leaderboard.yaml, header "OPT-IN").
+NOT_DP_METHODS = frozenset({"balcan2017.balcan_authors", "nguyen2021.ours_authors", "lushen2020.posterior",
+                            "lushen2020.prior", "lushen2020.su", "lushen2020.privgene", "lushen2020.dwork",
+                            "lushen2020.blum"})
+NOT_DP_KIND = "not DP as published"
+
+
 @cache
 def _plan(preset: str):
     return plan(load_config(overrides={"preset": preset}))
 
 
-def spec(item: str, step: str, preset: str = "full") -> dict:
-    return _plan(preset).item("leaderboard", item).step_spec(step)
+@cache
+def _opt_in_plan(preset: str):
+    """The plan with the leaderboard's opt-in (`--config 'opt_in=[not_dp]'`)."""
+    return plan(load_config(overrides={"preset": preset, "opt_in": ["not_dp"]}))
+
+
+def spec(item: str, step: str, preset: str = "full", opted_in: bool = False) -> dict:
+    return (_opt_in_plan if opted_in else _plan)(preset).item("leaderboard", item).step_spec(step)
 
 
 def record(dataset, algorithm, k, eps, group, *, kmeans=None, kmedian=None, guarantee=None, status="ok",

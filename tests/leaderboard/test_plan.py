@@ -1,17 +1,20 @@
-"""Planning the leaderboard: the run groups select every private algorithm (a new entry lands on the
-board without touching config/papers/leaderboard.yaml), the excluded ones stay out, and every run
-stands on the same ground (transform, ε grid, δ, datasets and k)."""
+"""Planning the leaderboard: the run groups select every algorithm with a declared DP guarantee (a new
+entry lands on the board without touching config/papers/leaderboard.yaml), the excluded ones and the
+methods not DP as published stay out unless opted in, and every run stands on the same ground
+(transform, ε grid, δ, datasets and k)."""
 from __future__ import annotations
 
 import shutil
 import textwrap
 from collections import defaultdict
 
+import pytest
+
 from dpclust.pipeline.configuration import load_config
 from dpclust.pipeline.planning import plan
 from dpclust.pipeline.resolve import REPO_ROOT
 
-from .helpers import _plan
+from .helpers import NOT_DP_METHODS, _opt_in_plan, _plan
 
 FOUR_KMEDIAN = {"balcan2017.balcan_kmedian", "cohenaddad2022.coreset", "cohenaddad2022.hst",
                 "cohenaddad2022.private_lloyd"}
@@ -35,13 +38,24 @@ def test_a_new_algorithm_entry_lands_on_the_board_without_touching_its_config(tm
     config_dir = tmp_path / "config"
     shutil.copytree(REPO_ROOT / "config", config_dir)
     (tmp_path / "newalgo.py").write_text(textwrap.dedent("""
-        from dpclust.settings import Settings, declared
+        from dpclust.settings import PURE, Settings, declared, not_dp
         from dpclust.su2016.dplloyd import dplloyd
 
-        @declared(Settings(), objective="kmedian")
-        def private_kmedian(X, k, epsilon, delta, rng, settings):
+        def _run(X, k, epsilon, delta, rng, settings):
             return dplloyd(X, k, epsilon, delta, rng, {"bounds": settings["bounds"],
                                                        "init_seed": settings["init_seed"]})
+
+        @declared(Settings(), PURE, objective="kmedian")
+        def private_kmedian(X, k, epsilon, delta, rng, settings):
+            return _run(X, k, epsilon, delta, rng, settings)
+
+        @declared(Settings(), objective="kmedian")
+        def undeclared_kmedian(X, k, epsilon, delta, rng, settings):
+            return _run(X, k, epsilon, delta, rng, settings)
+
+        @declared(Settings(), not_dp("a test"), objective="kmedian")
+        def not_dp_kmedian(X, k, epsilon, delta, rng, settings):
+            return _run(X, k, epsilon, delta, rng, settings)
     """))
     monkeypatch.syspath_prepend(str(tmp_path))
     (config_dir / "papers" / "zz.yaml").write_text(textwrap.dedent("""
@@ -55,16 +69,24 @@ def test_a_new_algorithm_entry_lands_on_the_board_without_touching_its_config(tm
           zz.kmedian:
             function: newalgo:private_kmedian
             private: true
+          zz.undeclared:
+            function: newalgo:undeclared_kmedian
+            private: true
+          zz.not_dp:
+            function: newalgo:not_dp_kmedian
+            private: true
           zz.lloyd:
             function: dpclust.baselines:lloyd_algorithm
             private: false
         items: {}
     """))
     before = groups_by_algorithm(board_jobs(_plan("quick")))
-    jobs = board_jobs(plan(load_config(config_dir, overrides={"preset": "quick"})))
+    # the board alone (the other papers' items, e.g. the audit's, ask more of a new algorithm entry)
+    jobs = board_jobs(plan(load_config(config_dir, overrides={"preset": "quick", "papers": ["leaderboard"]})))
     after = groups_by_algorithm(jobs)
     assert after["zz.dplloyd3"] == {"kmeans"} and after["zz.kmedian"] == {"kmedian"}   # by declared objective
     assert "zz.lloyd" not in after                                  # non-private: not a contestant
+    assert "zz.undeclared" not in after and "zz.not_dp" not in after   # no DP guarantee: not ranked, not run
     assert {a: g for a, g in after.items() if not a.startswith("zz.")} == dict(before)
     new = [j for j in jobs if j.algorithm == "zz.dplloyd3"]
     old = [j for j in jobs if j.algorithm == "su2016.dplloyd"]
@@ -72,21 +94,26 @@ def test_a_new_algorithm_entry_lands_on_the_board_without_touching_its_config(tm
     assert new[0].spec["settings"]["iterations"] == 3
 
 
-def test_every_private_algorithm_is_on_the_board_once_except_illustrations():
+def test_every_dp_algorithm_is_on_the_board_once_the_not_dp_ones_only_with_the_opt_in():
     config = _plan("full").config
     private = {a for a, e in config["algorithms"].items() if e.get("private", True)}
     groups = groups_by_algorithm(board_jobs(_plan("full")))
-    assert set(groups) & private == private - ILLUSTRATIONS - OPTIONAL_PEERS
+    assert set(groups) & private == private - ILLUSTRATIONS - OPTIONAL_PEERS - NOT_DP_METHODS
     assert all(len(g) == 1 for g in groups.values()), {a: g for a, g in groups.items() if len(g) > 1}
-    assert {a for a, g in groups.items() if g == {"kmeans_pure"}} == ALG1
+    assert not {a for a, g in groups.items() if g == {"kmeans_pure"}}
+    opted = groups_by_algorithm(board_jobs(_opt_in_plan("full")))
+    assert set(opted) & private == private - ILLUSTRATIONS - OPTIONAL_PEERS
+    assert all(len(g) == 1 for g in opted.values()), {a: g for a, g in opted.items() if len(g) > 1}
+    assert {a for a, g in opted.items() if g == {"kmeans_pure"}} == ALG1
     assert {a for a, g in groups.items() if g == {"kmedian"}} == FOUR_KMEDIAN
     assert not set(groups) & OPTIONAL_PEERS
     nonprivate = {a for a in groups if a not in private}
     assert nonprivate == {"baselines.kmeanspp", "baselines.kmedianpp"}
 
 
-def test_every_run_stands_on_the_same_ground():
-    jobs = board_jobs(_plan("full"))
+@pytest.mark.parametrize("opted_in", [False, True], ids=["default", "opt-in"])
+def test_every_run_stands_on_the_same_ground(opted_in):
+    jobs = board_jobs((_opt_in_plan if opted_in else _plan)("full"))
     cells = defaultdict(set)
     for job in jobs:
         spec = job.spec
@@ -98,7 +125,9 @@ def test_every_run_stands_on_the_same_ground():
         cells["eps:" + job.group].add(job.epsilon)
     first = cells["kmeans"]
     assert all(v == first for g, v in cells.items() if not g.startswith("eps:"))
-    assert all(cells[f"eps:{g}"] == {0.1, 0.3, 1.0, 3.0} for g in ("kmeans", "kmeans_pure", "kmedian"))
+    groups = ("kmeans", "kmeans_pure", "kmedian") if opted_in else ("kmeans", "kmedian")
+    assert all(cells[f"eps:{g}"] == {0.1, 0.3, 1.0, 3.0} for g in groups)
+    assert ("eps:kmeans_pure" in cells) == opted_in
     assert {d for d, _ in first} >= {"iris", "s1", "birch2_12k", "adult_num", "skin", "shuttle", "mnist70k",
                                      "synth3d", "su_synth_k5_d5", "su_synth_k10_d10", "nguyen_synth",
                                      "balcan_synth"}

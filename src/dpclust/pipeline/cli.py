@@ -104,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     item.add_argument("--workdir", required=True, help="directory for data/ and results/")
     item.add_argument("--config-dir", default=None)
     item.add_argument("--mirror", default=None, help="local mirror of the raw datasets")
+    item.add_argument("--opt-in", action="append", default=[], metavar="NAME",
+                      help="also plan the run groups declaring `opt_in: NAME` (config key opt_in; repeatable)")
 
     aud = sub.add_parser("audit", help="run one privacy audit (an algorithm on one neighbouring design) and "
                                        "write its record",
@@ -240,7 +242,7 @@ def cmd_item(args) -> int:
     from dpclust.pipeline.local_run import run_item_locally
 
     run_item_locally(args.paper, args.item, args.workdir, config_dir=args.config_dir,
-                     overrides={"preset": args.preset}, mirror=args.mirror)
+                     overrides={"preset": args.preset, "opt_in": args.opt_in}, mirror=args.mirror)
     return 0
 
 

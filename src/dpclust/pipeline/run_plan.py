@@ -370,6 +370,7 @@ def plan_runs(config: dict) -> Plan:
     results_dir = config.get("results_dir", "results")
     planner = _Planner(config)
     items: list[ItemTarget] = []
+    opted_in, declared_opt_ins = set(config.get("opt_in") or []), set()
     for paper, paper_cfg in config["paper_configs"].items():
         for item_name, item in paper_cfg["items"].items():
             item = dict(item)
@@ -381,11 +382,20 @@ def plan_runs(config: dict) -> Plan:
                 if group is None:  # a preset may drop a run group with `group: null`
                     continue
                 where = f"{paper}/{item_name}/runs/{group_name}"
+                if group.get("opt_in") is not None:
+                    declared_opt_ins.add(group["opt_in"])
+                    if group["opt_in"] not in opted_in:  # a group planned only on request (config `opt_in`)
+                        continue
+                    group = {k: v for k, v in group.items() if k != "opt_in"}
                 if isinstance(group.get("algorithms"), dict):
                     group = dict(group, algorithms=select_algorithms(config, group["algorithms"], where))
                 for name, expanded in _expand_sweep(where, group_name, group):
                     target.runs.extend(planner.group_jobs(paper, item_name, name, expanded, results_dir))
             items.append(target)
+    unknown = sorted(opted_in - declared_opt_ins)
+    if unknown:
+        raise DPClustError(f"config opt_in names {unknown}, which no run group of the planned papers declares "
+                           f"(known: {sorted(declared_opt_ins) or 'none'}); remove it or fix the name")
     by_key = {t.key: t for t in items}
     for target in items:
         source = target.cfg.get("runs_from")

@@ -1,6 +1,9 @@
 """The leaderboard: every configured private k-means and k-median algorithm (the five papers' and
 peers such as diffprivlib's KMeans) run on the same datasets, transform, public box, ε grid and δ,
 ranked by cost normalised by the best non-private solution found (config/papers/leaderboard.yaml).
+By default the board runs only the methods with a declared DP guarantee (and the non-private
+references); the methods not DP as published come back with the opt-in documented in that file,
+labelled and never ranked, and the notes name those left out (`common.left_out_note`).
 
 Items, one module each (named by `module:` in the config):
 

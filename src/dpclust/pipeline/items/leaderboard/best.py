@@ -32,6 +32,7 @@ from dpclust.pipeline.items.leaderboard.common import (
     OBJECTIVE_LABEL,
     fmt_interval,
     leaderboard,
+    left_out_note,
     planned,
 )
 from dpclust.pipeline.plotting import STATUS_TEXT, html_table, save_figure, to_markdown
@@ -148,7 +149,8 @@ def render_best(table: pd.DataFrame, item, stem) -> None:
     planned_note = runs_note(item)
     note = " ".join(p for p in (planned_note + "." if planned_note else "",
                                 "✓: the best's 95 % interval lies below the runner-up's; ≈: they "
-                                "overlap. Only methods with a declared DP guarantee are ranked.") if p)
+                                "overlap. Only methods with a declared DP guarantee are ranked.",
+                                left_out_note(item)) if p)
     shown = _display(table, item)
     write_text_atomic(f"**{title}**\n\n" + to_markdown(shown) + f"\n{note}\n", stem.with_suffix(".md"))
     write_text_atomic(html_table(shown, title, note), stem.with_suffix(".html"))

@@ -27,6 +27,10 @@ Aggregation (`leaderboard`), from the run records alone:
 * **Rank.** Among the methods with a DP guarantee (ε-DP or (ε, δ)-DP) only, per (objective,
   dataset, k, ε), by mean normalised cost (1 = best; equal means share a rank). Methods that are
   not DP as published, of unknown guarantee or non-private are shown, never ranked.
+* **Left out.** By default the board runs only the methods with a DP guarantee (and the non-private
+  references); the methods not DP as published come back with an opt-in (config/papers/leaderboard.yaml).
+  `left_out_note` names, from the render step's planned runs, those of the figure option
+  `not_dp_left_out` that did not run, and says how to add them back.
 
 Datasets that could not be had keep one row per cell with status `data_unavailable` and the reason;
 cells an algorithm refused at a documented limit of its inputs (`dpclust.api.Refused`, e.g. EUGkM's
@@ -200,6 +204,24 @@ def planned(item: Mapping, key: str) -> list:
             if value not in out:
                 out.append(value)
     return out
+
+
+#: Where the opt-in that adds the methods not DP as published back to the board is (header of the file).
+OPT_IN = "config/papers/leaderboard.yaml"
+
+
+def left_out_note(item: Mapping) -> str:
+    """One line: the methods not DP as published that this board did not run (the figure option
+    `not_dp_left_out` minus the algorithms planned under the preset, so an opt-in that ran them drops
+    them from the note) and how to add them back; '' when none was left out."""
+    listed = step_options(item, "figure").get("not_dp_left_out") or []
+    ran = set(planned(item, "algorithms"))
+    out = [a for a in listed if a not in ran]
+    if not out:
+        return ""
+    return (f"Not run by default (not DP as published or as configured, never ranked): "
+            f"{'; '.join(name(item, a) for a in out)}. The opt-in not_dp (--config 'opt_in=[not_dp]'; {OPT_IN}) "
+            f"adds them back, labelled \"not DP as published\", unranked, with no ε.")
 
 
 def fmt_interval(mean, low, high) -> str:

@@ -6,10 +6,13 @@ item's. Render (`render_figure`): log–log axes; methods with a DP guarantee ar
 as published" dashed and "[not DP]" in the legend, an unknown guarantee dotted and
 "[guarantee unknown]"; the non-private references are grey dash-dot horizontal lines at their mean
 (the normaliser, the best single non-private run, is 1). Panels of datasets that could not be
-obtained say "data unavailable".
+obtained say "data unavailable". The title names the methods not DP as published left out by
+default (`common.left_out_note`).
 """
 
 from __future__ import annotations
+
+import textwrap
 
 import numpy as np
 import pandas as pd
@@ -23,6 +26,7 @@ from dpclust.pipeline.items.leaderboard.common import (
     OBJECTIVE_LABEL,
     label,
     leaderboard,
+    left_out_note,
     palette,
     planned,
 )
@@ -123,9 +127,11 @@ def render_figure(table: pd.DataFrame, item, stem) -> None:
         ax.set_xlabel("ε (total budget)")
         ax.set_ylabel("cost / best non-private")
         ax.grid(alpha=0.3, which="both")
-    note = runs_note(item)
+    lines = [item.get("title") or "", runs_note(item),
+             *textwrap.wrap(left_out_note(item), 40 * int(options.get("ncols", 4)))]
+    lines = [line for line in lines if line]
     if handles:
         legend_below(fig, list(handles.values()), list(handles.keys()), ncol=int(options.get("legend_ncol", 4)),
-                     title_lines=2 if note else 1)
-    fig.suptitle((item.get("title") or "") + (f"\n{note}" if note else ""), fontsize=10)
+                     title_lines=len(lines))
+    fig.suptitle("\n".join(lines), fontsize=10)
     save_figure(fig, stem)
