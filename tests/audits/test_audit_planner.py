@@ -54,6 +54,7 @@ def cfg_dir(tmp_path):
                    "audit.exact": {"relation": "add_remove", "design_params": {"line_sums": {"n": 5}}}},
     }
     paper["items"]["audit"].pop("presets", None)
+    paper["items"]["audit"].pop("table", None)      # the floating-point design: declared per real algorithm
     (d / "papers" / "audit.yaml").write_text(yaml.safe_dump(paper, allow_unicode=True))
     return d
 
@@ -174,16 +175,21 @@ def test_include_adds_explicit_algorithms_to_a_selection(cfg_dir):
 
 
 def test_real_config_audits_every_private_algorithm():
+    """(The floating-point design's jobs, with their own datasets and its positive control, are
+    tests/audits/test_audit_floating_point_design.py's.)"""
+    from dpclust.pipeline.audit_labels import FLOATING_POINT
+
     for preset in ("full", "quick", "test"):
         config = load_config(REPO / "config", overrides={"preset": preset})
         p = plan(config)
         private = {a for a, e in config["algorithms"].items() if e.get("private", True)}
-        audited = {j.algorithm for j in p.item("audit", "audit").audits}
+        audited = {j.algorithm for j in p.item("audit", "audit").audits if j.variant != FLOATING_POINT}
         if preset == "test":
             assert audited and audited <= private
             continue
         assert audited == private
-        for job in p.audits:
+        threshold = [j for j in p.audits if j.variant != FLOATING_POINT]
+        for job in threshold:
             spec = job.spec
             if job.variant == "power":
                 # its own budget: test_real_config_power_variants
@@ -193,18 +199,18 @@ def test_real_config_audits_every_private_algorithm():
             else:
                 assert spec["epsilon"] == 1.0
         if preset == "full":
-            assert {j.design for j in p.audits} == set(DESIGNS)
+            assert {j.design for j in threshold} == set(DESIGNS)
         # the guarantee each algorithm declares reaches its audits (Lu & Shen's Algorithm 1 and the
         # §7.1 baselines as configured: not DP as published), with the relation it is stated for
-        kinds = {j.algorithm: (j.spec.get("guarantee") or {}).get("kind") for j in p.audits}
+        kinds = {j.algorithm: (j.spec.get("guarantee") or {}).get("kind") for j in threshold}
         assert {a for a, k in kinds.items() if k == "not DP as published"} >= {
             "lushen2020.posterior", "lushen2020.prior", "lushen2020.blum", "lushen2020.dwork", "lushen2020.su"}
-        for job in p.audits:
+        for job in threshold:
             if job.spec.get("guarantee"):
                 assert job.spec["relation_source"].startswith("declared guarantee")
         # "add/remove one record, N public": N held fixed (public_n = |D|) where the algorithm takes it,
         # and said so where it reads N from its data
-        for job in p.audits:
+        for job in threshold:
             relation = (job.spec.get("guarantee") or {}).get("relation", "").lower()
             n_public = job.spec["relation"] == "add/remove one record" and "n public" in relation
             takes_n = "public_n" in job.spec["settings"]   # declared (complete settings carry every declared name)
@@ -218,11 +224,11 @@ def test_real_config_audits_every_private_algorithm():
             else:
                 assert job.spec["settings"].get("public_n") is None
         if preset != "test":   # every configured "add/remove, N public" algorithm takes the public N
-            fixed = {j.algorithm for j in p.audits if j.spec["settings"].get("public_n")}
+            fixed = {j.algorithm for j in threshold if j.spec["settings"].get("public_n")}
             assert fixed == {"su2016.eugkm", "su2016.hybrid", "su2016.hybrid_forced", "balcan2017.balcan",
                              "balcan2017.balcan_authors", "balcan2017.balcan_kmedian", "balcan2017.sample_aggregate",
                              "balcan2017.partition_illustration", "nguyen2021.ours", "nguyen2021.ours_authors"}
-            assert not any("reads N from each dataset" in j.spec["relation_source"] for j in p.audits)
+            assert not any("reads N from each dataset" in j.spec["relation_source"] for j in threshold)
 
 
 def test_real_config_audits_eugkm_and_the_hybrid_also_with_n_from_the_data():

@@ -25,14 +25,37 @@ counts give a Clopper–Pearson lower bound on ε (`event_audit`, via `dpclust.a
     2^-53, N alone often is not). Rounding control: outputs rounded to a data-independent grid
     (`round_to_grid`) never fire it.
 
-How the pipeline's audit table should use it is reported with the change (not wired here).
+(c) The design of the pipeline's audit (`release_audit`, run by `dpclust.pipeline.audit_job` for the rows
+    "<algorithm>, floating point" of config/papers/audit.yaml): a whole algorithm run many times on
+    two tiny neighbouring datasets, and a `ReleaseEvent` fixed in advance on its released centres: "a
+    coordinate strictly inside the public box (not on a clip face) that no Laplace release of the
+    algorithm can produce from D's value", i.e. neither numpy's raw sampler (`laplace_reachable`, the
+    mechanisms before the grid) nor the grid mechanisms (`grid_reachable`) at any of the algorithm's
+    noise scales. The scales are those a calibration run on D draws through
+    `dpclust.mechanisms.laplace_noise` (`recorded_laplace_scales`): public functions of ε and the
+    settings, known before any sample. Each audit reports three things besides the bound:
+      * self-check on D: the event never fires on D's outputs (with the current mechanisms and with
+        the legacy ones), which shows it does not fire on legitimate releases. For an algorithm that
+        releases a noisy sum as is only when a noisy count is ≤ 1 (SuLQ), the event also asks the
+        coordinate to be reachable from D′'s value (`from_Dp`, every coordinate of the centre): a
+        quotient of two noisy doubles then fires it only by a rare coincidence (≈ 0.05 % measured),
+        which the pipeline's self-check tolerates up to 1 % (dpclust.pipeline.audit_job);
+      * rounding control: the legacy outputs rounded to a data-independent grid (`round_to_grid`,
+        the coarsest grid of the scales) never fire it;
+      * power (the positive control): the same algorithm with every release of `dpclust.mechanisms`
+        made as before the grid (`legacy_releases`: fl(value + noise), the same noise doubles) is
+        caught far above its claimed ε. `legacy_laplace_release`, the raw-float Laplace sampler on
+        its own (`legacy_laplace`), is the table's control row. Neither is used by any algorithm.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,11 +65,18 @@ from dpclust.audit.statistics import clopper_pearson_lower, clopper_pearson_uppe
 __all__ = [
     "EventAuditResult",
     "NEIGHBOURS",
-    "event_audit",
+    "ReleaseAudit",
+    "ReleaseEvent",
     "count_events",
+    "event_audit",
     "grid_reachable",
     "laplace_reachable",
+    "legacy_laplace",
+    "legacy_laplace_release",
+    "legacy_releases",
     "off_grid",
+    "recorded_laplace_scales",
+    "release_audit",
     "round_to_grid",
 ]
 
@@ -160,3 +190,271 @@ def count_events(outputs: Iterable, event: Callable[[np.ndarray], object]) -> tu
         n += 1
         k += bool(np.any(event(np.asarray(out, dtype=float))))
     return k, n
+
+
+# ---------------------------------------------------------------------------------------------
+# (c) The design of the pipeline's audit: legacy controls, the event, the runner
+# ---------------------------------------------------------------------------------------------
+def legacy_laplace(value, scale: float, rng: np.random.Generator) -> np.ndarray:
+    """THE LEGACY RAW-FLOAT LAPLACE SAMPLER, an audit control only (no algorithm may call it):
+    fl(value + N), N = ``rng.laplace(0, scale)`` (drawn by `mechanisms.laplace_noise`, the same doubles),
+    i.e. the Laplace mechanism as dpclust released it before the grid. Its low-order bits give the
+    value away (Mironov 2012)."""
+    value = np.asarray(value, dtype=float)
+    return value + mechanisms.laplace_noise(value.shape, float(scale), rng)
+
+
+def legacy_laplace_release(X, k, epsilon, delta, rng, settings):
+    """The positive control of the floating-point design, shaped like a clustering algorithm: k copies of
+    the records' sum plus `legacy_laplace` noise calibrated to the sum's L1 sensitivity under add/remove
+    (d·max(|lo|, |hi|) for the public box ``settings["bounds"]``), clipped to the box. ε-DP on the reals,
+    not in floating point: the audit must catch it."""
+    from dpclust.accountant import Accountant
+    from dpclust.api import ClusteringResult
+
+    X = np.asarray(X, dtype=float)
+    lo, hi = (float(v) for v in settings["bounds"])
+    acc = Accountant(float(epsilon))
+    acc.spend(float(epsilon), label="legacy raw-float Laplace sum (positive control)")
+    scale = mechanisms.laplace_scale(X.shape[1] * max(abs(lo), abs(hi)), float(epsilon))
+    centre = np.clip(legacy_laplace(X.sum(axis=0), scale, rng), lo, hi)
+    return ClusteringResult.from_accountant(np.repeat(centre[None, :], int(k), axis=0), acc)
+
+
+@contextmanager
+def _patched(name: str, replacement: Callable) -> Iterator[None]:
+    """`dpclust.mechanisms.<name>` (and every module-level binding of it) replaced for the block."""
+    from dpclust.audit.statistics import _rebind_everywhere
+
+    orig = getattr(mechanisms, name)
+    setattr(mechanisms, name, replacement)
+    _rebind_everywhere({id(orig): replacement})
+    try:
+        yield
+    finally:
+        setattr(mechanisms, name, orig)
+        _rebind_everywhere({id(replacement): orig})
+
+
+@contextmanager
+def legacy_releases() -> Iterator[Counter]:
+    """Every release of `dpclust.mechanisms` made as before the grid, for the duration of the block:
+    `release_on_grid(value, noise, γ)` returns fl(value + noise) (the same noise doubles, not rounded to
+    γ), which is what the Laplace, Gaussian, norm-Laplace and interval mechanisms released before.
+    Yields a counter of the releases (``calls["release"]``). Audit control only; process-global, not
+    thread-safe."""
+    calls: Counter = Counter()
+
+    def raw_release(value, noise, gamma, who: str = "release_on_grid"):
+        calls["release"] += 1
+        return np.asarray(np.add(np.asarray(value, dtype=float), np.asarray(noise, dtype=float)))
+
+    with _patched("release_on_grid", raw_release):
+        yield calls
+
+
+@contextmanager
+def recorded_laplace_scales() -> Iterator[list[float]]:
+    """The scale b of every Laplace draw made through `dpclust.mechanisms.laplace_noise` in the block
+    (every Laplace release of the mechanisms draws there), in order."""
+    scales: list[float] = []
+    orig = mechanisms.laplace_noise
+
+    def laplace_noise(shape, scale, rng):
+        scales.append(float(scale))
+        return orig(shape, scale, rng)
+
+    with _patched("laplace_noise", laplace_noise):
+        yield scales
+
+
+def _on_grid(y: float, gamma: float) -> bool:
+    return (y / gamma).is_integer()       # exact: γ is a power of two
+
+
+@dataclass(frozen=True)
+class ReleaseEvent:
+    """The floating-point design's event, fixed before any sample (module docstring, (c)).
+
+    A released coordinate y is *reachable* from a value x if some noise scale b of `scales` makes it an
+    output of numpy's raw Laplace sampler from x (`laplace_reachable`) or of the grid mechanisms from x
+    (`grid_reachable` for the Laplace support). A centre (one row of the released centres) fires if
+    one of its coordinates is strictly inside `interior` (None: everywhere; the clip faces of the public
+    box are data-independent values and never fire), reachable from one of `from_Dp` (when given: the
+    values of D′, which excludes outputs that are not a single release, e.g. a sum divided by a noisy
+    count above 1) and reachable from none of `from_D`. With `every_coordinate`, every coordinate of
+    the centre must be inside (and reachable from `from_Dp`), and one of them unreachable from `from_D`.
+    The output fires if one of its centres does.
+    """
+
+    scales: tuple[float, ...]
+    from_D: tuple[float, ...]
+    from_Dp: tuple[float, ...] = ()
+    interior: tuple[float, float] | None = None
+    every_coordinate: bool = False
+    _cache: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self):
+        if not self.scales or not all(math.isfinite(b) and b > 0 for b in self.scales):
+            raise ValueError(f"a release event needs noise scales > 0, got {self.scales!r}")
+        if not self.from_D or not all(math.isfinite(x) for x in (*self.from_D, *self.from_Dp)):
+            raise ValueError("a release event needs finite values of D (from_D) and of D′ (from_Dp)")
+
+    def reachable(self, y: float, values: Iterable[float]) -> bool:
+        """Whether some scale produces y from one of `values` (grid mechanisms or numpy's raw sampler)."""
+        values = tuple(values)
+        key = (y, values)
+        if key in self._cache:
+            return self._cache[key]
+        out = any(_on_grid(y, mechanisms.grid_spacing(b)) and abs(y - x) <= mechanisms.LAPLACE_SUPPORT * b
+                  + mechanisms.grid_spacing(b) for b in self.scales for x in values) or \
+            any(laplace_reachable(y, x, b) for b in self.scales for x in values)
+        if len(self._cache) < 100_000:
+            self._cache[key] = out
+        return out
+
+    def _candidate(self, y: float) -> bool:
+        inside = self.interior is None or self.interior[0] < y < self.interior[1]
+        return inside and (not self.from_Dp or self.reachable(y, self.from_Dp))
+
+    def fires_on(self, centre) -> list[float]:
+        """The coordinates of one centre that make it fire ([] if it does not)."""
+        row = [float(v) for v in np.asarray(centre, dtype=float).ravel()]
+        if self.every_coordinate:
+            if not all(self._candidate(y) for y in row):
+                return []
+            return [y for y in row if not self.reachable(y, self.from_D)]
+        return [y for y in row if self._candidate(y) and not self.reachable(y, self.from_D)]
+
+    def __call__(self, centres) -> bool:
+        c = np.asarray(centres, dtype=float)
+        return any(self.fires_on(row) for row in c.reshape(-1, c.shape[-1] if c.ndim else 1))
+
+    def describe(self) -> str:
+        vals = ", ".join(f"{x:g}" for x in self.from_D)
+        text = (f"a coordinate{' strictly inside ' + str(tuple(self.interior)) if self.interior else ''} that "
+                f"no Laplace release (raw float or grid, b ∈ {{{', '.join(f'{b:.4g}' for b in self.scales)}}}) "
+                f"can produce from D's value(s) {vals}")
+        if self.from_Dp:
+            text += " but one can from D′'s " + ", ".join(f"{x:g}" for x in self.from_Dp)
+        return text + (" (every coordinate of the centre inside)" if self.every_coordinate else "")
+
+    def as_dict(self) -> dict:
+        return {"scales": list(self.scales), "from_D": list(self.from_D), "from_Dp": list(self.from_Dp),
+                "interior": None if self.interior is None else list(self.interior),
+                "every_coordinate": self.every_coordinate, "description": self.describe()}
+
+
+@dataclass(frozen=True)
+class ReleaseAudit:
+    """Outcome of `release_audit`: the event, its counts and bounds with the current mechanisms
+    (`current`) and with every release as before the grid (`legacy`, the positive control), the
+    rounding control's counts on D and D′, and what the runs spent."""
+
+    event: ReleaseEvent
+    current: EventAuditResult
+    legacy: EventAuditResult
+    rounding_grid: float
+    rounding_events: tuple[int, int]
+    epsilon_claimed: float
+    delta_claimed: float
+    epsilon_spent_min: float
+    cpu_seconds: dict[str, float]
+    legacy_releases: int
+    examples: dict[str, list[float]]
+
+    @property
+    def self_check(self) -> bool:
+        """The event never fired on D (current and legacy mechanisms)."""
+        return self.current.events_D == 0 and self.legacy.events_D == 0
+
+    @property
+    def rounding_control(self) -> bool:
+        """The legacy outputs rounded to a data-independent grid never fired."""
+        return self.rounding_events == (0, 0)
+
+
+def _draw_outputs(function: Callable, data: np.ndarray, k: int, epsilon: float, delta: float, settings: dict,
+                  n: int, rng: np.random.Generator, spent: list) -> np.ndarray:
+    out = np.empty((n, k, data.shape[1]))
+    for i in range(n):
+        res = function(data, k, epsilon, delta, rng, dict(settings, init_seed=int(rng.integers(2**63))))
+        centres = np.asarray(res.centers, dtype=float)
+        if centres.shape != out.shape[1:] or not np.isfinite(centres).all():
+            raise ValueError(f"the algorithm returned centres of shape {centres.shape} (expected {out.shape[1:]}) "
+                             "or non-finite values")
+        spent.append((float(res.epsilon_spent), float(res.delta_spent)))
+        out[i] = centres
+    return out
+
+
+def release_audit(function: Callable, D, Dp, k: int, epsilon: float, delta: float, settings: dict, *,
+                  from_D: Iterable[float], from_Dp: Iterable[float] = (), every_coordinate: bool = False,
+                  interior: tuple[float, float] | None = None, samples: int, seed: int, confidence: float = 0.95,
+                  legacy: bool = True) -> ReleaseAudit:
+    """The floating-point design on one algorithm (module docstring, (c)).
+
+    `function(X, k, epsilon, delta, rng, settings)` is run `samples` times on each of the neighbouring
+    datasets D and D′ (each run takes a fresh ``init_seed`` from its stream, as the estimators do), with
+    the current mechanisms and again (`legacy`) with every release made as before the grid, from the
+    same streams (so the legacy runs draw the same noise doubles). The event's noise scales come from
+    one calibration run on D (its own stream, before any sample). Bounds: `event_audit` at the largest
+    δ a run reported spending. With ``legacy=False`` (a function that is itself a legacy sampler, the
+    control row) the legacy audit is the current one.
+    """
+    D, Dp = np.asarray(D, dtype=float), np.asarray(Dp, dtype=float)
+    k, samples = int(k), int(samples)
+    if samples < 2:
+        raise ValueError(f"release_audit needs samples >= 2, got {samples!r}")
+    ss_cal, ss_D, ss_Dp = np.random.SeedSequence(int(seed)).spawn(3)
+    cal_rng = np.random.default_rng(ss_cal)
+    with recorded_laplace_scales() as scales:
+        function(D, k, epsilon, delta, cal_rng, dict(settings, init_seed=int(cal_rng.integers(2**63))))
+    if not scales:
+        raise ValueError("the calibration run on D drew no Laplace noise through dpclust.mechanisms.laplace_noise: "
+                         "the floating-point design does not apply to this function")
+    event = ReleaseEvent(tuple(sorted(set(scales))), tuple(float(x) for x in from_D),
+                         tuple(float(x) for x in from_Dp),
+                         None if interior is None else (float(interior[0]), float(interior[1])), bool(every_coordinate))
+    outputs: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    cpu: dict[str, float] = {}
+    spent: list[tuple[float, float]] = []
+    releases = 0
+    for mode in ("current", "legacy") if legacy else ("current",):
+        t0 = time.process_time()
+        runs: list[tuple[float, float]] = []
+        if mode == "current":
+            out_D = _draw_outputs(function, D, k, epsilon, delta, settings, samples, np.random.default_rng(ss_D), runs)
+            out_Dp = _draw_outputs(function, Dp, k, epsilon, delta, settings, samples, np.random.default_rng(ss_Dp),
+                                   runs)
+            spent = runs
+        else:
+            with legacy_releases() as calls:
+                out_D = _draw_outputs(function, D, k, epsilon, delta, settings, samples, np.random.default_rng(ss_D),
+                                      runs)
+                out_Dp = _draw_outputs(function, Dp, k, epsilon, delta, settings, samples,
+                                       np.random.default_rng(ss_Dp), runs)
+            releases = int(calls["release"])
+        outputs[mode] = (out_D, out_Dp)
+        cpu[mode] = time.process_time() - t0
+    eps_claimed = max(e for e, _ in spent)
+    delta_claimed = max(d for _, d in spent)
+    t0 = time.process_time()
+    results, examples = {}, {}
+    for mode, (out_D, out_Dp) in outputs.items():
+        fired_D = [event(o) for o in out_D]
+        fired_Dp = [event(o) for o in out_Dp]
+        results[mode] = event_audit(sum(fired_D), samples, sum(fired_Dp), samples, confidence, delta_claimed)
+        for side, out, fired in (("D", out_D, fired_D), ("Dp", out_Dp, fired_Dp)):
+            hits = [y for o, f in zip(out, fired) if f for row in o for y in event.fires_on(row)]
+            examples[f"{mode}_{side}"] = hits[:3]
+    if not legacy:                        # the function is itself a legacy sampler (the control row)
+        results["legacy"] = results["current"]
+        outputs["legacy"] = outputs["current"]
+        examples.update(legacy_D=examples["current_D"], legacy_Dp=examples["current_Dp"])
+    gamma = float(mechanisms.grid_spacing(max(event.scales)))
+    rounded = tuple(sum(event(round_to_grid(o, gamma)) for o in out) for out in outputs["legacy"])
+    cpu["events"] = time.process_time() - t0
+    return ReleaseAudit(event, results["current"], results["legacy"], gamma, (int(rounded[0]), int(rounded[1])),
+                        float(eps_claimed), float(delta_claimed), float(min(e for e, _ in spent)), cpu, releases,
+                        examples)

@@ -24,10 +24,19 @@ A spec may carry a `variant` ({"name": "power", "settings": the overridden setti
 The record keeps the statistic of every sample (both sides, both audits), so the item's
 aggregate can re-evaluate a bound at another confidence (the Bonferroni-adjusted maximum over
 designs) with the same split.
+
+The floating-point design (a spec whose `design` is "reachability", planned by
+`dpclust.pipeline.audit_plan.floating_point_jobs`) is run by `run_floating_point_audit`
+(`dpclust.audit.floating_point.release_audit`): an event fixed in advance on the released bits, counted
+on all samples of D and D′ with the current mechanisms (`plain`) and, on the same streams, with every
+release made as before the grid (`legacy`, the positive control: no halved-noise audit here); its record
+adds the event, the self-check on D and the rounding control (no per-sample statistics: the event's
+counts are the whole result).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -35,8 +44,10 @@ import numpy as np
 
 from dpclust import __version__
 from dpclust.api import DPClustError
-from dpclust.audit.designs import BOUNDS, DIMENSION, RELATIONS, STATISTICS, design
+from dpclust.audit.designs import ADD_REMOVE, BOUNDS, DIMENSION, RELATIONS, STATISTICS, design
+from dpclust.audit.floating_point import release_audit
 from dpclust.audit.statistics import AuditResult, audit_samples, halved_noise
+from dpclust.pipeline.audit_labels import FLOATING_POINT_DESIGN
 from dpclust.pipeline.resolve import delta_size, import_object, resolve_delta
 
 SCHEMA = 1
@@ -130,6 +141,8 @@ def evaluate(samples_D, samples_Dp, delta: float, confidence: float, seed: int) 
 
 def run_audit(spec: dict) -> dict:
     """Run one planned audit (see module docstring) and return its record."""
+    if spec.get("design") == FLOATING_POINT_DESIGN:
+        return run_floating_point_audit(spec)
     spec = check_spec(dict(spec))
     des = design(spec["design"])
     drawn = draw(spec)
@@ -165,3 +178,94 @@ def run_audit(spec: dict) -> dict:
         "dpclust_version": __version__,
     }
     return record
+
+
+# ---------------------------------------------------------------------------------------------
+# The floating-point design (a spec planned by dpclust.pipeline.audit_plan.floating_point_jobs)
+# ---------------------------------------------------------------------------------------------
+#: Keys every floating-point spec has.
+FLOATING_POINT_SPEC_KEYS = ("algorithm", "function", "private", "settings", "design", "records", "target", "k",
+                            "relation", "epsilon", "delta", "samples", "confidence", "seed", "bounds", "event")
+#: The self-check's tolerance for an event with `from_Dp`: it may fire on at most this share of D's samples
+#: (a sum divided by a noisy count above 1, which `from_Dp` keeps out, can land on a reachable double by
+#: chance: ≈ 0.05 % measured for SuLQ and Balcan et al.'s refinement). An event without `from_Dp` is exact
+#: on single releases: it must never fire on D.
+SELF_CHECK_TOLERANCE = 0.01
+
+
+def floating_point_datasets(spec: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(D, D′) of a floating-point spec: D = its records; D′ = D and the target (add/remove) or D with its
+    last record replaced by the target (replace one)."""
+    D = np.asarray(spec["records"], dtype=float)
+    t = np.asarray(spec["target"], dtype=float)[None, :]
+    if spec["relation"] == ADD_REMOVE:
+        return D, np.vstack([D, t])
+    return D, np.vstack([D[:-1], t])
+
+
+def _event_dict(res) -> dict:
+    return {"epsilon_lower_bound": res.epsilon_lower_bound, "events_D": res.events_D, "events_Dp": res.events_Dp,
+            "n_D": res.n_D, "n_Dp": res.n_Dp, "p_D": res.events_D / res.n_D, "p_Dp": res.events_Dp / res.n_Dp,
+            "direction": res.direction, "confidence": res.confidence, "delta": res.delta}
+
+
+def run_floating_point_audit(spec: dict) -> dict:
+    """Run one planned floating-point audit (`dpclust.audit.floating_point.release_audit`) and return its
+    record: the event, its counts and bound with the current mechanisms (`plain`) and with every release
+    made as before the grid (`legacy`, the positive control), the self-check on D and the rounding control."""
+    missing = [key for key in FLOATING_POINT_SPEC_KEYS if key not in spec]
+    if missing:
+        raise DPClustError(f"floating-point audit spec lacks {missing}; plan it with dpclust.pipeline.audit_plan")
+    if spec["relation"] not in RELATIONS:
+        raise DPClustError(f"audit relation must be one of {list(RELATIONS)}, got {spec['relation']!r}")
+    if int(spec["samples"]) < 4:
+        raise DPClustError(f"audit samples must be >= 4, got {spec['samples']!r}")
+    function = import_object(spec["function"])
+    D, Dp = floating_point_datasets(spec)
+    lo, hi = (float(v) for v in spec["bounds"])
+    settings = dict(spec["settings"], bounds=[lo, hi])
+    event = spec["event"]
+    delta = resolve_delta(spec["delta"], delta_size(spec["settings"], D.shape[0]))
+    t0 = time.process_time()
+    try:
+        res = release_audit(function, D, Dp, int(spec["k"]), float(spec["epsilon"]), delta, settings,
+                            from_D=event["from_D"], from_Dp=event.get("from_Dp") or (),
+                            every_coordinate=bool(event.get("every_coordinate")), interior=(lo, hi),
+                            samples=int(spec["samples"]), seed=int(spec["seed"]),
+                            confidence=float(spec["confidence"]), legacy=not spec.get("control"))
+    except ValueError as exc:
+        raise DPClustError(f"floating-point audit of {spec['algorithm']}: {exc}") from None
+    samples = int(spec["samples"])
+    tolerance = int(math.floor(SELF_CHECK_TOLERANCE * samples)) if event.get("from_Dp") else 0
+    plain = dict(_event_dict(res.current), cpu_time_s=res.cpu_seconds["current"],
+                 examples_D=res.examples.get("current_D", []), examples_Dp=res.examples.get("current_Dp", []))
+    legacy = dict(_event_dict(res.legacy), cpu_time_s=res.cpu_seconds.get("legacy", 0.0),
+                  releases=res.legacy_releases, same_as_plain=bool(spec.get("control")),
+                  examples_D=res.examples.get("legacy_D", []), examples_Dp=res.examples.get("legacy_Dp", []))
+    return {
+        "schema": SCHEMA, "kind": "audit",
+        "paper": spec.get("paper", ""), "item": spec.get("item", ""),
+        "algorithm": spec["algorithm"], "function": spec["function"], "settings": spec["settings"],
+        "guarantee": spec.get("guarantee"), "relation": spec["relation"],
+        "relation_source": spec.get("relation_source", ""), "name": spec.get("name", ""),
+        "control": bool(spec.get("control")),
+        "design": FLOATING_POINT_DESIGN, "design_title": "floating point: reachability of the released bits",
+        "design_description": ("D: the records; D′: D and the target. Event, fixed in advance: " + res.event.describe()
+                               + " (Mironov 2012; dpclust.audit.floating_point)"),
+        "statistic": "event", "statistic_description": res.event.describe(), "event": res.event.as_dict(),
+        "target": list(spec["target"]), "n": int(D.shape[0]), "k": int(spec["k"]),
+        "n_D": int(D.shape[0]), "n_Dp": int(Dp.shape[0]), "D": D.tolist(), "Dp": Dp.tolist(), "bounds": [lo, hi],
+        "epsilon_budget": float(spec["epsilon"]), "delta_budget": delta,
+        "epsilon_claimed": res.epsilon_claimed, "delta_claimed": res.delta_claimed,
+        "epsilon_spent_min": res.epsilon_spent_min,
+        "samples": samples, "confidence": float(spec["confidence"]), "seed": int(spec["seed"]),
+        "note": spec.get("note", ""), "variant": spec.get("variant"),
+        "plain": plain, "legacy": legacy,
+        "self_check": {"events_D": res.current.events_D, "legacy_events_D": res.legacy.events_D,
+                       "tolerance": tolerance,
+                       "ok": res.current.events_D <= tolerance and res.legacy.events_D <= tolerance},
+        "rounding_control": {"grid": res.rounding_grid, "events_D": res.rounding_events[0],
+                             "events_Dp": res.rounding_events[1], "ok": res.rounding_control},
+        "cpu_time_s": float(time.process_time() - t0),
+        "dpclust_version": __version__,
+    }

@@ -12,5 +12,17 @@ N_FROM_DATA_SOURCE = f"variant {N_FROM_DATA}: N read from each dataset, outside 
 #: `variant` is {"name": POWER, "settings": the overridden settings}. Within the guarantee, which must
 #: hold at every setting.
 POWER = "power"
+#: The floating-point design (dpclust.audit.floating_point.release_audit, Mironov 2012): an audit variant
+#: of its own, on the design `FLOATING_POINT_DESIGN` (its record's `design`), planned from the audit
+#: item's `table: floating_point:` declaration (config/papers/audit.yaml).
+FLOATING_POINT = "floating_point"
+#: The floating-point design's name: its event is "a released coordinate not reachable from D's value".
+FLOATING_POINT_DESIGN = "reachability"
+#: The floating-point design's positive control (the legacy raw-float Laplace sampler, audit package only):
+#: its algorithm id in the audit records, and its guarantee kind.
+CONTROL_ALGORITHM = "control.legacy_laplace"
+CONTROL_KIND = "positive control (not DP in floating point)"
+#: The start of a declared floating-point entry that the design does not apply to ("not applicable: <why>").
+NOT_APPLICABLE = "not applicable"
 #: Every audit variant (the `<design>.<variant>.json` paths of the audit rule).
-VARIANTS = (N_FROM_DATA, POWER)
+VARIANTS = (N_FROM_DATA, POWER, FLOATING_POINT)

@@ -8,7 +8,10 @@ fixed on both neighbours) can also be audited, per its `n_from_data` designs, wi
 each neighbour: a labelled run outside its guarantee that shows why N must be public. Any algorithm
 can also be audited at settings chosen for the attack's power (`power`: e.g. DPLloyd with one
 iteration, the fewest compositions), within its guarantee, which must hold at every setting. An item
-with `audits_from: <item>` shares another item's audit jobs (as `runs_from` shares runs). Audit
+with `audits_from: <item>` shares another item's audit jobs (as `runs_from` shares runs). The item's
+`table: floating_point:` declares the floating-point design (`floating_point_jobs`, Mironov 2012): its
+positive control and, for every audited algorithm, the design (one more job, variant "floating_point")
+or "not applicable: <why>" (no job; the table shows the reason). Audit
 items are `AuditItemTarget`s (`target.audits`), the plan an `AuditPlan` (`plan.audits`,
 `plan.audit(path)`).
 `plan_audits` is one of `dpclust.pipeline.planning.PLANNERS`; everything of the audit lives here.
@@ -17,16 +20,28 @@ items are `AuditItemTarget`s (`target.audits`), the plan an `AuditPlan` (`plan.a
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from dpclust.api import DPClustError
-from dpclust.pipeline.audit_labels import N_FROM_DATA, N_FROM_DATA_SOURCE, POWER, PUBLIC_N_FIXED
+from dpclust.pipeline.audit_labels import (
+    CONTROL_ALGORITHM,
+    CONTROL_KIND,
+    FLOATING_POINT,
+    FLOATING_POINT_DESIGN,
+    N_FROM_DATA,
+    N_FROM_DATA_SOURCE,
+    NOT_APPLICABLE,
+    POWER,
+    PUBLIC_N_FIXED,
+)
 from dpclust.pipeline.configuration import canonical_json, resolve_algorithm, select_algorithms
 from dpclust.pipeline.run_plan import ItemTarget, Plan
 
 #: The neighbouring relations an audit uses (dpclust.audit.designs.RELATIONS), by config name.
 AUDIT_RELATIONS = {"add_remove": "add/remove one record", "replace_one": "replace one record (n public)"}
+ADD_REMOVE_TEXT = AUDIT_RELATIONS["add_remove"]
 
 
 @dataclass(frozen=True)
@@ -112,9 +127,32 @@ def _audit_algorithms(config: dict, selection, where: str) -> list[str]:
     return names
 
 
+def _relation(resolved: dict, p: dict) -> tuple[str, str, bool, str]:
+    """(relation, its source, whether the public N is held fixed, the source of the `n_from_data`
+    variant) of a resolved algorithm, from its declared guarantee or (while undeclared) its params."""
+    from dpclust.audit.designs import relation_kind
+
+    guarantee = resolved.get("guarantee")
+    if guarantee is not None:
+        relation, source = relation_kind(guarantee.get("relation")), "declared guarantee"
+    elif "relation" in p:
+        relation, source = AUDIT_RELATIONS[p["relation"]], "audit config (guarantee undeclared)"
+    else:
+        relation, source = AUDIT_RELATIONS["add_remove"], "default (guarantee undeclared)"
+    # "add/remove one record, N public": an algorithm that takes the public N (setting `public_n`) gets
+    # N = |D| on both neighbours; one that reads N from its data is audited with each neighbour's size
+    n_public = n_public_add_remove(guarantee)
+    fixed_n = n_public and "public_n" in resolved["settings"]
+    variant_source = f"{source}: {N_FROM_DATA_SOURCE}"
+    if n_public:
+        source += (f": N public, {PUBLIC_N_FIXED}" if fixed_n
+                   else ": N public, but the algorithm reads N from each dataset (no public_n setting)")
+    return relation, source, fixed_n, variant_source
+
+
 def audit_jobs(config: dict, paper: str, item_name: str, audit: dict, results_dir: str) -> list[AuditJob]:
     """The audit jobs of one item's `audit:` section (see config/papers/audit.yaml)."""
-    from dpclust.audit.designs import DESIGNS, relation_kind
+    from dpclust.audit.designs import DESIGNS
     from dpclust.pipeline.run_job import derive_seed
 
     where = f"{paper}/{item_name}/audit"
@@ -130,20 +168,7 @@ def audit_jobs(config: dict, paper: str, item_name: str, audit: dict, results_di
         if not resolved["private"]:
             raise DPClustError(f"{where}: {alg} takes no privacy budget (private: false); there is nothing to audit")
         guarantee = resolved.get("guarantee")
-        if guarantee is not None:
-            relation, source = relation_kind(guarantee.get("relation")), "declared guarantee"
-        elif "relation" in p:
-            relation, source = AUDIT_RELATIONS[p["relation"]], "audit config (guarantee undeclared)"
-        else:
-            relation, source = AUDIT_RELATIONS["add_remove"], "default (guarantee undeclared)"
-        # "add/remove one record, N public": an algorithm that takes the public N (setting `public_n`) gets
-        # N = |D| on both neighbours; one that reads N from its data is audited with each neighbour's size
-        n_public = n_public_add_remove(guarantee)
-        fixed_n = n_public and "public_n" in resolved["settings"]
-        variant_source = f"{source}: {N_FROM_DATA_SOURCE}"
-        if n_public:
-            source += (f": N public, {PUBLIC_N_FIXED}" if fixed_n
-                       else ": N public, but the algorithm reads N from each dataset (no public_n setting)")
+        relation, source, fixed_n, variant_source = _relation(resolved, p)
         if "delta" in p:
             delta = float(p["delta"])
         elif guarantee is not None and guarantee.get("kind") == "(ε, δ)-DP":
@@ -193,6 +218,159 @@ def audit_jobs(config: dict, paper: str, item_name: str, audit: dict, results_di
     return jobs
 
 
+#: Keys of the floating-point declaration (`table: floating_point:` of an audit item), of one covered
+#: algorithm's entry and of the positive control's.
+FLOATING_POINT_KEYS = ("samples", "epsilon", "bounds", "control", "algorithms")
+FLOATING_POINT_ENTRY_KEYS = ("records", "target", "from_D", "from_Dp", "every_coordinate", "settings", "samples",
+                             "epsilon", "delta", "k", "note")
+FLOATING_POINT_CONTROL_KEYS = ("records", "target", "from_D", "samples", "note")
+#: The positive control's function: the legacy raw-float Laplace sampler (audit package only).
+CONTROL_FUNCTION = "dpclust.audit.floating_point:legacy_laplace_release"
+CONTROL_NAME = "Legacy raw-float Laplace sampler (positive control)"
+
+
+def _points(value, where: str, what: str, bounds: tuple[float, float], many: bool) -> list:
+    """A list of points (`many`) or one point, every coordinate a finite number in the public box."""
+    pts = value if many else [value]
+    ok = isinstance(pts, list) and pts and all(isinstance(q, list) and q for q in pts)
+    ok = ok and len({len(q) for q in pts}) == 1 and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and bounds[0] <= v <= bounds[1]
+        for q in pts for v in q)
+    if not ok:
+        raise DPClustError(f"{where}: `{what}` must be {'a list of points' if many else 'a point'} ([x, y, ...]) with "
+                           f"coordinates in the design's box {list(bounds)}, got {value!r}")
+    return [[float(v) for v in q] for q in pts] if many else [float(v) for v in pts[0]]
+
+
+def _values(value, where: str, what: str, required: bool) -> list[float]:
+    if value is None and not required:
+        return []
+    if not (isinstance(value, list) and (value or not required) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)):
+        raise DPClustError(f"{where}: `{what}` must be a {'non-empty ' if required else ''}list of numbers, "
+                           f"got {value!r}")
+    return [float(v) for v in value]
+
+
+def _unknown_keys(entry: dict, allowed: tuple[str, ...], where: str) -> None:
+    unknown = sorted(set(entry) - set(allowed))
+    if unknown:
+        raise DPClustError(f"{where}: unknown key(s) {unknown}; known: {', '.join(allowed)}")
+
+
+def floating_point_jobs(config: dict, paper: str, item_name: str, audit: dict, fp, algorithms: list[str],
+                        results_dir: str) -> list[AuditJob]:
+    """The floating-point design's jobs of an audit item (`table: floating_point:`, config/papers/audit.yaml;
+    dpclust.audit.floating_point.release_audit): the positive control (`control`, the legacy raw-float
+    Laplace sampler), and one job per audited algorithm whose entry declares the design (the datasets
+    D = `records` and D′ = D and `target` under the algorithm's neighbouring relation, the values a
+    released coordinate takes on D (`from_D`, and on D′, `from_Dp`), settings, samples). Every audited
+    algorithm must have an entry: the design or "not applicable: <why>" (shown as its row)."""
+    from dpclust.pipeline.run_job import derive_seed
+
+    where = f"{paper}/{item_name}/table/floating_point"
+    if not isinstance(fp, dict):
+        raise DPClustError(f"{where}: expected a mapping (samples, epsilon, bounds, control, algorithms), got {fp!r}")
+    _unknown_keys(fp, FLOATING_POINT_KEYS, where)
+    bounds_v = fp.get("bounds", [-1.0, 1.0])
+    if not (isinstance(bounds_v, list) and len(bounds_v) == 2 and all(isinstance(v, (int, float)) for v in bounds_v)
+            and float(bounds_v[0]) < float(bounds_v[1])):
+        raise DPClustError(f"{where}/bounds: expected [lo, hi] with lo < hi, got {bounds_v!r}")
+    bounds = (float(bounds_v[0]), float(bounds_v[1]))
+    entries = fp.get("algorithms") or {}
+    if not isinstance(entries, dict):
+        raise DPClustError(f"{where}/algorithms: expected a mapping algorithm -> entry, got {entries!r}")
+    unknown = sorted(set(entries) - set(config["algorithms"]))
+    if unknown:
+        raise DPClustError(f"{where}/algorithms: unknown algorithm(s) {unknown}")
+    missing = [a for a in algorithms if a not in entries]
+    if missing:
+        raise DPClustError(f"{where}/algorithms: declare the floating-point design for {missing}: an entry "
+                           f"(records, target, from_D, ...) or \"{NOT_APPLICABLE}: <why>\"")
+    samples_all = fp.get("samples", audit["samples"])
+    eps_all = float(fp.get("epsilon", audit["epsilon"]))
+    confidence = float(audit.get("confidence", 0.95))
+    base_seed = int(config["base_seed"])
+
+    def sizes(entry: dict, at: str) -> int:
+        samples = entry.get("samples", samples_all)
+        if not (isinstance(samples, int) and not isinstance(samples, bool) and samples >= 4):
+            raise DPClustError(f"{at}/samples: expected an integer >= 4, got {samples!r}")
+        return samples
+
+    def datasets(entry: dict, at: str) -> tuple[list, list]:
+        if "records" not in entry or "target" not in entry:
+            raise DPClustError(f"{at}: give `records` (D) and `target` (the record D′ differs by)")
+        records = _points(entry["records"], at, "records", bounds, many=True)
+        target = _points(entry["target"], at, "target", bounds, many=False)
+        if len(target) != len(records[0]):
+            raise DPClustError(f"{at}: `target` has {len(target)} coordinates, the records {len(records[0])}")
+        return records, target
+
+    jobs = []
+    control = fp.get("control")
+    if control is not None:
+        at = f"{where}/control"
+        if not isinstance(control, dict):
+            raise DPClustError(f"{at}: expected a mapping (records, target, from_D, samples), got {control!r}")
+        _unknown_keys(control, FLOATING_POINT_CONTROL_KEYS, at)
+        records, target = datasets(control, at)
+        spec = {"algorithm": CONTROL_ALGORITHM, "function": CONTROL_FUNCTION, "private": True, "settings": {},
+                "guarantee": {"kind": CONTROL_KIND, "note": "the Laplace mechanism as released before the grid: "
+                              "fl(sum + N), ε-DP on the reals only (Mironov 2012)", "relation": ADD_REMOVE_TEXT},
+                "name": CONTROL_NAME, "control": True, "design": FLOATING_POINT_DESIGN, "records": records,
+                "target": target, "n": len(records), "k": 1, "relation": ADD_REMOVE_TEXT,
+                "relation_source": "positive control", "epsilon": eps_all, "delta": 0.0, "samples": sizes(control, at),
+                "confidence": confidence, "bounds": list(bounds),
+                "event": {"from_D": _values(control.get("from_D"), at, "from_D", True), "from_Dp": [],
+                          "every_coordinate": False},
+                "seed": derive_seed(base_seed, "audit", CONTROL_ALGORITHM, FLOATING_POINT_DESIGN, FLOATING_POINT),
+                "variant": {"name": FLOATING_POINT, "settings": {}}, "note": str(control.get("note", ""))}
+        jobs.append(AuditJob(CONTROL_ALGORITHM, FLOATING_POINT_DESIGN, canonical_json(spec), results_dir,
+                             FLOATING_POINT))
+    params_all = audit.get("params") or {}
+    for alg in algorithms:
+        entry = entries[alg]
+        at = f"{where}/algorithms/{alg}"
+        if isinstance(entry, str):
+            if not entry.startswith(f"{NOT_APPLICABLE}: ") or not entry[len(NOT_APPLICABLE) + 2:].strip():
+                raise DPClustError(f"{at}: an entry that is not a design must read \"{NOT_APPLICABLE}: <why>\", "
+                                   f"got {entry!r}")
+            continue
+        if not isinstance(entry, dict):
+            raise DPClustError(f"{at}: expected the design (a mapping) or \"{NOT_APPLICABLE}: <why>\", got {entry!r}")
+        _unknown_keys(entry, FLOATING_POINT_ENTRY_KEYS, at)
+        records, target = datasets(entry, at)
+        own = entry.get("settings") or {}
+        p = params_all.get(alg) or {}
+        resolved = resolve_algorithm(config, alg, {**(p.get("settings") or {}), **own}, at)
+        if not resolved["private"]:
+            raise DPClustError(f"{at}: {alg} takes no privacy budget (private: false); there is nothing to audit")
+        relation, source, fixed_n, _ = _relation(resolved, p)
+        guarantee = resolved.get("guarantee")
+        if "delta" in entry:
+            delta = float(entry["delta"])
+        elif guarantee is not None and guarantee.get("kind") == "(ε, δ)-DP":
+            delta = float(audit["delta"])
+        else:
+            delta = 0.0
+        k = entry.get("k", 1)
+        if not (isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= len(records)):
+            raise DPClustError(f"{at}/k: expected an integer in [1, {len(records)}] (the records of D), got {k!r}")
+        public_n = {"settings": {**resolved["settings"], "public_n": len(records)}} if fixed_n else {}
+        spec = {**resolved, **public_n, "design": FLOATING_POINT_DESIGN, "records": records, "target": target,
+                "n": len(records), "k": k, "relation": relation, "relation_source": source,
+                "epsilon": float(entry.get("epsilon", eps_all)), "delta": delta, "samples": sizes(entry, at),
+                "confidence": confidence, "bounds": list(bounds),
+                "event": {"from_D": _values(entry.get("from_D"), at, "from_D", True),
+                          "from_Dp": _values(entry.get("from_Dp"), at, "from_Dp", False),
+                          "every_coordinate": bool(entry.get("every_coordinate", False))},
+                "seed": derive_seed(base_seed, "audit", alg, FLOATING_POINT_DESIGN, FLOATING_POINT),
+                "variant": {"name": FLOATING_POINT, "settings": dict(own)}, "note": str(entry.get("note", ""))}
+        jobs.append(AuditJob(alg, FLOATING_POINT_DESIGN, canonical_json(spec), results_dir, FLOATING_POINT))
+    return jobs
+
+
 def plan_audits(config: dict, base: Plan) -> AuditPlan:
     """The run plan `base` with the audit jobs of every item that has an `audit:` section."""
     results_dir = config.get("results_dir", "results")
@@ -203,6 +381,11 @@ def plan_audits(config: dict, base: Plan) -> AuditPlan:
             target = AuditItemTarget(**{f: getattr(target, f) for f in target.__dataclass_fields__})
             if "audit" in cfg:
                 target.audits = audit_jobs(config, target.paper, target.item, cfg["audit"], results_dir)
+                fp = (cfg.get("table") or {}).get(FLOATING_POINT)
+                if fp is not None:   # the floating-point design (`table: floating_point:`; null: none)
+                    audited = list(dict.fromkeys(job.algorithm for job in target.audits))
+                    target.audits += floating_point_jobs(config, target.paper, target.item, cfg["audit"], fp, audited,
+                                                         results_dir)
         items.append(target)
     by_key = {t.key: t for t in items}
     for target in items:

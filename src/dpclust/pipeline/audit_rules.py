@@ -12,8 +12,9 @@ def audit_rule_functions(plan, results_dir: str, algorithms: dict) -> SimpleName
     """The input, param and wildcard functions of the audit rules for a planned workflow:
 
     * ``args(w)``: the audit job's command-line arguments: its complete spec (dpclust.pipeline.planning
-      AuditJob) and the hash of the algorithm's module, every dpclust module it imports and the
-      audit runner;
+      AuditJob) and the hash of the algorithm's module (for the floating-point design's positive control,
+      which is no configured algorithm: its function's, dpclust.audit.floating_point), every dpclust
+      module it imports and the audit runner;
     * ``records(w)``, ``spec(w)``, ``code(w)``: an audit item's planned audit records, its
       aggregate step spec and the hash of its items module and the step runner;
     * ``keys``: a pattern matching exactly the "<paper>/<item>" keys of the audit items (nothing when
@@ -23,12 +24,15 @@ def audit_rule_functions(plan, results_dir: str, algorithms: dict) -> SimpleName
     from dpclust.pipeline.codehash import DRAWS_NOTHING, code_hash
     from dpclust.pipeline.resolve import function_module
 
-    def code_of(algorithm: str) -> str:
-        return code_hash(function_module(algorithms[algorithm]["function"]), "dpclust.pipeline.audit_job")
+    def code_of(job) -> str:
+        # the planned function (the configured algorithm's, or the floating-point design's positive control,
+        # dpclust.audit.floating_point, which is no configured algorithm)
+        function = algorithms[job.algorithm]["function"] if job.algorithm in algorithms else job.spec["function"]
+        return code_hash(function_module(function), "dpclust.pipeline.audit_job")
 
     def args(w) -> str:
         job = plan.audit(audit_path(results_dir, w.algorithm, w.design))
-        return f"--spec {shlex.quote(job.spec_json)} --code-hash {code_of(w.algorithm)}"
+        return f"--spec {shlex.quote(job.spec_json)} --code-hash {code_of(job)}"
 
     def item(w):
         return plan.items_by_key[w.audit_key]

@@ -21,6 +21,18 @@ the fewest compositions) is within the guarantee, which must hold at every setti
 those of a DP-labelled algorithm, and it is listed as its own algorithm ("<name>, at iterations = 1"),
 so the audit at the paper's settings keeps its own verdict beside it.
 
+The floating-point design (`design` = "reachability", variant "floating_point": Mironov 2012,
+`dpclust.audit.floating_point.release_audit`, declared under the item's `table: floating_point:`) has one
+row per algorithm, listed as its own algorithm ("<name>, floating point"): the bound of its event fixed in
+advance with the current mechanisms (`lower_bound`), the same event on the same runs with every release
+made as before the grid (`halved_lower_bound`: the power control, "today's violations"), the counts on
+D and D′ of both, the self-check on D and the rounding control. Its verdicts are a DP-labelled
+algorithm's, power shown only when the legacy bound exceeds the claimed ε and both controls pass. The
+positive control, the legacy raw-float Laplace sampler on its own, comes first: "positive control:
+violation shown" (its claim: the design has power) or "... no violation found" (a failed claim). An
+audited algorithm declared "not applicable: <why>" gets a row with that reason as its verdict, no bound
+and no claim.
+
 The claimed ε is what the algorithm's runs reported spending (the budget, or Lu & Shen's
 bottom-up total under their cap), δ likewise.
 
@@ -42,7 +54,15 @@ import pandas as pd
 from dpclust.fileio import write_text_atomic
 from dpclust.pipeline.aggregate import Check, fmt
 from dpclust.pipeline.audit_job import evaluate
-from dpclust.pipeline.audit_labels import N_FROM_DATA, N_FROM_DATA_SOURCE, PUBLIC_N_FIXED
+from dpclust.pipeline.audit_labels import (
+    CONTROL_KIND,
+    FLOATING_POINT,
+    FLOATING_POINT_DESIGN,
+    N_FROM_DATA,
+    N_FROM_DATA_SOURCE,
+    NOT_APPLICABLE,
+    PUBLIC_N_FIXED,
+)
 from dpclust.pipeline.audit_labels import POWER as POWER_VARIANT
 from dpclust.pipeline.itemkit import name
 
@@ -56,15 +76,26 @@ NOT_DP_NOT_SHOWN = f"{NOT_DP}: no violation found"
 OUTSIDE_SHOWN = "outside the guarantee: leak shown"
 OUTSIDE_NOT_SHOWN = "outside the guarantee: no leak found"
 OUTSIDE = (OUTSIDE_SHOWN, OUTSIDE_NOT_SHOWN)
+#: Verdicts of the floating-point design's positive control (the legacy raw-float Laplace sampler).
+CONTROL_SHOWN = "positive control: violation shown"
+CONTROL_NOT_SHOWN = "positive control: no violation found"
+CONTROL = (CONTROL_SHOWN, CONTROL_NOT_SHOWN)
 VERDICT_COLOURS = {VIOLATION: "#b3261e", POWER: "#1b7f3b", NO_POWER: "#8a8a8a", NOT_DP_SHOWN: "#6a1b9a",
-                   NOT_DP_NOT_SHOWN: "#d08400", OUTSIDE_SHOWN: "#1565c0", OUTSIDE_NOT_SHOWN: "#90caf9"}
+                   NOT_DP_NOT_SHOWN: "#d08400", OUTSIDE_SHOWN: "#1565c0", OUTSIDE_NOT_SHOWN: "#90caf9",
+                   CONTROL_SHOWN: "#00838f", CONTROL_NOT_SHOWN: "#4e342e"}
 #: Appended to the name of the `n_from_data` variant (dpclust.pipeline.audit_labels).
 N_FROM_DATA_NAME = ", N from the data"
+#: Appended to the name of an algorithm's floating-point design row.
+FLOATING_POINT_NAME = ", floating point"
 
 COLUMNS = ["algorithm", "name", "guarantee", "relation", "relation_source", "epsilon_budget", "epsilon_claimed",
            "delta_claimed", "design", "design_title", "statistic", "n_D", "n_Dp", "k", "samples", "confidence",
            "lower_bound", "halved_lower_bound", "p_D", "p_Dp", "event", "threshold", "halved_noise_calls",
-           "verdict", "summary", "note", "wall_time_s"]
+           "verdict", "summary", "note", "wall_time_s",
+           # the floating-point design (`design` = reachability): the event's counts with the current mechanisms
+           # and with the legacy ones (whose bound is `halved_lower_bound`: the positive control), the
+           # self-check on D and the rounding control
+           "events_D", "events_Dp", "legacy_events_D", "legacy_events_Dp", "self_check", "rounding_control"]
 
 
 def guarantee_label(guarantee: Mapping | None) -> str:
@@ -136,6 +167,75 @@ def _row(rec: Mapping, item: Mapping) -> dict:
     }
 
 
+def floating_point_verdict(guarantee: str, lower: float, legacy: float, claimed: float, self_check: bool,
+                           rounding_control: bool) -> str:
+    """The verdict of a floating-point design row: as `verdict`, with the legacy floats' bound as the power
+    control, which counts only with the self-check and the rounding control passed; the positive control
+    (the legacy sampler itself) shows its violation or not."""
+    if guarantee == CONTROL_KIND:
+        return CONTROL_SHOWN if lower > claimed else CONTROL_NOT_SHOWN
+    if guarantee == NOT_DP:
+        return NOT_DP_SHOWN if lower > claimed else NOT_DP_NOT_SHOWN
+    if lower > claimed:
+        return VIOLATION
+    return POWER if (legacy > claimed and self_check and rounding_control) else NO_POWER
+
+
+def _floating_point_row(rec: Mapping, item: Mapping) -> dict:
+    """The row of a floating-point design record (dpclust.pipeline.audit_job.run_floating_point_audit)."""
+    g = CONTROL_KIND if rec.get("control") else guarantee_label(rec.get("guarantee"))
+    plain, legacy = rec["plain"], rec["legacy"]
+    claimed = float(rec["epsilon_claimed"])
+    settings = (rec.get("variant") or {}).get("settings") or {}
+    label = rec.get("name") if rec.get("control") and rec.get("name") else (
+        f"{name(item, rec['algorithm'])} ({rec['algorithm'].split('.')[0]})" + FLOATING_POINT_NAME
+        + (power_suffix(rec) if settings else ""))
+    self_check, rounding = bool(rec["self_check"]["ok"]), bool(rec["rounding_control"]["ok"])
+    return {
+        "algorithm": rec["algorithm"], "name": label, "guarantee": g,
+        "relation": rec["relation"], "relation_source": rec.get("relation_source", ""),
+        "epsilon_budget": rec["epsilon_budget"], "epsilon_claimed": claimed,
+        "delta_claimed": float(rec["delta_claimed"]), "design": rec["design"], "design_title": rec["design_title"],
+        "statistic": rec["statistic"], "n_D": rec["n_D"], "n_Dp": rec["n_Dp"], "k": rec["k"],
+        "samples": rec["samples"], "confidence": rec["confidence"],
+        "lower_bound": plain["epsilon_lower_bound"], "halved_lower_bound": legacy["epsilon_lower_bound"],
+        "p_D": plain["p_D"], "p_Dp": plain["p_Dp"],
+        "event": f"fixed event: {rec['statistic_description']}",
+        "threshold": float("nan"), "halved_noise_calls": legacy.get("releases"),
+        "verdict": floating_point_verdict(g, plain["epsilon_lower_bound"], legacy["epsilon_lower_bound"], claimed,
+                                          self_check, rounding),
+        "summary": True, "note": rec.get("note", ""), "wall_time_s": float(rec.get("cpu_time_s", 0.0)),
+        "events_D": plain["events_D"], "events_Dp": plain["events_Dp"],
+        "legacy_events_D": legacy["events_D"], "legacy_events_Dp": legacy["events_Dp"],
+        "self_check": self_check, "rounding_control": rounding,
+    }
+
+
+def floating_point_declared(item: Mapping) -> dict:
+    """The item's floating-point declaration (`table: floating_point: algorithms:`), {} when none."""
+    return dict((((item.get("table") or {}).get(FLOATING_POINT) or {}).get("algorithms")) or {})
+
+
+def _not_applicable_row(algorithm: str, why: str, recs: list[Mapping], item: Mapping) -> dict:
+    """The row of an algorithm the floating-point design does not apply to: its reason as the verdict."""
+    rec = recs[0]
+    nan = float("nan")
+    row = {col: nan for col in COLUMNS}
+    row.update(algorithm=algorithm, name=f"{name(item, algorithm)} ({algorithm.split('.')[0]})" + FLOATING_POINT_NAME,
+               guarantee=guarantee_label(rec.get("guarantee")), relation=rec["relation"],
+               relation_source=rec.get("relation_source", ""), epsilon_budget=rec["epsilon_budget"],
+               epsilon_claimed=nan, delta_claimed=0.0, design=FLOATING_POINT_DESIGN,
+               design_title="floating point: reachability of the released bits", statistic="event", n_D=0, n_Dp=0,
+               k=nan, samples=0, confidence=rec["confidence"], event="", verdict=why, summary=True, note="",
+               wall_time_s=0.0, halved_noise_calls=None, self_check=None, rounding_control=None)
+    return row
+
+
+def not_applicable(verdict_text) -> bool:
+    """True for a row of an algorithm the floating-point design does not apply to."""
+    return str(verdict_text).startswith(NOT_APPLICABLE)
+
+
 def _max_row(recs: list[Mapping], item: Mapping) -> dict:
     """The maximum over an algorithm's J designs, each bound re-evaluated at confidence
     1 − (1 − c)/J on its stored samples (same split), so the maximum holds at confidence c. The
@@ -172,9 +272,23 @@ def aggregate_audit(records: Iterable[Mapping], item: Mapping, ctx=None) -> pd.D
         if rec.get("kind") != "audit":
             continue
         by_alg.setdefault((rec["algorithm"], variant_of(rec)), []).append(rec)
+    # the floating-point design: an algorithm declared "not applicable: <why>" gets its row (with that
+    # reason as its verdict) when it is audited at all; the positive control comes first
+    audited = {alg: recs for (alg, kind), recs in by_alg.items() if kind == ""}
+    declared = floating_point_declared(item)
+    pending = {(alg, FLOATING_POINT): why for alg, why in declared.items()
+               if isinstance(why, str) and alg in audited and (alg, FLOATING_POINT) not in by_alg}
+    order = sorted(set(by_alg) | set(pending), key=lambda key: (not any(r.get("control") for r in by_alg.get(key, [])),
+                                                                   key))
     rows = []
-    for alg in sorted(by_alg):
+    for alg in order:
+        if alg in pending:
+            rows.append(_not_applicable_row(alg[0], pending[alg], audited[alg[0]], item))
+            continue
         recs = sorted(by_alg[alg], key=lambda r: r["design"])
+        if alg[1] == FLOATING_POINT:
+            rows += [_floating_point_row(r, item) for r in recs]
+            continue
         design_rows = [_row(r, item) for r in recs]
         if len(recs) == 1:
             design_rows[0]["summary"] = True
@@ -209,21 +323,43 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
         "claimed (reported) ε (δ)": [f"{_eps(e)}" + (f" ({d:.0e})" if d > 0 else "") for e, d in
                           zip(table["epsilon_claimed"], table["delta_claimed"])],
         "design": table["design_title"],
-        "|D|/|D'|, k": [f"{a}/{b}, {k}" for a, b, k in zip(table["n_D"], table["n_Dp"], table["k"])],
+        "|D|/|D'|, k": [f"{int(a)}/{int(b)}, {int(k)}" if a == a and b == b and int(b) else ""
+                         for a, b, k in zip(table["n_D"], table["n_Dp"], table["k"])],
         "ε lower bound": [_eps(v) for v in table["lower_bound"]],
-        "halved-noise bound": [_eps(v) for v in table["halved_lower_bound"]],
-        "confidence": [f"{100 * c:.3g} %" for c in table["confidence"]],
-        "samples per side": table["samples"],
+        "halved-noise bound (floating point: legacy floats)": [_eps(v) for v in table["halved_lower_bound"]],
+        "events on D / D′ (legacy)": [_events(r) for r in table.itertuples(index=False)],
+        "confidence": [f"{100 * c:.3g} %" if n == n and n else "" for c, n in zip(table["confidence"],
+                                                                                   table["samples"])],
+        "samples per side": [int(v) if v == v and v else "" for v in table["samples"]],
         "verdict": table["verdict"],
     })
     return out
+
+
+def _events(r) -> str:
+    """A floating-point row's event counts: "current D / D′ (legacy D / D′) of n", with the self-check
+    and the rounding control when one fails; "" for the threshold designs."""
+    if r.design != FLOATING_POINT_DESIGN or not_applicable(r.verdict):
+        return ""
+    text = (f"{int(r.events_D)} / {int(r.events_Dp)} ({int(r.legacy_events_D)} / {int(r.legacy_events_Dp)}) "
+            f"of {int(r.samples)}")
+    if not r.self_check:
+        text += ", self-check failed"
+    if not r.rounding_control:
+        text += ", rounding control failed"
+    return text
 
 
 def _note(table: pd.DataFrame) -> str:
     notes = sorted({f"{n}: {t}" for n, t in zip(table["name"], table["note"]) if isinstance(t, str) and t})
     base = ("Lower bounds: Clopper–Pearson at the stated confidence (event chosen on one half of the samples, "
             "evaluated on the other). Claimed ε: what the runs reported spending. Halved-noise bound: the same "
-            "audit with every noise scale halved (the attack's power). 'no power' is not a pass.")
+            "audit with every noise scale halved (the attack's power). 'no power' is not a pass. Floating point "
+            "(Mironov 2012): an event fixed in advance on the released bits (a coordinate inside the box that no "
+            "Laplace release can produce from D's value), on all samples (Clopper–Pearson, both directions); "
+            "its power control is the same event on the same runs with every release as before the grid (legacy "
+            "floats); events on D are the self-check, and outputs rounded to a data-independent grid never fire "
+            "(rounding control).")
     return base + (" Notes: " + "; ".join(notes) if notes else "")
 
 
@@ -237,6 +373,8 @@ def render_audit_table(table: pd.DataFrame, item: Mapping, stem: str) -> None:
 
 
 def _figure_guarantee(r) -> str:
+    if r.verdict in CONTROL:
+        return "positive control, not DP in floating point"
     if r.verdict in OUTSIDE:
         return f"outside its {r.guarantee} guarantee"
     return "undeclared" if r.guarantee == UNDECLARED else r.guarantee
@@ -250,7 +388,8 @@ def render_audit_figure(table: pd.DataFrame, item: Mapping, stem: str) -> None:
 
     from dpclust.pipeline.plotting import save_figure
 
-    rows = table[table["summary"].astype(bool)].reset_index(drop=True) if len(table) else table
+    rows = table[table["summary"].astype(bool) & ~table["verdict"].map(not_applicable)].reset_index(drop=True) \
+        if len(table) else table
     # a long label (a power variant's settings) is wrapped, so that it does not squeeze the axis
     # ("setting = value" is kept on one line: no-break spaces around "=")
     labels = [textwrap.fill(f"{r.name} [{_figure_guarantee(r)}]".replace(" = ", "\u00a0=\u00a0"), 80)
@@ -282,7 +421,8 @@ def render_audit_figure(table: pd.DataFrame, item: Mapping, stem: str) -> None:
     ax.set_xticks(ticks)
     ax.set_xticklabels([f"{t:g}" for t in ticks])
     ax.xaxis.set_minor_locator(plt.NullLocator())
-    ax.set_xlabel("ε (symlog scale): lower bound (filled), halved-noise bound (open), claimed ε (|)")
+    ax.set_xlabel("ε (symlog scale): lower bound (filled), halved-noise or, floating point, legacy-floats bound "
+                  "(open), claimed ε (|)")
     ax.grid(axis="x", color="0.9")
     used = [v for v in VERDICT_COLOURS if v in set(rows["verdict"])]
     handles = [Line2D([], [], marker="o", ls="", color=VERDICT_COLOURS[v], label=v) for v in used]
@@ -305,14 +445,36 @@ def _evidence(r) -> str:
             f"{fmt(r.halved_lower_bound, 3)})")
 
 
+def _floating_point_evidence(r) -> str:
+    return (f"ε ≥ {fmt(r.lower_bound, 3)} at {100 * r.confidence:.3g} % vs claimed {fmt(r.epsilon_claimed, 3)} "
+            f"(design {r.design_title}; {r.event}; events on D {int(r.events_D)}, on D' {int(r.events_Dp)} of "
+            f"{r.samples}; the same runs with legacy floats: {int(r.legacy_events_D)} and {int(r.legacy_events_Dp)}, "
+            f"ε ≥ {fmt(r.halved_lower_bound, 3)}; self-check on D {'passed' if r.self_check else 'FAILED'}; "
+            f"rounding control {'passed' if r.rounding_control else 'FAILED'})")
+
+
 def check_audit(table: pd.DataFrame, item: Mapping) -> list[Check]:
     """One claim per audited algorithm: DP-labelled (and undeclared) ones show no violation; the
     non-DP variants' violations are shown; the `n_from_data` variants (N read from each neighbour)
-    show the leak that makes N a public input of their guarantee."""
+    show the leak that makes N a public input of their guarantee. The floating-point design: its
+    positive control (the legacy raw-float Laplace sampler) shows its violation; the algorithms it
+    covers are DP-labelled rows like the others; those it does not apply to make no claim."""
     rows = table[table["summary"].astype(bool)] if len(table) else table
     checks: list[Check] = []
     not_dp = []
     for r in rows.itertuples(index=False):
+        if not_applicable(r.verdict):
+            continue
+        floating = r.design == FLOATING_POINT_DESIGN
+        if r.verdict in CONTROL:
+            shown = r.verdict == CONTROL_SHOWN
+            checks.append(Check(
+                f"The floating-point design has power: {r.name} shows its violation", shown,
+                _floating_point_evidence(r), quantity=float(r.lower_bound),
+                threshold=f"lower bound > claimed ε = {fmt(r.epsilon_claimed, 3)}",
+                why="" if shown else ("the design's event did not separate the legacy sampler's outputs on D and D': "
+                                      "it cannot show a floating-point leak (more samples or another event needed)")))
+            continue
         if r.verdict in OUTSIDE:
             shown = r.verdict == OUTSIDE_SHOWN
             checks.append(Check(
@@ -330,7 +492,8 @@ def check_audit(table: pd.DataFrame, item: Mapping) -> list[Check]:
         holds = False if violation else (True if r.verdict == POWER else None)
         checks.append(Check(
             f"No DP-labelled algorithm shows a violation: {r.name} ({label}, {r.relation})", holds,
-            _evidence(r) + f"; verdict: {r.verdict}", quantity=float(r.lower_bound),
+            (_floating_point_evidence(r) if floating else _evidence(r)) + f"; verdict: {r.verdict}",
+            quantity=float(r.lower_bound),
             threshold=f"lower bound ≤ claimed ε = {fmt(r.epsilon_claimed, 3)}, with power",
             why=("privacy bug: the empirical lower bound exceeds the ε the algorithm claims (error probability ≤ "
                  f"{fmt(1 - r.confidence, 2)})") if violation else "", undecided=holds is None))
@@ -342,8 +505,9 @@ def check_audit(table: pd.DataFrame, item: Mapping) -> list[Check]:
         shown = True if r.verdict == NOT_DP_SHOWN else None
         checks.append(Check(
             f"The non-DP variants' violations are shown: {r.name} ({r.relation})", shown,
-            _evidence(r) + ("" if shown else "; not decidable (no power): the attack did not exceed the "
-                                             "reported ε, more samples or a stronger design needed"),
+            (_floating_point_evidence(r) if r.design == FLOATING_POINT_DESIGN else _evidence(r))
+            + ("" if shown else "; not decidable (no power): the attack did not exceed the "
+                                "reported ε, more samples or a stronger design needed"),
             quantity=float(r.lower_bound), threshold=f"lower bound > reported ε = {fmt(r.epsilon_claimed, 3)}",
             undecided=shown is None))
     return checks
