@@ -22,6 +22,7 @@ Every set drawn from a seed is a function of that seed only, so runs with equal 
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -79,12 +80,122 @@ def init_set_seeds(init_seed: int, count: int) -> list[int]:
     return [int(s.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1)) for s in ss.spawn(count)]
 
 
-def kmeans_plus_plus(X: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """k-means++ seeding (scikit-learn's implementation, seeded from `rng`)."""
-    from sklearn.cluster import kmeans_plusplus
+def _row_norms_sq(A: np.ndarray) -> np.ndarray:
+    """‖a‖² of every row, by the same einsum scikit-learn's ``row_norms(A, squared=True)`` runs."""
+    A = np.asarray(A)
+    return np.einsum("ij,ij->i", A, A)
 
-    centers, _ = kmeans_plusplus(X, k, random_state=int(rng.integers(2**31 - 1)))
+
+def _row_batches(n: int, size: int):
+    """Slices of `size` rows over range(n), the last one shorter (``sklearn.utils.gen_batches``)."""
+    start = 0
+    for _ in range(n // size):
+        yield slice(start, start + size)
+        start += size
+    if start < n:
+        yield slice(start, n)
+
+
+def _pp_sq_distances(A: np.ndarray, X: np.ndarray, X_sq: np.ndarray | None) -> np.ndarray:
+    """(m, n) squared distances from the rows of `A` to those of `X`, formed as scikit-learn 1.9's
+    ``_euclidean_distances(A, X, Y_norm_squared=X_sq, squared=True)`` forms them, operation for
+    operation: float64 — ``−2·(A @ X.T)``, then ``+= ‖a‖²`` (a column), then ``+= ‖x‖²`` (`X_sq`,
+    a row), clipped at 0 in place; float32 — the same in float64 on row blocks of both sides
+    upcast (block size from the same memory budget: 10 % of the operands and result, at least
+    10 MiB of 8-byte entries), each block rounded to float32, then clipped at 0 (`X_sq` unused)."""
+    if X.dtype == np.float32:
+        m, n, d = A.shape[0], X.shape[0], A.shape[1]
+        D = np.empty((m, n), dtype=np.float32)
+        budget = max(((1 * m + 1 * n) * d + (1 * m * 1 * n)) / 10, 10 * 2**17)
+        tmp = (1 + 1) * d
+        size = max(int((-tmp + math.sqrt(tmp**2 + 4 * budget)) / 2), 1)
+        for rows in _row_batches(m, size):
+            A64 = A[rows, :].astype(np.float64)
+            A64_sq = _row_norms_sq(A64)[:, None]
+            for cols in _row_batches(n, size):
+                X64 = X[cols, :].astype(np.float64)
+                X64_sq = _row_norms_sq(X64)[None, :]
+                block = -2 * (A64 @ X64.T)
+                block += A64_sq
+                block += X64_sq
+                D[rows, cols] = block.astype(np.float32, copy=False)
+    else:
+        assert X_sq is not None
+        A_sq = _row_norms_sq(A)[:, None]
+        D = -2 * (A @ X.T)
+        D += A_sq
+        D += np.reshape(X_sq, (1, -1))
+    np.maximum(D, np.asarray(0, dtype=D.dtype), out=D)
+    return D
+
+
+def _native_kmeans_pp_input(X, k) -> bool:
+    """The inputs `_greedy_kmeans_pp` reproduces scikit-learn on: a plain 2-D float64/float32
+    (native byte order) array, dense, finite, with 1 ≤ k ≤ n and d ≥ 1. Anything else (which no
+    caller passes: `dpclust.api` hands algorithms C-contiguous float64) goes to scikit-learn itself,
+    so its conversions and its errors stay exactly as they were."""
+    if type(X) not in (np.ndarray, np.memmap) or X.ndim != 2 or X.dtype not in (np.float64, np.float32):
+        return False
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= X.shape[0]:
+        return False
+    if X.shape[1] < 1:
+        return False
+    # sklearn's own O(1)-memory test first (a finite sum), the elementwise one only if it overflowed
+    with np.errstate(over="ignore", invalid="ignore"):
+        finite_sum = np.isfinite(X.sum())
+    return bool(finite_sum or np.isfinite(X).all())
+
+
+def _greedy_kmeans_pp(X: np.ndarray, k: int, random_state: np.random.RandomState) -> np.ndarray:
+    """scikit-learn 1.9's ``_kmeans_plusplus`` (unit sample weights, default local trials) on a
+    dense float array, in the same operations, order, dtypes and shapes (see `kmeans_plus_plus`)."""
+    n, d = X.shape
+    centers = np.empty((k, d), dtype=X.dtype)
+    trials = 2 + int(np.log(k))
+    w = np.ones(n, dtype=X.dtype)
+    X_sq = _row_norms_sq(X) if X.dtype != np.float32 else None  # float32: recomputed blockwise
+
+    first = random_state.choice(n, p=w / w.sum())
+    centers[0] = X[first]
+    closest = _pp_sq_distances(centers[0, np.newaxis], X, X_sq)       # (1, n)
+    potential = closest @ w                                           # (1,)
+    for c in range(1, k):
+        targets = random_state.uniform(size=trials) * potential
+        cand = np.searchsorted(np.cumsum(w * closest), targets)
+        np.clip(cand, None, closest.size - 1, out=cand)              # rounding past the last mass
+        dist = _pp_sq_distances(X[cand], X, X_sq)                     # (trials, n)
+        np.minimum(closest, dist, out=dist)
+        pots = dist @ w.reshape(-1, 1)                                # (trials, 1)
+        best = np.argmin(pots)
+        potential = pots[best]
+        closest = dist[best]
+        centers[c] = X[cand[best]]
     return centers
+
+
+def kmeans_plus_plus(X: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """k-means++ seeding (Arthur & Vassilvitskii 2007, "k-means++: the advantages of careful
+    seeding", SODA): the first centre is a uniform data point; each next one is the best, by the
+    resulting potential Σ_i min_j ‖x_i − c_j‖², of 2 + ⌊ln k⌋ candidates drawn with probability ∝
+    D² (the greedy variant the paper's conclusion mentions).
+
+    It reproduces ``sklearn.cluster.kmeans_plusplus(X, k, random_state=seed)`` of scikit-learn 1.9
+    bit for bit (same seed, same centres), with ``seed = rng.integers(2**31 - 1)`` drawn from `rng`
+    and a ``RandomState(seed)`` stream: the same draws (``choice`` with p = w/Σw, ``uniform`` × the
+    potential, ``searchsorted`` in the cumulative D² clipped to n − 1) and the same floating-point
+    operations in the same order (‖x‖² by einsum; −2·(C @ Xᵀ) + ‖c‖² + ‖x‖², clipped at 0, float32
+    via float64 blocks; potentials as GEMV products with the unit weights; the first argmin).
+    tests/test_initialisation_kmeanspp.py checks the identity against the installed scikit-learn.
+    It is written out rather than imported because ``import sklearn.cluster`` costs ~2 CPU-s in
+    every run job that seeds with k-means++ (issue #42). Inputs outside the reproduced domain
+    (not a dense finite float32/float64 2-D array with 1 ≤ k ≤ n) are passed to scikit-learn."""
+    seed = int(rng.integers(2**31 - 1))
+    if not _native_kmeans_pp_input(X, k):
+        from sklearn.cluster import kmeans_plusplus
+
+        centers, _ = kmeans_plusplus(X, k, random_state=seed)
+        return centers
+    return _greedy_kmeans_pp(X, int(k), np.random.RandomState(seed))
 
 
 def kmedian_plus_plus(X: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
