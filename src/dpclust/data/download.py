@@ -33,12 +33,15 @@ Every file is written to a temporary name in the target directory and moved into
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import os
 import shutil
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -135,10 +138,6 @@ class _Progress:
 
 def _download(url: str, dest: Path, timeout: float) -> None:
     """One attempt: stream `url` into `dest`. Raises _Unavailable / _Truncated / OSError."""
-    import http.client
-    import urllib.error
-    import urllib.request
-
     req = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp, open(dest, "wb") as out:

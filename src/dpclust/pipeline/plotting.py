@@ -6,7 +6,9 @@ PDF/PNG metadata, so the same table gives the same bytes.
 
 from __future__ import annotations
 
+import html as _html
 import math
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -106,8 +108,6 @@ def mark_unavailable(ax, title: str, reason: str = "", status: str = "data_unava
     """Draw a panel without results in one short line: "data unavailable" (why, in three words) or
     "refused" (the algorithm's own limit, shortened); the full reason is in the table and the log.
     No data is ever substituted."""
-    import textwrap
-
     from dpclust.pipeline.itemkit import short_reason
 
     ax.set_title(title)
@@ -147,7 +147,6 @@ def mean_sd_line(ax, x, mean, sd=None, label: str | None = None, band: bool = Fa
 
 
 def _wrap(text: str, width: int) -> str:
-    import textwrap
 
     return "\n".join(textwrap.wrap(text, width)[:4])
 
@@ -200,8 +199,6 @@ document.querySelectorAll('table.sortable').forEach(function (t) {
 
 def html_table(df: pd.DataFrame, title: str = "", note: str = "") -> str:
     """A readable, sortable HTML table (for the report)."""
-    import html as _html
-
     head = "".join(f"<th>{_html.escape(str(c))}</th>" for c in df.columns)
     body = "".join("<tr>" + "".join(f"<td>{_html.escape(_cell(v))}</td>" for v in row) + "</tr>"
                    for row in df.itertuples(index=False))

@@ -6,6 +6,7 @@ closure, so editing how jobs are *planned* must not re-run the experiments.
 
 from __future__ import annotations
 
+import importlib
 import math
 from pathlib import Path
 
@@ -54,8 +55,6 @@ def resolve_delta(delta, n: int) -> float:
 
 def import_object(spec: str, default_module: str | None = None):
     """'pkg.mod:name' (or 'name' looked up in `default_module`) → the object."""
-    import importlib
-
     module_name, _, attr = spec.rpartition(":")
     if not module_name:
         if not default_module:

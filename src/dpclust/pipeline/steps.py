@@ -18,7 +18,10 @@ where `item` is the step spec (a dict: `options`, `title`, `caption`, `names`, .
 
 from __future__ import annotations
 
+import contextlib
 import html
+import sys
+import traceback
 from pathlib import Path
 
 import pandas as pd
@@ -33,10 +36,6 @@ from dpclust.pipeline.resolve import import_object
 def run_logged(log_path, label: str, step):
     """Run `step()` for a Snakemake job: its output and any traceback go to the job's log; a failure
     is one line on stderr naming the step, the error and the log (then exit status 1)."""
-    import contextlib
-    import sys
-    import traceback
-
     log_path = Path(log_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w", encoding="utf-8") as log:

@@ -21,6 +21,9 @@ naming the best DP method, its normalised cost and "✓" (separated) or "≈" (o
 
 from __future__ import annotations
 
+import textwrap
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -141,8 +144,6 @@ def _display(table: pd.DataFrame, item) -> pd.DataFrame:
 
 def render_best(table: pd.DataFrame, item, stem) -> None:
     """`stem.md`, `stem.html` (every row, sortable) and `stem.png`/`stem.pdf` (the matrix)."""
-    from pathlib import Path
-
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     title = item.get("title", "Best private method")
@@ -158,7 +159,6 @@ def render_best(table: pd.DataFrame, item, stem) -> None:
 
 
 def _matrix(table: pd.DataFrame, item, stem, title: str, note: str) -> None:
-    import textwrap
 
     import matplotlib.pyplot as plt
 

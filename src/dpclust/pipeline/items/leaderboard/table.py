@@ -17,6 +17,9 @@ Methods without one report no ε (their ε columns are blank) and are not counte
 
 from __future__ import annotations
 
+import textwrap
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -72,8 +75,6 @@ def _note(table: pd.DataFrame, item) -> str:
 
 def render_table(table: pd.DataFrame, item, stem) -> None:
     """`stem.md`, `stem.html` (the whole table) and `stem.png`/`stem.pdf` (rank maps)."""
-    from pathlib import Path
-
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     title = item.get("title", "Leaderboard")
@@ -163,7 +164,6 @@ def _rank_maps(table: pd.DataFrame, item, stem, title: str, note: str) -> None:
 
 
 def _wrap_lines(text: str, width: int) -> list[str]:
-    import textwrap
 
     return textwrap.wrap(text, width)
 
