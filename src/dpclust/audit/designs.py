@@ -1,9 +1,9 @@
 """Neighbouring designs and output statistics of the privacy audit.
 
-A *design* is a pair of tiny neighbouring datasets in the public box [0, 1]^2 built to stress one
-way a clustering algorithm can leak a record, and the scalar statistic of the released centres
-that an attacker would look at. Every design is a deterministic function of its parameters
-(`n`, the size of D, and `k`) and of the neighbouring relation:
+A *design* is a pair of tiny neighbouring datasets in the public box [0, 1]^d (d = 2, but d = 100
+for ``high_dim_corner``) built to stress one way a clustering algorithm can leak a record, and the
+scalar statistic of the released centres that an attacker would look at. Every design is a
+deterministic function of its parameters (`n`, the size of D, and `k`) and of the neighbouring relation:
 
 * ``add/remove one record``: D' = D ∪ {target} (|D'| = n + 1);
 * ``replace one record (n public)``: D' = D with its last record replaced by the target
@@ -34,6 +34,26 @@ The designs (`DESIGNS`):
     so an algorithm that releases an exact sum (even divided by a noisy count) releases a centre
     exactly on it under D and off it under D'. Statistic: the largest distance of a released
     centre from the diagonal.
+``high_dim_corner`` (default n = 1, k = 1; d = 100: Balcan et al.'s authors' calibration)
+    D: n records at the centre of [0, 1]^100; the target is the corner (1, …, 1). Statistic: the
+    largest number of coordinates of a released centre strictly inside the box (0, 1), i.e. not
+    clipped to its faces. It reads the per-coordinate noise scale of a released noisy mean. The
+    authors' code (`balcan2017.balcan_authors`, `dpclust.balcan2017.algorithm._authors_recovery`)
+    releases clip(x̄_S + Lap(Λ/(ε_s·|S|))) in every coordinate: Λ = √d·h, the L2 radius, stands in
+    for the L1 sensitivity d·h = √d·Λ of the cluster sum (the noise is √d = 10 times too small),
+    and |S| is the EXACT count. At n = 1 the cluster holds 1 record under D and 2 under D': the
+    scale halves, and the number of unclipped coordinates, ≈ d·|S|·h·ε_s/Λ = |S|·ε_s·√d, doubles
+    (≈ 1.65 vs 3.3 at the authors' last stage, ε_s = ε/6). With noise calibrated to the L1
+    sensitivity, √d times as large, it would be ≈ |S|·ε_s (0.17 vs 0.33); with a noisy count the
+    scale would not tell |S|. The bound needs the two together (at ε_s = ε/6 and 2,000 samples: 1.9
+    for the authors' release, 0.19 with the L1 sensitivity, 0 with a noisy count;
+    tests/audits/test_audit_high_dim_design.py). Why not the √d factor alone (a statistic on the
+    shift of the released mean, n large): per-coordinate Laplace noise spreads a record's privacy
+    loss over the d coordinates, ≈ Gaussian with μ ≈ ε_s·√d·h/Λ = ε_s, far from the worst case
+    √d·ε_s (which needs all d coordinates on one side, probability 2^-d); at ε_s = ε/6, or even
+    ε/2, no threshold event on a few thousand samples exceeds ε. For the same reason a DP release
+    at d = 100 (the paper's calibration, `balcan2017.balcan`: μ ≈ ε_s/√d) shows nothing here even
+    with the noise halved: on this design the paper's algorithm has no power.
 
 The statistic never depends on the samples, only on the design (`audit.audit`'s contract).
 """
@@ -48,9 +68,11 @@ import numpy as np
 
 from dpclust.api import DPClustError
 
-#: The public box of every design (d = 2).
+#: The public box of every design, [0, 1]^d; d = DIMENSION unless the design says otherwise.
 BOUNDS = (0.0, 1.0)
 DIMENSION = 2
+#: d of the high-dimensional design (Balcan et al.'s authors' calibration: the noise is √d times too small).
+HIGH_DIMENSION = 100
 
 ADD_REMOVE = "add/remove one record"
 REPLACE_ONE = "replace one record (n public)"
@@ -64,11 +86,11 @@ def relation_kind(text: str | None) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# statistics of the released centres (k, 2)
+# statistics of the released centres (k, d), d = the target's length
 # ---------------------------------------------------------------------------------------------
 def nearest_distance(centers: np.ndarray, target: np.ndarray) -> float:
     """Distance from the target record to the nearest released centre."""
-    c = np.asarray(centers, dtype=float).reshape(-1, DIMENSION)
+    c = np.asarray(centers, dtype=float).reshape(-1, np.size(target))
     return float(np.sqrt(((c - target) ** 2).sum(axis=1)).min())
 
 
@@ -78,9 +100,18 @@ def diagonal_offset(centers: np.ndarray, target: np.ndarray) -> float:
     return float(np.abs(c[:, 0] - c[:, 1]).max() / math.sqrt(2.0))
 
 
+def interior_coordinates(centers: np.ndarray, target: np.ndarray) -> float:
+    """Largest number of coordinates of a released centre strictly inside the box (BOUNDS), i.e. not
+    clipped onto a face: how many coordinates a released noisy mean's noise leaves inside."""
+    c = np.asarray(centers, dtype=float).reshape(-1, np.size(target))
+    return float(((c > BOUNDS[0]) & (c < BOUNDS[1])).sum(axis=1).max())
+
+
 STATISTICS: dict[str, tuple[Callable[[np.ndarray, np.ndarray], float], str]] = {
     "nearest_distance": (nearest_distance, "distance from the target record to the nearest centre"),
     "diagonal_offset": (diagonal_offset, "largest distance of a centre from the diagonal x = y"),
+    "interior_coordinates": (interior_coordinates, "largest number of coordinates of a centre strictly inside "
+                                                   "the box (not clipped)"),
 }
 
 
@@ -90,16 +121,21 @@ STATISTICS: dict[str, tuple[Callable[[np.ndarray, np.ndarray], float], str]] = {
 @dataclass(frozen=True)
 class Design:
     """A neighbouring design: base records (n of them, from `base(n)`), a target record, the
-    statistic, default n and k, and a one-line description for the table."""
+    statistic, default n and k, and a one-line description for the table; the records have
+    `dimension` coordinates (the target's length)."""
 
     name: str
     title: str
     description: str
-    target: tuple[float, float]
+    target: tuple[float, ...]
     statistic: str
     n: int
     k: int
     base: Callable[[int], np.ndarray]
+
+    @property
+    def dimension(self) -> int:
+        return len(self.target)
 
     def datasets(self, n: int | None = None, relation: str = ADD_REMOVE) -> tuple[np.ndarray, np.ndarray]:
         """(D, D') under `relation` (see module docstring)."""
@@ -123,6 +159,12 @@ class Design:
 def _uniform_square(lo: float, hi: float, seed: int) -> Callable[[int], np.ndarray]:
     def base(n: int) -> np.ndarray:
         return np.random.default_rng(seed).uniform(lo, hi, size=(n, DIMENSION))
+    return base
+
+
+def _box_centre(d: int) -> Callable[[int], np.ndarray]:
+    def base(n: int) -> np.ndarray:
+        return np.full((n, d), 0.5 * (BOUNDS[0] + BOUNDS[1]))
     return base
 
 
@@ -153,6 +195,12 @@ DESIGNS: dict[str, Design] = {
         "D: n records on the diagonal x = y; D': a record (0.9, 0.1) off it (an exact sum or mean of D's "
         "records lies exactly on the diagonal)",
         (0.9, 0.1), "diagonal_offset", n=20, k=1, base=_diagonal(0.2, 0.5, 4)),
+    "high_dim_corner": Design(
+        "high_dim_corner", f"corner outlier, d = {HIGH_DIMENSION}",
+        f"D: n records at the centre of [0, 1]^{HIGH_DIMENSION}; D': the corner (1, ..., 1) added. Statistic: "
+        "coordinates of the released centre not clipped to the box (a noisy mean's per-coordinate noise "
+        "scale; at n = 1 an exact count halves it on D')",
+        (1.0,) * HIGH_DIMENSION, "interior_coordinates", n=1, k=1, base=_box_centre(HIGH_DIMENSION)),
 }
 
 

@@ -44,7 +44,7 @@ import numpy as np
 
 from dpclust import __version__
 from dpclust.api import DPClustError
-from dpclust.audit.designs import ADD_REMOVE, BOUNDS, DIMENSION, RELATIONS, STATISTICS, design
+from dpclust.audit.designs import ADD_REMOVE, BOUNDS, RELATIONS, STATISTICS, design
 from dpclust.audit.floating_point import release_audit
 from dpclust.audit.statistics import AuditResult, audit_samples, halved_noise
 from dpclust.pipeline.audit_labels import FLOATING_POINT_DESIGN
@@ -90,12 +90,13 @@ def _finite(x: float):
 
 def _sample(function, data, k, epsilon, delta, settings, stat, n, rng, spent):
     out = np.empty(n)
+    shape = (k, data.shape[1])   # the design's dimension (2, or d = 100 for high_dim_corner)
     for i in range(n):
         run_settings = dict(settings, init_seed=int(rng.integers(2**63)))
         res = function(data, k, epsilon, delta, rng, run_settings)
         centers = np.asarray(res.centers, dtype=float)
-        if centers.shape != (k, DIMENSION) or not np.isfinite(centers).all():
-            raise DPClustError(f"the algorithm returned centres of shape {centers.shape} (expected {(k, DIMENSION)}) "
+        if centers.shape != shape or not np.isfinite(centers).all():
+            raise DPClustError(f"the algorithm returned centres of shape {centers.shape} (expected {shape}) "
                                "or non-finite values")
         spent.append((float(res.epsilon_spent), float(res.delta_spent)))
         out[i] = stat(centers)
