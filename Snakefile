@@ -15,6 +15,7 @@ from snakemake.utils import min_version
 
 from dpclust.pipeline import status
 from dpclust.pipeline.records import released_path
+from dpclust.pipeline.run_job import git_commit
 from dpclust.pipeline.scheduler_fix import keep_one_reevaluation_timer
 from dpclust.pipeline.configuration import load_config
 from dpclust.pipeline.planning import plan
@@ -75,6 +76,11 @@ if workflow.is_main_process:
 onsuccess:
     print(status.final_summary(PLAN.datasets, DATA, f"{PLAN.summary_stem}.csv",
                                status.cost_line(STARTED, workflow.local_exec)), file=sys.stderr)
+    if workflow.local_exec and not workflow.dryrun:
+        # what this run cost, for the performance page (benchmarks/performance_page.py --add-run FILE)
+        _cost = status.record_invocation("logs/invocations", STARTED, CFG.get("preset", "full"),
+                                         git_commit(), f"{PLAN.summary_stem}.csv")
+        print(f"  (recorded in {_cost})", file=sys.stderr)
 
 
 onerror:

@@ -177,10 +177,17 @@ def main(argv=None) -> int:
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument("--data-dir", default=None, help="where processed files are (default: a temp dir)")
     parser.add_argument("--json", default=None, help="also write the per-group estimates here")
+    parser.add_argument("--summary", default=str(SUMMARY), help="where the totals of a whole-protocol "
+                        "estimate (every paper, offline data) are written ('' for nowhere)")
     parser.add_argument("--quiet", action="store_true", help="no line per sampled key")
     parser.add_argument("--jobs", type=int, default=1, help="timing processes (the workflow runs one job a core)")
     parser.add_argument("--cache", default=None, help="JSON of timings to reuse while an algorithm's code is unchanged")
+    parser.add_argument("--summarize", default=None, metavar="GROUPS_JSON",
+                        help="time nothing: write --summary from the per-group rows an earlier run wrote (--json)")
     args = parser.parse_args(argv)
+    if args.summarize:
+        write_summary(Path(args.summary), args.preset, json.loads(Path(args.summarize).read_text()))
+        return 0
 
     from dpclust.pipeline.configuration import load_config
     from dpclust.pipeline.planning import plan
@@ -287,7 +294,47 @@ def main(argv=None) -> int:
               f"  ({r['jobs']} jobs, {r['seeds']} runs, {r.get('per_seed_s', 0):.3f} s/run)")
     if args.json:
         Path(args.json).write_text(json.dumps([dict(r, group=list(r["group"])) for r in rows], indent=1))
+    if args.summary and not args.paper and not args.all_datasets:
+        write_summary(Path(args.summary), args.preset, [dict(r, group=list(r["group"])) for r in rows],
+                      n_samples, n_todo)
     return 0
+
+
+#: the committed record of the last whole-protocol estimate (the performance issue's target reads it;
+#: benchmarks/performance_page.py renders it)
+SUMMARY = REPO / "benchmarks" / "results" / "estimate_full_protocol.json"
+PAPERS = ("su2016", "balcan2017", "nguyen2021", "cohenaddad2022", "lushen2020")
+
+
+def write_summary(path: Path, preset: str, rows: list[dict], n_samples: int | None = None,
+                  n_timed: int | None = None, top: int = 10) -> dict:
+    """Write what the estimate printed, from its per-group rows (`--json`), in CPU-hours: the total,
+    the five papers, the leaderboard (the baselines table is in the total only), each part, the
+    dearest algorithms and groups, and the datasets it could not time."""
+    def hours(seconds: float) -> float:
+        return round(seconds / 3600, 3)
+
+    by_paper: dict[str, float] = defaultdict(float)
+    by_algorithm: dict[str, float] = defaultdict(float)
+    for r in rows:
+        by_paper[r["group"][0]] += r["cpu_s"]
+        by_algorithm[r["group"][2]] += r["cpu_s"]
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                            text=True).stdout.strip() or None
+    summary = {"commit": commit, "preset": preset, "total_cpu_hours": hours(sum(by_paper.values())),
+               "papers_cpu_hours": hours(sum(v for k, v in by_paper.items() if k in PAPERS)),
+               "leaderboard_cpu_hours": hours(by_paper.get("leaderboard", 0.0)),
+               "by_part_cpu_hours": {k: hours(v) for k, v in sorted(by_paper.items())},
+               "top_algorithms_cpu_hours": {k: hours(v) for k, v in
+                                            sorted(by_algorithm.items(), key=lambda kv: -kv[1])[:top]},
+               "top_groups": [{"group": "/".join(map(str, r["group"])), "cpu_hours": hours(r["cpu_s"]),
+                               "runs": r["seeds"]} for r in sorted(rows, key=lambda r: -r["cpu_s"])[:top]],
+               "skipped_datasets": sorted({r["group"][3] for r in rows if r.get("skipped")}),
+               "timing_samples": n_samples, "timed_now": n_timed,
+               "what": "run jobs only (audits, aggregation and figures not included); offline datasets"}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return summary
 
 
 if __name__ == "__main__":

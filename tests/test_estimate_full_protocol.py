@@ -61,3 +61,37 @@ def test_one_paper_is_estimated_from_timings_at_each_sampled_epsilon(tmp_path, m
     cache = json.loads((tmp_path / "cache.json").read_text())
     timed_eps = {json.loads(k.split("|", 1)[1])[-1] for k in cache}
     assert len(timed_eps) > 1                          # more than one ε per sample key was timed
+
+
+def test_the_whole_protocol_estimate_is_written_with_its_parts(estimate, tmp_path):
+    rows = [{"group": ["su2016", "fig1", "su2016.eugkm", "s1", 15], "cpu_s": 3600.0, "seeds": 10},
+            {"group": ["balcan2017", "fig2", "balcan2017.balcan", "s1", 4], "cpu_s": 1800.0, "seeds": 5},
+            {"group": ["leaderboard", "table", "su2016.eugkm", "iris", 3], "cpu_s": 7200.0, "seeds": 20},
+            {"group": ["baselines", "table", "baselines.lloyd", "image", 3], "cpu_s": 0.0, "seeds": 3,
+             "skipped": True},
+            {"group": ["baselines", "table", "baselines.lloyd", "iris", 3], "cpu_s": 360.0, "seeds": 3}]
+    got = estimate.write_summary(tmp_path / "r" / "e.json", "full", rows, 10, 4, top=2)
+    assert json.loads((tmp_path / "r" / "e.json").read_text()) == got
+    assert got["total_cpu_hours"] == 3.6 and got["papers_cpu_hours"] == 1.5
+    assert got["leaderboard_cpu_hours"] == 2.0 and got["by_part_cpu_hours"]["baselines"] == 0.1
+    assert got["top_algorithms_cpu_hours"] == {"su2016.eugkm": 3.0, "balcan2017.balcan": 0.5}
+    assert [g["group"] for g in got["top_groups"]] == ["leaderboard/table/su2016.eugkm/iris/3",
+                                                         "su2016/fig1/su2016.eugkm/s1/15"]
+    assert got["commit"] and got["skipped_datasets"] == ["image"]
+    groups = tmp_path / "groups.json"
+    groups.write_text(json.dumps(rows))
+    again = tmp_path / "again.json"
+    assert estimate.main(["--summarize", str(groups), "--summary", str(again)]) == 0
+    assert {k: v for k, v in json.loads(again.read_text()).items() if k not in ("timing_samples", "timed_now")} \
+        == {k: v for k, v in estimate.write_summary(tmp_path / "x.json", "full", rows).items()
+            if k not in ("timing_samples", "timed_now")}
+
+
+def test_the_committed_estimate_names_its_commit_and_parts():
+    """benchmarks/results/estimate_full_protocol.json is what the last whole-protocol estimate printed."""
+    path = REPO / "benchmarks" / "results" / "estimate_full_protocol.json"
+    if not path.exists():
+        pytest.skip("no whole-protocol estimate committed yet")
+    got = json.loads(path.read_text())
+    assert {"commit", "total_cpu_hours", "papers_cpu_hours", "leaderboard_cpu_hours"} <= set(got)
+    assert got["total_cpu_hours"] == pytest.approx(sum(got["by_part_cpu_hours"].values()), abs=0.01)

@@ -31,11 +31,16 @@ Files: `write_json_atomic` writes a run job's file and, beside it, its publishab
 
 from __future__ import annotations
 
+import hashlib
+import json
 import platform
+import shutil
 import subprocess
 import time
 import zlib
 from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -102,7 +107,8 @@ def _jsonable(obj):
 
 
 @lru_cache(maxsize=1)
-def _git_commit() -> str:
+def git_commit() -> str:
+    """The checkout's HEAD commit (records and invocation logs name it), or "unknown"."""
     try:
         out = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True,
                              text=True, timeout=5)
@@ -112,7 +118,6 @@ def _git_commit() -> str:
 
 
 def _versions() -> dict:
-    from importlib import metadata
 
     out = {"python": platform.python_version()}
     for pkg in ("numpy", "scipy", "h5py", "scikit-learn"):
@@ -181,9 +186,6 @@ class BlockCheckpoint:
     """
 
     def __init__(self, out_path, batch: dict, data_sha256: dict | None, code_hash: str):
-        import hashlib
-        import json
-        from pathlib import Path
 
         out_path = Path(out_path)
         self.dir = out_path.parent / f".{out_path.name}.blocks"
@@ -200,7 +202,6 @@ class BlockCheckpoint:
             write_text_atomic(self.key, key_file)
 
     def get(self, index: int) -> dict | None:
-        import json
 
         try:
             return json.loads((self.dir / f"{index}.json").read_text(encoding="utf-8"))
@@ -213,7 +214,6 @@ class BlockCheckpoint:
         _write(record, self.dir / f"{index}.json")   # a kept block: no publishable view
 
     def discard(self) -> None:
-        import shutil
 
         shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -255,7 +255,7 @@ def run_spec(spec: dict, data_path: str, data_sha256: str | None = None, *, _loa
         "dataset": spec["dataset"], "algorithm": algorithm, "function": spec["function"],
         "private": bool(spec["private"]), "k": k, "epsilon": epsilon, "transform": spec["transform"],
         "seeds": seeds, "base_seed": spec["base_seed"], "init_sets": spec["init_sets"],
-        "dpclust_version": __version__, "git_commit": _git_commit(), "versions": _versions(),
+        "dpclust_version": __version__, "git_commit": git_commit(), "versions": _versions(),
         "diagnostics_note": DIAGNOSTICS_NOTE,
         # releases lie on a grid of 2^-GRID_BITS of the noise scale; each run's diagnostics say the δ
         # floating-point sampling adds (the guarantee: dpclust.mechanisms.FLOATING_POINT_GUARANTEE)

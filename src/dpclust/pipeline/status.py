@@ -174,6 +174,24 @@ def cost_line(started: float, local: bool = True) -> str:
             f"largest process {peak / 1e9:.2f} GB")
 
 
+def record_invocation(directory: str | Path, started: float, preset: str, commit: str,
+                      summary_csv: str | Path | None = None, now: float | None = None) -> Path:
+    """Write what this (local) invocation cost as `<directory>/<UTC time>.json`: the preset, the
+    commit, wall seconds, CPU seconds and the largest process (`invocation_cost`), and the papers'
+    claims per paper. The performance page (benchmarks/performance_page.py --add-run FILE) is made
+    from such records; they are logs, outside the results the DAG tracks."""
+    now = time.time() if now is None else now
+    cpu, peak = invocation_cost()
+    record = {"preset": preset, "commit": commit,
+              "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)),
+              "wall_s": round(max(0.0, now - started), 1), "cpu_s": round(cpu, 1), "peak_bytes": int(peak),
+              "claims": claim_totals(summary_csv) if summary_csv else ""}
+    out = Path(directory) / f"{record['finished_utc'].replace(':', '')}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    return out
+
+
 def final_summary(datasets: Iterable[str], data_dir: str | Path, summary_csv: str | Path,
                   cost: str | None = None) -> str:
     lines = ["dpclust: done.", "  " + claim_totals(summary_csv)]
