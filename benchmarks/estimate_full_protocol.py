@@ -5,7 +5,8 @@
         [--data-dir DIR] [--jobs 2] [--cache FILE]
 
 For every (algorithm, dataset, transform, k, settings) the blocks of the plan use, the script times
-a sample of real runs (a block's own spec, one thread, data loaded once per dataset as a run job
+(in CPU seconds of its single-threaded worker, so other work on the machine barely moves it) a
+sample of real runs (a block's own spec, one thread, data loaded once per dataset as a run job
 does) at the smallest, the middle and the largest ε of those blocks (`--epsilon-points`), and
 extrapolates to every seed of every block that shares it: a block's time per run is interpolated
 between the two sampled ε around its own, linearly in log ε (many algorithms cost more at larger ε:
@@ -27,6 +28,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -83,9 +85,10 @@ def _process_overhead(spec: dict, data: str) -> float:
         out = Path(tmp) / "r.json"
         cmd = [sys.executable, "-m", "dpclust.pipeline", "run", "--spec", json.dumps(dict(spec, seeds=[0, 1])),
                "--data", data, "--allow-unavailable", "--out", str(out)]
-        t = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run(cmd, check=True, capture_output=True)
-        total = time.perf_counter() - t
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        total = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)   # CPU, as the runs
         runs = sum(r["wall_time_s"] for r in json.loads(out.read_text())["runs"])
     return max(0.0, total - runs)
 
@@ -132,7 +135,7 @@ def _sample_key(spec: dict) -> tuple:
 def _cache_key(code: str, key: tuple) -> str:
     """A timing is reused while the algorithm's code (its module and every dpclust module it
     imports, `dpclust.pipeline.codehash`) and the sample key are unchanged."""
-    return code + "|" + json.dumps(list(key))
+    return "cpu|" + code + "|" + json.dumps(list(key))   # "cpu|": CPU seconds (earlier caches held wall time)
 
 
 def _time_samples(task) -> list:
@@ -154,8 +157,11 @@ def _time_samples(task) -> list:
             warm.add(spec["function"])
         timed, n_timed = 0.0, 0
         while n_timed < count and (n_timed == 0 or timed < budget_s):
-            rec = run_spec(dict(spec, seeds=[start + n_timed, 1]), data, _loaded=cache)
-            timed += sum(r["wall_time_s"] for r in rec["runs"])
+            # CPU time of this (single-threaded) process, not wall time: an estimate timed beside other
+            # work would otherwise count the waits (wall-timed beside other processes it came out ~2x)
+            t0 = time.process_time()
+            run_spec(dict(spec, seeds=[start + n_timed, 1]), data, _loaded=cache)
+            timed += time.process_time() - t0
             n_timed += 1
         out.append((list(key), timed / n_timed))
         if not quiet:
