@@ -157,8 +157,8 @@ def _time_samples(task) -> list:
             warm.add(spec["function"])
         timed, n_timed = 0.0, 0
         while n_timed < count and (n_timed == 0 or timed < budget_s):
-            # CPU time of this (single-threaded) process, not wall time: an estimate timed beside other
-            # work would otherwise count the waits (wall-timed beside other processes it came out ~2x)
+            # CPU time of this (single-threaded) process, not wall time, which also counts the waits
+            # for the cores when other work runs beside the estimate
             t0 = time.process_time()
             run_spec(dict(spec, seeds=[start + n_timed, 1]), data, _loaded=cache)
             timed += time.process_time() - t0

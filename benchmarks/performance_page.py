@@ -37,7 +37,7 @@ def estimate_section(est: dict) -> list[str]:
     met = {k: est[k] <= v for k, v in TARGETS.items()}
     lines = [f"## The full protocol, estimated (commit {est['commit']})", "",
              f"`benchmarks/estimate_full_protocol.py` times sample runs of every planned (algorithm, data, k, "
-             f"settings) at up to three ε and extrapolates to every seed ({est['what']}).", "",
+             f"settings) at up to three ε, in CPU seconds, and extrapolates to every seed: {est['what']}.", "",
              "| part | CPU-hours | target | met |", "|---|---:|---:|---|"]
     for key, label in (("total_cpu_hours", "total"), ("papers_cpu_hours", "the five papers"),
                        ("leaderboard_cpu_hours", "the leaderboard")):
