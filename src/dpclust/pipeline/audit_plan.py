@@ -169,12 +169,7 @@ def audit_jobs(config: dict, paper: str, item_name: str, audit: dict, results_di
             raise DPClustError(f"{where}: {alg} takes no privacy budget (private: false); there is nothing to audit")
         guarantee = resolved.get("guarantee")
         relation, source, fixed_n, variant_source = _relation(resolved, p)
-        if "delta" in p:
-            delta = float(p["delta"])
-        elif guarantee is not None and guarantee.get("kind") == "(ε, δ)-DP":
-            delta = float(audit["delta"])
-        else:
-            delta = 0.0
+        delta = _delta(p, guarantee, audit)
         variant_designs = p.get(N_FROM_DATA) or []
         if variant_designs and not fixed_n:
             raise DPClustError(f"{where}/params/{alg}/{N_FROM_DATA}: the variant 'N read from each dataset' is for "
@@ -256,6 +251,16 @@ def _unknown_keys(entry: dict, allowed: tuple[str, ...], where: str) -> None:
     unknown = sorted(set(entry) - set(allowed))
     if unknown:
         raise DPClustError(f"{where}: unknown key(s) {unknown}; known: {', '.join(allowed)}")
+
+
+def _delta(declared: dict, guarantee: dict | None, audit: dict) -> float:
+    """The δ an audit job runs at: the one `declared` for it, else the audit's δ for an (ε, δ)-DP
+    algorithm, else 0."""
+    if "delta" in declared:
+        return float(declared["delta"])
+    if guarantee is not None and guarantee.get("kind") == "(ε, δ)-DP":
+        return float(audit["delta"])
+    return 0.0
 
 
 def floating_point_jobs(config: dict, paper: str, item_name: str, audit: dict, fp, algorithms: list[str],
@@ -348,12 +353,7 @@ def floating_point_jobs(config: dict, paper: str, item_name: str, audit: dict, f
             raise DPClustError(f"{at}: {alg} takes no privacy budget (private: false); there is nothing to audit")
         relation, source, fixed_n, _ = _relation(resolved, p)
         guarantee = resolved.get("guarantee")
-        if "delta" in entry:
-            delta = float(entry["delta"])
-        elif guarantee is not None and guarantee.get("kind") == "(ε, δ)-DP":
-            delta = float(audit["delta"])
-        else:
-            delta = 0.0
+        delta = _delta(entry, guarantee, audit)
         k = entry.get("k", 1)
         if not (isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= len(records)):
             raise DPClustError(f"{at}/k: expected an integer in [1, {len(records)}] (the records of D), got {k!r}")

@@ -153,11 +153,7 @@ def _row(rec: Mapping, item: Mapping) -> dict:
         "algorithm": rec["algorithm"],
         "name": f"{name(item, rec['algorithm'])} ({rec['algorithm'].split('.')[0]})" + suffix,
         "guarantee": g,
-        "relation": rec["relation"], "relation_source": rec.get("relation_source", ""),
-        "epsilon_budget": rec["epsilon_budget"], "epsilon_claimed": claimed,
-        "delta_claimed": float(rec["delta_claimed"]), "design": rec["design"], "design_title": rec["design_title"],
-        "statistic": rec["statistic"], "n_D": rec["n_D"], "n_Dp": rec["n_Dp"], "k": rec["k"],
-        "samples": rec["samples"], "confidence": rec["confidence"],
+        **_design_fields(rec, claimed),
         "lower_bound": plain["epsilon_lower_bound"], "halved_lower_bound": halved["epsilon_lower_bound"],
         "p_D": plain["p_D"], "p_Dp": plain["p_Dp"], "event": f"stat {plain['event']} t ({plain['direction']})",
         "threshold": plain["threshold"], "halved_noise_calls": halved.get("noise_calls"),
@@ -165,6 +161,16 @@ def _row(rec: Mapping, item: Mapping) -> dict:
         "summary": False, "note": rec.get("note", ""),
         "wall_time_s": float(plain.get("wall_time_s", 0.0)) + float(halved.get("wall_time_s", 0.0)),
     }
+
+
+def _design_fields(rec: Mapping, claimed: float) -> dict:
+    """The columns every audit row takes from its record (and the claimed ε), in the table's order."""
+    return {"relation": rec["relation"], "relation_source": rec.get("relation_source", ""),
+            "epsilon_budget": rec["epsilon_budget"], "epsilon_claimed": claimed,
+            "delta_claimed": float(rec["delta_claimed"]),
+            "design": rec["design"], "design_title": rec["design_title"], "statistic": rec["statistic"],
+            "n_D": rec["n_D"], "n_Dp": rec["n_Dp"], "k": rec["k"], "samples": rec["samples"],
+            "confidence": rec["confidence"]}
 
 
 def floating_point_verdict(guarantee: str, lower: float, legacy: float, claimed: float, self_check: bool,
@@ -193,11 +199,7 @@ def _floating_point_row(rec: Mapping, item: Mapping) -> dict:
     self_check, rounding = bool(rec["self_check"]["ok"]), bool(rec["rounding_control"]["ok"])
     return {
         "algorithm": rec["algorithm"], "name": label, "guarantee": g,
-        "relation": rec["relation"], "relation_source": rec.get("relation_source", ""),
-        "epsilon_budget": rec["epsilon_budget"], "epsilon_claimed": claimed,
-        "delta_claimed": float(rec["delta_claimed"]), "design": rec["design"], "design_title": rec["design_title"],
-        "statistic": rec["statistic"], "n_D": rec["n_D"], "n_Dp": rec["n_Dp"], "k": rec["k"],
-        "samples": rec["samples"], "confidence": rec["confidence"],
+        **_design_fields(rec, claimed),
         "lower_bound": plain["epsilon_lower_bound"], "halved_lower_bound": legacy["epsilon_lower_bound"],
         "p_D": plain["p_D"], "p_Dp": plain["p_Dp"],
         "event": f"fixed event: {rec['statistic_description']}",
