@@ -34,8 +34,10 @@ from dpclust.api import DPClustError
 
 TAGS = ("STATED", "INFERRED", "EXT", "MISSING→REC", "REC")
 
-#: Keys the runner (or an estimator) adds to every call; they are not declared settings.
-RUNTIME_KEYS = frozenset({"bounds", "init_seed", "init_pool_seeds"})
+#: Keys the runner (or an estimator) adds to a call; they are not declared settings. `reference_runs`:
+#: what recorded runs of other algorithms at the same (dataset, k, ε, seed) returned, for a run group
+#: that declares them (Lu & Shen's baselines read Algorithm 1's total from them).
+RUNTIME_KEYS = frozenset({"bounds", "init_seed", "init_pool_seeds", "reference_runs"})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -244,7 +246,7 @@ class Settings(Mapping[str, Setting]):
 
     def complete(self, given: Mapping[str, Any] | None = None, where: str = "settings") -> dict[str, Any]:
         """Defaults overlaid with `given`; unknown names and invalid values raise `DPClustError`.
-        Runtime keys (bounds, init_seed, init_pool_seeds) pass through unchecked."""
+        Runtime keys (`RUNTIME_KEYS`) pass through unchecked."""
         given = dict(given or {})
         unknown = sorted(set(given) - set(self._settings) - RUNTIME_KEYS)
         if unknown:

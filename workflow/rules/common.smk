@@ -59,8 +59,9 @@ def run_args(w):
     each processed input and the hash of the code it runs; one param, so that a change of any re-runs it."""
     batch = run_job(w)
     ids = canonical_json({d: data_id(d) for d in batch.datasets})
+    refs = "".join(f" {shlex.quote(path)}" for path in batch.reference_files)
     return (f"--spec {shlex.quote(batch.spec_json)} --data-sha256 {shlex.quote(ids)}"
-            f" --code-hash {RUN_CODE[w.algorithm]}")
+            f" --code-hash {RUN_CODE[w.algorithm]}" + (f" --reference-records{refs}" if refs else ""))
 
 
 # ------------------------------------------------------------------------------------- data

@@ -18,6 +18,9 @@ RUN_CODE = {
 rule run:
     input:
         data=lambda w: [data_input(d) for d in run_job(w).datasets],
+        # the recorded runs the batch reads (its group's reference_runs: Lu & Shen's baselines take
+        # Algorithm 1's total from the runs of the same seed)
+        references=lambda w: run_job(w).reference_files,
     output:
         # the record, and beside it its publishable view (dpclust.pipeline.records.released_only)
         record=f"{RESULTS}/runs/{{paper}}/{{item}}/{{group}}/{{data}}/{{algorithm}}.json",

@@ -10,11 +10,13 @@ Algorithm 1 and GUPT, then calculate their overall privacy budgets. Next we take
 privacy budget of Algorithm 1 as the overall privacy budget for the methods [that] cannot
 converge" (SU, PrivGene, DWORK, BLUM). So each wrapper here
 1. takes a total ε_ref (setting ``budget_reference``):
-   * ``larger`` (default), ``prior``, ``posterior``: the paper's protocol. Algorithm 1 is run from the
-     same shared initial centroids with an independent child generator (one run per strategy; ``larger``
-     runs both and takes the larger total) and ε_ref is its bottom-up total ε₀ + (#sampling
-     iterations)·ε_step (≤ the run's cap `epsilon`). Only ε_ref (i.e. the reference run's iteration
-     count) is used; the reference centres are discarded;
+   * ``larger`` (default), ``prior``, ``posterior``: the paper's protocol. ε_ref is the bottom-up
+     total ε₀ + (#sampling iterations)·ε_step (≤ the run's cap `epsilon`) of an Algorithm 1 run of
+     that strategy (``larger``: of both, the larger) from the same initial centroids. In the workflow
+     these are the recorded Posterior and Prior runs of the same (dataset, k, ε, seed) (runtime
+     setting ``reference_runs``, given by the runner for a run group that declares it); otherwise
+     Algorithm 1 is run here with an independent child generator, one run per strategy. Only ε_ref
+     (i.e. the reference run's iteration count) is used; the reference centres are discarded;
    * ``public``: a data-independent total ε_ref = (ε₀/ε_step + ``public_iterations``)·ε_step, capped at
      the run's cap: Algorithm 1's total at a public iteration count (the DP variants below use the
      paper's own printed average iteration counts, Fig. 10(b), a public number per dataset);
@@ -50,9 +52,10 @@ and Su et al.'s declaration):
 * ``budget_reference`` ``larger`` (MISSING→REC): the larger of the two strategies' totals in each run, the
   conservative choice for the claim "Algorithm 1 beats every baseline" (in our runs Posterior usually
   takes more iterations, contrary to the paper's Figs 9(b)/10(b), so neither strategy alone is "the larger");
-* the reference runs use child generators ``default_rng(rng.integers(2**63))``: the runner derives
-  each algorithm's generator from its name, so the recorded Algorithm 1 runs of the same seed cannot be
-  replayed; the child runs have the same distribution;
+* without recorded runs, the reference runs use child generators ``default_rng(rng.integers(2**63))``
+  (the runner derives each algorithm's generator from its name, so they are not the recorded runs of
+  the same seed, but have their distribution); with them, a run's ε_ref is that of the very Algorithm
+  1 runs its figure shows at the same seed, as §7.1 reads, and no Algorithm 1 run is repeated;
 * GUPT is bottom-up like Algorithm 1 (§7.1) and has one noisy aggregation (one atom step), so its
   total is ε_step = epsilon / atom_steps (``gupt_budget: atom_step``); ``algorithm1_total`` gives it
   ε_ref instead;
@@ -200,18 +203,51 @@ def reference_total(X, k, epsilon, rng, settings) -> tuple[float, dict]:
         total = min(float(epsilon), (float(ref["epsilon0_steps"]) + iters) * eps_step)
         return total, {"epsilon_reference": total, "reference_strategy": "public",
                        "reference_sampling_iterations": max(1, int(round(iters)))}
-    ref.update(bounds=settings["bounds"], init_seed=settings["init_seed"], diagnose_lloyd=False)
+    strategies = STRATEGIES if how == "larger" else (how,)
+    recorded = settings.get("reference_runs")
     totals = {}
-    for strategy in (STRATEGIES if how == "larger" else (how,)):
-        child = np.random.default_rng(int(rng.integers(2**63)))
-        res = lushen(X, k, epsilon, 0.0, child, dict(ref, strategy=strategy))
-        totals[strategy] = (res.epsilon_spent, res.iterations, res.info["sampling_iterations"])
+    if recorded:
+        totals = {strategy: _recorded_total(recorded, strategy, ref) for strategy in strategies}
+    else:
+        ref.update(bounds=settings["bounds"], init_seed=settings["init_seed"], diagnose_lloyd=False)
+        for strategy in strategies:
+            child = np.random.default_rng(int(rng.integers(2**63)))
+            res = lushen(X, k, epsilon, 0.0, child, dict(ref, strategy=strategy))
+            totals[strategy] = (res.epsilon_spent, res.iterations, res.info["sampling_iterations"])
     strategy = max(totals, key=lambda name: totals[name][0])   # ties: the first of STRATEGIES
     total, iterations, sampling = totals[strategy]
     info = {"epsilon_reference": total, "reference_iterations": iterations,
-            "reference_sampling_iterations": sampling, "reference_strategy": strategy}
+            "reference_sampling_iterations": sampling, "reference_strategy": strategy,
+            "reference_source": RECORDED if recorded else FRESH}
     info.update({f"epsilon_reference_{name}": value[0] for name, value in totals.items()})
     return total, info
+
+
+#: Where ε_ref came from (`info.reference_source`).
+RECORDED = "the recorded Algorithm 1 runs of the same (dataset, k, ε, seed)"
+FRESH = "independent Algorithm 1 runs from the same initial centroids"
+#: Settings of Algorithm 1 that do not change its total (the strategy is compared on its own).
+_TOTAL_INDEPENDENT = ("strategy", "diagnose_lloyd", "lloyd_max_iter", "match_tolerance")
+
+
+def _recorded_total(recorded: Mapping, strategy: str, ref: dict) -> tuple[float, int, int]:
+    """(total, iterations, sampling iterations) of the recorded Algorithm 1 run of `strategy`, given
+    by the runner as ``settings["reference_runs"][strategy]`` = {"settings", "iterations", "info"}
+    of the run at the same (dataset, k, ε, seed), hence from the same initial centroids. It must have
+    run with the reference settings (Algorithm 1's settings that decide its total): a recorded run of
+    another configuration is refused rather than silently used."""
+    run = recorded.get(strategy)
+    if not isinstance(run, Mapping):
+        raise DPClustError(f"reference_runs has no recorded {strategy!r} run of Algorithm 1 "
+                           f"(labels given: {sorted(recorded)}); label the runs by strategy")
+    info, had = run["info"], run["settings"]
+    differ = sorted(name for name in ref if name not in _TOTAL_INDEPENDENT and had.get(name) != ref[name])
+    if info.get("strategy") != strategy or differ:
+        what = differ or f"strategy {info.get('strategy')!r}"
+        raise DPClustError(f"the recorded {strategy!r} run of Algorithm 1 ran with other settings than the "
+                           f"baseline's reference ({what}); give the baseline the same `reference` settings "
+                           "or drop the group's reference_runs")
+    return float(info["epsilon_total_bottom_up"]), int(run["iterations"]), int(info["sampling_iterations"])
 
 
 def _run(spec, X, k, epsilon, total, rng, settings, own: dict, ref_info: dict) -> ClusteringResult:

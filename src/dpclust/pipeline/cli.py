@@ -7,6 +7,7 @@ since Snakemake starts one process per job.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import sys
@@ -73,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "batch, a JSON object {dataset: sha256}")
     run.add_argument("--code-hash", default=None,
                      help="hash of the code the workflow planned the run with (recorded, for provenance)")
+    run.add_argument("--reference-records", nargs="*", default=[], metavar="FILE",
+                     help="with a batch --spec whose group declares reference_runs: the run files holding the "
+                          "recorded runs it reads (the workflow plans them as inputs)")
     run.add_argument("--dataset", help="dataset name from config/datasets.yaml")
     run.add_argument("--data", help="processed HDF5 file (default: DATA_DIR/processed/DATASET.h5)")
     run.add_argument("--data-dir", default="data",
@@ -176,6 +180,23 @@ def _planned_ids(text: str | None) -> dict[str, str]:
     return {name: v for name, v in ids.items() if isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v)}
 
 
+def _reference_records(paths: list[str]) -> list[dict]:
+    """The records of the run files a group's reference_runs reads (a batch file or one record each)."""
+    out: list[dict] = []
+    for path in paths:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise DPClustError(f"reference record file {path} cannot be read ({exc}); run the job that writes "
+                               "it first (the workflow does)") from None
+        out.extend(data["records"] if "records" in data else [data])
+    return out
+
+
+def _file_sha256(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 def cmd_run(args) -> int:
     from dpclust.pipeline.run_job import run_batch, run_spec, write_json_atomic
 
@@ -195,12 +216,16 @@ def cmd_run(args) -> int:
             raise DPClustError(f"processed data file {path} does not exist; run "
                                f"`python -m dpclust.pipeline data prepare {name} ...` or the Snakemake workflow")
     checkpoint = None
+    references = _reference_records(args.reference_records)
     if "cells" in spec:
         if args.code_hash:  # the workflow's run job: a killed job resumes at its first unfinished block
             from dpclust.pipeline.run_job import BlockCheckpoint
 
-            checkpoint = BlockCheckpoint(args.out, spec, planned, args.code_hash)
-        out = run_batch(spec, paths, planned, checkpoint=checkpoint)
+            # the reference records decide the runs as the data do: a kept block of a killed attempt is
+            # reused only with the same ones
+            reads = dict(planned, **{f"reference:{p}": _file_sha256(p) for p in args.reference_records})
+            checkpoint = BlockCheckpoint(args.out, spec, reads, args.code_hash)
+        out = run_batch(spec, paths, planned, checkpoint=checkpoint, references=references)
         records = out["records"]
     else:
         out = run_spec(spec, paths[datasets[0]], data_sha256=planned.get(datasets[0]))

@@ -5,6 +5,7 @@ Kept apart from `dpclust.pipeline.steps`: the item steps' code hash (a rerun tri
 """
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -37,12 +38,16 @@ def run_item_locally(paper: str, item: str, workdir: str | Path, config_dir=None
             prepare_dataset(name, raw_dir=raw_dir, out_path=out, registry=registry)
         dataset_paths[name] = str(out)
     paths = target.run_files
-    for path in paths:
+    # a batch that reads recorded runs (reference_runs) runs after the batches it reads
+    for path in sorted(paths, key=lambda p: bool(the_plan.run(p).reference_files)):
         if Path(path).exists():
             continue
         batch = the_plan.run(path)
         log(f"run {path}")
-        write_json_atomic(run_batch(batch.spec, {d: dataset_paths[d] for d in batch.datasets}), path)
+        references = [r for ref in batch.reference_files
+                      for r in json.loads(Path(ref).read_text(encoding="utf-8"))["records"]]
+        write_json_atomic(run_batch(batch.spec, {d: dataset_paths[d] for d in batch.datasets},
+                                    references=references), path)
     aggregate_item(target.step_spec("aggregate"), paths,
                    {d: dataset_paths[d] for d in target.data_inputs}, target.table)
     render_item(target.step_spec("render"), target.table, target.figure_stem)

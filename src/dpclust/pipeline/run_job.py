@@ -155,21 +155,23 @@ def batch_cells(batch: dict) -> list[dict]:
 
 
 def run_batch(batch: dict, data_paths: dict, data_sha256: dict | None = None,
-              checkpoint: BlockCheckpoint | None = None) -> dict:
+              checkpoint: BlockCheckpoint | None = None, references: list[dict] | None = None) -> dict:
     """Run every block of a run batch, one after another, each dataset loaded once; the batch's file
     holds their records in order: `{"schema": 2, "records": [...]}` (`dpclust.pipeline.records.load_records`).
-    `data_paths` and `data_sha256` map each dataset to its processed file and planned content id.
+    `data_paths` and `data_sha256` map each dataset to its processed file and planned content id;
+    `references` are the records of the runs a group's `reference_runs` reads (`ReferenceRuns`).
     With a `checkpoint`, each finished block's record is kept there and a block kept by an earlier,
     killed attempt at the same batch is not run again (same spec, data and code: same record)."""
     specs = [check_spec(dict(spec)) for spec in batch_cells(batch)]
     loaded: dict = {}
     records = []
+    index_of_references = ReferenceRuns(references or [])
     for index, spec in enumerate(specs):
         name = spec["dataset"]
         record = checkpoint.get(index) if checkpoint is not None else None
         if record is None:
             record = run_spec(spec, data_paths[name], (data_sha256 or {}).get(name),
-                              _loaded=loaded.setdefault(name, {}))
+                              _loaded=loaded.setdefault(name, {}), references=index_of_references)
             if checkpoint is not None:
                 checkpoint.put(index, record)
         records.append(record)
@@ -239,9 +241,11 @@ def _load(data_path: str, data_sha256: str | None, transform: str, entry: dict, 
     return (data, *loaded["X"])
 
 
-def run_spec(spec: dict, data_path: str, data_sha256: str | None = None, *, _loaded: dict | None = None) -> dict:
+def run_spec(spec: dict, data_path: str, data_sha256: str | None = None, *, _loaded: dict | None = None,
+             references: ReferenceRuns | None = None) -> dict:
     """Run the spec's seeds on the processed file `data_path` and return the run record (see
-    docs/ARCHITECTURE.md). `data_sha256`, when given, is the content the workflow planned with."""
+    docs/ARCHITECTURE.md). `data_sha256`, when given, is the content the workflow planned with;
+    `references`, the recorded runs a spec's `reference_runs` names (`ReferenceRuns`)."""
     from dpclust.data.store import DatasetUnavailable
 
     spec = check_spec(dict(spec))
@@ -288,7 +292,8 @@ def run_spec(spec: dict, data_path: str, data_sha256: str | None = None, *, _loa
     record.update(status="ok", reason="", delta=delta, bounds=settings["bounds"],
                   dataset_sha256=str(data.attrs.get("sha256", "")), n=int(X.shape[0]), d=int(X.shape[1]))
     try:
-        runs = _runs(spec, function, X, k, epsilon, delta, settings, seeds, reports=not not_reported)
+        runs = _runs(spec, function, X, k, epsilon, delta, settings, seeds, reports=not not_reported,
+                     references=references)
     except Refused as exc:   # a documented limit of the public inputs (api.Refused): no run, not a failure
         record.update(status="refused", reason=str(exc), settings=settings, runs=[])
         return _jsonable(record)
@@ -298,9 +303,10 @@ def run_spec(spec: dict, data_path: str, data_sha256: str | None = None, *, _loa
 
 
 def _runs(spec: dict, function, X, k: int, epsilon, delta: float, settings: dict, seeds: list[int],
-          reports: bool = True) -> list[dict]:
+          reports: bool = True, references: ReferenceRuns | None = None) -> list[dict]:
     """The block's runs, one per seed (see `run_spec`); `reports`: whether they report an ε spent
-    (`epsilon_not_reported`), and so whether their ledger is checked against the budget."""
+    (`epsilon_not_reported`), and so whether their ledger is checked against the budget; with a
+    spec's `reference_runs`, each run gets the recorded runs of the same seed (`ReferenceRuns.of`)."""
     algorithm = spec["algorithm"]
     runs = []
     dataset, init_sets = spec["dataset"], spec["init_sets"]
@@ -311,6 +317,9 @@ def _runs(spec: dict, function, X, k: int, epsilon, delta: float, settings: dict
         run_settings = dict(settings, init_seed=init_seed)
         if pool:
             run_settings["init_pool_seeds"] = pool
+        if spec.get("reference_runs"):
+            run_settings["reference_runs"] = (references or ReferenceRuns([])).of(
+                spec["reference_runs"], dataset, k, epsilon, seed, init_seed)
         t0 = time.perf_counter()
         result = function(X, k, epsilon, delta, rng, run_settings)
         wall = time.perf_counter() - t0
@@ -327,6 +336,38 @@ def _runs(spec: dict, function, X, k: int, epsilon, delta: float, settings: dict
                        "floating_point_delta": result.floating_point_delta, "info": result.info}
         runs.append(make_run(seed, init_seed, wall, centers, diagnostics, spec["store_centers"]))
     return runs
+
+
+class ReferenceRuns:
+    """The recorded runs a run group's `reference_runs` reads (records of other algorithms of the
+    same item, planned inputs of its run jobs: `dpclust.pipeline.run_plan.link_reference_runs`),
+    indexed by (algorithm, dataset, k, ε, seed)."""
+
+    def __init__(self, records: list[dict]):
+        self.runs: dict[tuple, dict] = {}
+        for record in records:
+            if record.get("status") != "ok":
+                continue
+            for run in record["runs"]:
+                key = (record["algorithm"], record["dataset"], int(record["k"]), record["epsilon"], int(run["seed"]))
+                self.runs[key] = {"settings": record["settings"], "iterations": run["diagnostics"]["iterations"],
+                                  "info": run["diagnostics"]["info"], "init_seed": run["init_seed"]}
+
+    def of(self, declared: dict, dataset: str, k: int, epsilon, seed: int, init_seed: int) -> dict:
+        """{label: {"settings", "iterations", "info"}} of the recorded runs `declared["runs"]` (label →
+        algorithm) at this run's (dataset, k, ε, seed); each must exist and share its initial centroids."""
+        out = {}
+        for label, algorithm in sorted(declared["runs"].items()):
+            run = self.runs.get((algorithm, dataset, int(k), epsilon, int(seed)))
+            if run is None:
+                raise DPClustError(f"no recorded run of {algorithm} at ({dataset}, k={k}, epsilon={epsilon}, "
+                                   f"seed {seed}) among the reference records given (--reference-records); "
+                                   "the workflow plans them as inputs (reference_runs of the run group)")
+            if run["init_seed"] != init_seed:
+                raise DPClustError(f"the recorded run of {algorithm} at seed {seed} started from other initial "
+                                   "centroids (init_seed differs): it was planned with another base_seed or init_sets")
+            out[label] = {key: run[key] for key in ("settings", "iterations", "info")}
+        return out
 
 
 def _check_spend(algorithm: str, private: bool, epsilon, result, delta: float) -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -64,6 +64,9 @@ class RunJob:
     overrides_json: str = "{}"  # the group's params for this algorithm (already inside the spec's settings)
     data: str = ""  # the batch's data: the dataset (when empty), a batch of the group's family (F.i), or
     #                 a part of the dataset's runs under the group's `batch` (D.kK, D.kK.eE; batch_data)
+    #: the run files holding the recorded runs this block reads (its group's `reference_runs`;
+    #: `link_reference_runs`): planned inputs of its batch
+    references: tuple[str, ...] = field(compare=False, default=())
 
     @property
     def path(self) -> str:
@@ -149,6 +152,11 @@ class RunBatch:
     def datasets(self) -> list[str]:
         """The datasets the batch reads."""
         return list(dict.fromkeys(job.dataset for job in self.cells))
+
+    @cached_property
+    def reference_files(self) -> list[str]:
+        """The run files whose recorded runs the batch reads (its group's `reference_runs`)."""
+        return list(dict.fromkeys(path for job in self.cells for path in job.references))
 
     @cached_property
     def spec_json(self) -> str:
@@ -391,6 +399,7 @@ def plan_runs(config: dict) -> Plan:
                     group = dict(group, algorithms=select_algorithms(config, group["algorithms"], where))
                 for name, expanded in _expand_sweep(where, group_name, group):
                     target.runs.extend(planner.group_jobs(paper, item_name, name, expanded, results_dir))
+            target.runs = link_reference_runs(target.key, target.runs)
             items.append(target)
     unknown = sorted(opted_in - declared_opt_ins)
     if unknown:
@@ -408,6 +417,40 @@ def plan_runs(config: dict) -> Plan:
                 raise DPClustError(f"{target.key}: give either `runs` or `runs_from`, not both")
             target.runs = other.runs
     return Plan(config, items)
+
+
+def link_reference_runs(where: str, jobs: list[RunJob]) -> list[RunJob]:
+    """Give each block whose spec declares `reference_runs` (label → algorithm; the run group's
+    `reference_runs`) the run files of the blocks of this item that run those algorithms at the same
+    (dataset, k, ε) and cover its seeds. A seed no such block runs is one clear error: the recorded
+    runs are the protocol, never silently replaced by fresh ones."""
+    if not any(job.shared.get("reference_runs") for job in jobs):
+        return jobs
+    by_cell: dict[tuple, list[RunJob]] = {}
+    for job in jobs:
+        by_cell.setdefault((job.algorithm, job.dataset, job.k, job.epsilon), []).append(job)
+    out = []
+    for job in jobs:
+        declared = job.shared.get("reference_runs")
+        if not declared:
+            out.append(job)
+            continue
+        files: list[str] = []
+        for label, algorithm in sorted(declared["runs"].items()):
+            wanted = set(range(job.seed_start, job.seed_start + job.seed_count))
+            for other in by_cell.get((algorithm, job.dataset, job.k, job.epsilon), []):
+                seeds = wanted & set(range(other.seed_start, other.seed_start + other.seed_count))
+                if seeds:
+                    wanted -= seeds
+                    files.append(other.path)
+            if wanted:
+                raise DPClustError(
+                    f"{where}/runs/{job.group}: reference_runs {label!r} needs the runs of {algorithm} at "
+                    f"({job.dataset}, k={job.k}, epsilon={fmt_epsilon(job.epsilon)}, seeds "
+                    f"{min(wanted)}-{max(wanted)}), which no run group of the item plans; run them (same "
+                    "datasets, k, epsilon and at least as many repetitions) or drop reference_runs")
+        out.append(replace(job, references=tuple(dict.fromkeys(files))))
+    return out
 
 
 def _slug(value: Any) -> str:
@@ -496,6 +539,9 @@ class _Planner:
         for alg in params:
             if alg not in group["algorithms"]:
                 raise DPClustError(f"{where}: params given for {alg!r}, which is not in the group's algorithms")
+        for alg in (group.get("reference_runs") or {}).get("algorithms", []):
+            if alg not in group["algorithms"]:
+                raise DPClustError(f"{where}: reference_runs names {alg!r}, which is not in the group's algorithms")
         datasets = self.datasets(group["datasets"], where)
         family = group["datasets"].get("family", "") if isinstance(group["datasets"], dict) else ""
         batch_of = {d: f"{family}.{i // FAMILY_BATCH + 1}" for i, d in enumerate(datasets)} if family else {}
@@ -518,6 +564,9 @@ class _Planner:
             }
             if "sweep_value" in group:
                 shared["sweep"] = group["sweep_value"]
+            reference = group.get("reference_runs")
+            if reference and alg in reference["algorithms"]:
+                shared["reference_runs"] = {"runs": dict(reference["runs"])}
             overrides = canonical_json(params.get(alg, {}))
             for dataset in datasets:
                 entry = self.entry(dataset)
