@@ -1,7 +1,9 @@
 """The floating-point audit (`dpclust.audit.floating_point`, Mironov 2012) at claimed ε = 1.
 
 Power: the mechanism before the grid (``x + rng.laplace(0, b)``, reproduced here) on x = 0 vs 1 is
-caught far above its claimed ε by the exact reachability test and by the generic off-grid event.
+caught far above its claimed ε by the exact reachability test and by the generic off-grid event; the
+Gaussian mechanism before the grid (``x + rng.normal(0, σ)``) by the Gaussian event (the low-order-bit grid
+of D's value x = 1, which every fl(1 + N) lies on).
 Self-check: samples drawn from x are always reachable from x (0 false alarms on D). Rounding
 control: outputs rounded to a data-independent grid never fire. The mechanisms of
 `dpclust.mechanisms` and the algorithms the auditor caught (k-variates++, sample-and-aggregate,
@@ -104,6 +106,84 @@ def test_gaussian_mechanism_gives_no_event_and_the_old_one_is_caught():
         assert not F.off_grid(y, FINE).any()
         for x_D in (0.0, 1.0):
             assert F.grid_reachable(y, x_D, sigma, support=M.GAUSSIAN_SUPPORT).all()
+
+
+# ---------------------------------------------------------------------------------------------
+# Gaussian releases: the low-order-bit grid of D's value (module docstring, (d))
+# ---------------------------------------------------------------------------------------------
+def _doubles(n, seed):
+    """Doubles of every magnitude from 2^-80 to 2^12, both signs, full random mantissas."""
+    rng = np.random.default_rng(seed)
+    return np.ldexp(rng.uniform(1.0, 2.0, n), rng.integers(-80, 12, n)) * rng.choice([-1.0, 1.0], n)
+
+
+@pytest.mark.parametrize("x", [1.0, 0.5, 2.0 ** -8, -0.75, 0.3, 1.5, 3e-5, -1.0 + 2.0 ** -52])
+def test_fl_x_plus_any_double_lies_on_the_low_bit_grid_of_x(x):
+    """The lemma behind the Gaussian event: fl(x + N) is a multiple of Q(x) = 2^(⌊log2|x|⌋ − 53) for every
+    double N, including N cancelling x to a few ulps and N far below or above x."""
+    q = F.low_bit_grid(x)
+    assert q == 2.0 ** (np.floor(np.log2(abs(x))) - 53)
+    n = np.concatenate([_doubles(200_000, 1), -x + _doubles(2000, 2) * 2.0 ** -40,     # any magnitude; near −x
+                        -x * (1 + np.arange(-50, 50) * 2.0 ** -52)])                   # cancelling x to a few ulps
+    assert not F.off_grid(x + n, q).any()
+    assert F.off_grid(n[np.abs(n) < abs(x) / 4], q).mean() > 0.9        # N alone, below |x|/4: off it
+
+
+def test_low_bit_grid_and_gaussian_event_reject_zero_and_from_dp():
+    assert F.low_bit_grid(1.0) == 2.0 ** -53 and F.low_bit_grid(-0.5) == 2.0 ** -54
+    with pytest.raises(ValueError):
+        F.low_bit_grid(0.0)
+    with pytest.raises(ValueError, match="!= 0"):
+        F.ReleaseEvent((1.0,), (0.0,), mechanism="gaussian")
+    with pytest.raises(ValueError, match="from_Dp"):
+        F.ReleaseEvent((1.0,), (1.0,), (0.0,), mechanism="gaussian")
+    with pytest.raises(ValueError, match="finer"):                      # a grid release could fire
+        F.ReleaseEvent((2.0 ** -60,), (1.0,), mechanism="gaussian")
+    with pytest.raises(ValueError, match="mechanism"):
+        F.ReleaseEvent((1.0,), (1.0,), mechanism="poisson")
+
+
+GAUSS_SIGMA = M.gaussian_sigma(1.0, EPS, 1e-5)     # ≈ 3.73: L2 sensitivity 1, (1, 1e-5)
+GAUSS_EVENT = F.ReleaseEvent((GAUSS_SIGMA,), (1.0,), interior=(-1.0, 1.0), mechanism="gaussian")
+
+
+def test_legacy_gaussian_is_caught_by_the_low_bit_event_with_no_false_alarm():
+    """x = 1 (D) vs 0 (D′), 3,000 a side: the raw-float Gaussian release fl(x + N) (numpy's ziggurat, the
+    doubles of gaussian_mechanism) fires the event never on D and on ≈ 7 % of D′ (|N| < ½, low bits set)."""
+    out_D = F.legacy_gaussian(np.ones(N), GAUSS_SIGMA, np.random.default_rng(51))
+    out_Dp = F.legacy_gaussian(np.zeros(N), GAUSS_SIGMA, np.random.default_rng(52))
+    k_D, _ = F.count_events(out_D[:, None], GAUSS_EVENT)
+    k_Dp, _ = F.count_events(out_Dp[:, None], GAUSS_EVENT)
+    assert k_D == 0
+    res = F.event_audit(k_D, N, k_Dp, N, delta=1e-5)
+    assert res.direction == "D'/D" and res.epsilon_lower_bound > 3.0 * EPS      # measured 3.74 (k_Dp = 215)
+    # rounding control: the same outputs on a data-independent grid never fire
+    gamma = M.grid_spacing(GAUSS_SIGMA)
+    for out in (out_D, out_Dp):
+        assert F.count_events(F.round_to_grid(out, gamma)[:, None], GAUSS_EVENT)[0] == 0
+
+
+def test_the_gaussian_event_never_fires_on_the_grid_releases():
+    for x, seed in ((1.0, 53), (0.0, 54), (0.3, 55)):
+        y = M.gaussian_mechanism(np.full(N, x), 1.0, EPS, 1e-5, np.random.default_rng(seed))
+        assert F.count_events(y[:, None], GAUSS_EVENT)[0] == 0
+        # one σ per row (NoisyAVG's gaussian_on_grid), each row on its own grid
+        sig = np.array([[0.05], [0.3], [GAUSS_SIGMA]])
+        z = M.gaussian_on_grid(np.full((3, 500), x), sig, np.random.default_rng(seed))
+        event = F.ReleaseEvent((0.05, 0.3, GAUSS_SIGMA), (1.0,), mechanism="gaussian")
+        assert not any(event(row[:, None]) for row in z)
+
+
+def test_release_audit_with_the_gaussian_event_on_the_gaussian_control():
+    """The design's runner (release_audit, mechanism="gaussian") on the legacy raw-float Gaussian sampler
+    (legacy_gaussian_release: the Gaussian positive control), 1,000 a side: ε ≥ 3 at a claimed (1, 1e-5)."""
+    res = F.release_audit(F.legacy_gaussian_release, [[1.0, 1.0]], [[1.0, 1.0], [-1.0, -1.0]], 1, EPS, 1e-5,
+                          {"bounds": [-1.0, 1.0]}, from_D=[1.0], interior=(-1.0, 1.0), samples=1000, seed=2012,
+                          legacy=False, mechanism="gaussian")
+    assert res.event.scales == (M.gaussian_sigma(2.0 ** 0.5, EPS, 1e-5),) and res.event.grid == 2.0 ** -53
+    assert res.self_check and res.rounding_control and res.current.events_D == 0
+    assert (res.epsilon_claimed, res.delta_claimed) == (EPS, 1e-5)
+    assert res.current.epsilon_lower_bound > 2.5 * EPS                     # measured 3.0 (109 events on D′)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,7 +3,8 @@ planned by dpclust.pipeline.audit_plan.floating_point_jobs, run by dpclust.audit
 
 * power: the legacy raw-float Laplace sampler (the positive control) is caught far above its claimed ε at
   a modest sample count with a fixed seed, with no event on D (self-check) and none on its outputs
-  rounded to a data-independent grid (rounding control);
+  rounded to a data-independent grid (rounding control); so is the legacy raw-float Gaussian sampler by
+  the Gaussian event (the low-order-bit grid of D's value), the table's second control;
 * every algorithm the design covers gives no event with the current mechanisms, while the same runs with
   every release made as before the grid do fire (quick sizes in the slow test);
 * the quick preset plans the design's jobs with their declared sizes, and adding them changes no other
@@ -30,15 +31,19 @@ from dpclust.pipeline.audit_labels import (
     FLOATING_POINT_DESIGN,
     NOT_APPLICABLE,
 )
+from dpclust.pipeline.audit_plan import GAUSSIAN_CONTROL_ALGORITHM
 from dpclust.pipeline.configuration import load_config
 from dpclust.pipeline.items import audit as I
 from dpclust.pipeline.planning import plan
 
 REPO = Path(__file__).resolve().parents[2]
 BOX = [-1.0, 1.0]
-#: The algorithms the design covers (every other audited algorithm is declared "not applicable: <why>").
+#: The algorithms the design covers (every other audited algorithm is declared "not applicable: <why>"):
+#: with the Laplace event, and with the Gaussian one (SuLQ's Gaussian sums, Nguyen et al.'s NoisyAVG).
+GAUSSIAN = {"balcan2017.sulq", "nguyen2021.ours"}
 COVERED = {"balcan2017.kvariates", "balcan2017.kvariates_simhash", "balcan2017.sample_aggregate",
-           "balcan2017.sulq", "balcan2017.balcan"}
+           "balcan2017.balcan"} | GAUSSIAN
+CONTROLS = {CONTROL_ALGORITHM, GAUSSIAN_CONTROL_ALGORITHM}
 
 
 @pytest.fixture(scope="module")
@@ -135,6 +140,7 @@ def test_quick_floating_point_audits_as_planned(quick_plan):
     table = I.aggregate_audit(recs, {})
     verdicts = dict(zip(table["algorithm"], table["verdict"]))
     assert verdicts.pop(CONTROL_ALGORITHM) == I.CONTROL_SHOWN
+    assert verdicts.pop(GAUSSIAN_CONTROL_ALGORITHM) == I.CONTROL_SHOWN
     assert verdicts == {a: I.POWER for a in COVERED}
     assert (table["events_D"] == 0).all() and (table["legacy_events_D"] <= 2).all()
 
@@ -144,8 +150,9 @@ def test_quick_floating_point_audits_as_planned(quick_plan):
 # ---------------------------------------------------------------------------------------------
 def test_quick_preset_plans_the_design_with_its_declared_sizes(quick_config, quick_plan):
     jobs = _fp_jobs(quick_plan)
-    assert set(jobs) == COVERED | {CONTROL_ALGORITHM}
+    assert set(jobs) == COVERED | CONTROLS
     assert jobs[CONTROL_ALGORITHM].spec["samples"] == 300
+    assert jobs[GAUSSIAN_CONTROL_ALGORITHM].spec["samples"] == 1000
     assert all(jobs[a].spec["samples"] == 1000 for a in COVERED)
     for alg, job in jobs.items():
         spec = job.spec
@@ -154,11 +161,23 @@ def test_quick_preset_plans_the_design_with_its_declared_sizes(quick_config, qui
         assert spec["variant"]["name"] == FLOATING_POINT
     assert jobs[CONTROL_ALGORITHM].spec["guarantee"]["kind"] == CONTROL_KIND
     assert jobs[CONTROL_ALGORITHM].spec["function"] == "dpclust.audit.floating_point:legacy_laplace_release"
+    assert jobs[GAUSSIAN_CONTROL_ALGORITHM].spec["function"] == "dpclust.audit.floating_point:legacy_gaussian_release"
+    assert jobs[GAUSSIAN_CONTROL_ALGORITHM].spec["delta"] == 1e-5
+    # the Gaussian event where declared (and only there: the Laplace entries' events are as before)
+    assert {a for a, j in jobs.items() if j.spec["event"].get("mechanism") == "gaussian"} == \
+        GAUSSIAN | {GAUSSIAN_CONTROL_ALGORITHM}
+    assert all(set(j.spec["event"]) == {"from_D", "from_Dp", "every_coordinate"} for a, j in jobs.items()
+               if a not in GAUSSIAN | {GAUSSIAN_CONTROL_ALGORITHM})
     # N public held fixed where the algorithm takes it; settings chosen for a single release
     assert jobs["balcan2017.sample_aggregate"].spec["settings"]["public_n"] == 1
     assert jobs["balcan2017.balcan"].spec["settings"]["public_n"] == 1
-    assert jobs["balcan2017.sulq"].spec["settings"]["sum_mechanism"] == "laplace"
-    assert jobs["balcan2017.sulq"].spec["guarantee"]["kind"] == "ε-DP"
+    assert jobs["balcan2017.sulq"].spec["settings"]["sum_mechanism"] == "gaussian"
+    assert jobs["balcan2017.sulq"].spec["guarantee"]["kind"] == "(ε, δ)-DP"
+    assert jobs["balcan2017.sulq"].spec["event"]["floor"] == 2.0 ** -12
+    assert jobs["balcan2017.balcan"].spec["settings"]["refine_sum_mechanism"] == "laplace"
+    ng = jobs["nguyen2021.ours"].spec                 # 256 copies of one record, N = 256 public on both sides
+    assert (ng["n"], ng["copies"], ng["settings"]["public_n"], len(ng["records"])) == (256, 256, 256, 1)
+    assert ng["guarantee"]["kind"] == "(ε, δ)-DP" and ng["delta"] == 1e-5
     # every other audited algorithm is declared "not applicable: <why>"
     declared = quick_config["paper_configs"]["audit"]["items"]["audit"]["table"][FLOATING_POINT]["algorithms"]
     audited = {j.algorithm for j in quick_plan.audits if not j.variant}
@@ -175,7 +194,7 @@ def test_adding_the_design_changes_no_other_audit_job(preset):
     after = {j.path: j.spec_json for j in plan(config).audits}
     assert {p: after[p] for p in before} == before
     assert all(after[p] and json.loads(after[p])["design"] == FLOATING_POINT_DESIGN for p in set(after) - set(before))
-    assert len(set(after) - set(before)) == len(COVERED) + 1
+    assert len(set(after) - set(before)) == len(COVERED) + len(CONTROLS)
 
 
 def test_test_preset_plans_no_floating_point_job():
@@ -190,6 +209,11 @@ def test_test_preset_plans_no_floating_point_job():
     (lambda fp: fp["algorithms"]["balcan2017.kvariates"].update(records=[[2.0, 0.0]]), "records"),
     (lambda fp: fp["algorithms"]["balcan2017.kvariates"].pop("from_D"), "from_D"),
     (lambda fp: fp["algorithms"].update({"audit.nope": "not applicable: x"}), "unknown algorithm"),
+    (lambda fp: fp["algorithms"]["balcan2017.sulq"].update(mechanism="poisson"), "mechanism"),
+    (lambda fp: fp["algorithms"]["balcan2017.sulq"].update(from_D=[0.0]), "from_D"),
+    (lambda fp: fp["algorithms"]["balcan2017.sulq"].update(floor=-1.0), "floor"),
+    (lambda fp: fp["algorithms"]["nguyen2021.ours"].update(copies=0), "copies"),
+    (lambda fp: fp["gaussian_control"].update(from_D=[0.0]), "from_D"),
 ])
 def test_invalid_declaration_is_one_clear_error(quick_config, mutate, message):
     config = copy.deepcopy(quick_config)
@@ -266,7 +290,7 @@ def test_the_audit_rule_runs_the_design_jobs(quick_plan):
 
     results = quick_plan.config["results_dir"]
     rules = audit_rule_functions(quick_plan, results, quick_plan.config["algorithms"])
-    for alg in (CONTROL_ALGORITHM, "balcan2017.sulq"):
+    for alg in (CONTROL_ALGORITHM, GAUSSIAN_CONTROL_ALGORITHM, "balcan2017.sulq"):
         design = f"{FLOATING_POINT_DESIGN}.{FLOATING_POINT}"
         assert re.fullmatch(r"[A-Za-z0-9_]+\.[A-Za-z0-9_]+", alg)
         assert re.fullmatch(rf"[a-z_]+(\.({'|'.join(VARIANTS)}))?", design)

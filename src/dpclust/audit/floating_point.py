@@ -36,7 +36,8 @@ counts give a Clopper–Pearson lower bound on ε (`event_audit`, via `dpclust.a
     settings, known before any sample. Each audit reports three things besides the bound:
       * self-check on D: the event never fires on D's outputs (with the current mechanisms and with
         the legacy ones), which shows it does not fire on legitimate releases. For an algorithm that
-        releases a noisy sum as is only when a noisy count is ≤ 1 (SuLQ), the event also asks the
+        releases a noisy sum as is only when a noisy count is ≤ 1 (SuLQ's steps with Laplace sums, as in
+        Balcan et al.'s refinement), the event also asks the
         coordinate to be reachable from D′'s value (`from_Dp`, every coordinate of the centre): a
         quotient of two noisy doubles then fires it only by a rare coincidence (≈ 0.05 % measured),
         which the pipeline's self-check tolerates up to 1 % (dpclust.pipeline.audit_job);
@@ -46,6 +47,28 @@ counts give a Clopper–Pearson lower bound on ε (`event_audit`, via `dpclust.a
         made as before the grid (`legacy_releases`: fl(value + noise), the same noise doubles) is
         caught far above its claimed ε. `legacy_laplace_release`, the raw-float Laplace sampler on
         its own (`legacy_laplace`), is the table's control row. Neither is used by any algorithm.
+
+(d) Gaussian releases (``mechanism="gaussian"`` of `ReleaseEvent` and `release_audit`). numpy's normal
+    sampler is a ziggurat (z = ±fl(m·w_i), m < 2^52, 256 layers, plus a tail): an exact reachability test
+    as in (a) would be feasible but weak, since beyond |z| ≈ 0.02 nearly every double is an output, and
+    it could not tell a quotient from a single release. Design (b) instead gives a sound event fixed by
+    D's value alone, independent of the sampler. Lemma: for a double x ≠ 0 with 2^e ≤ |x| < 2^(e+1) and ANY double N,
+    fl(x + N) is a multiple of Q(x) = 2^(e−53) (`low_bit_grid`). (If |N| ≥ 2^(e−1), x and N are both
+    multiples of Q, so is the exact sum, and so is its rounding; if |N| < 2^(e−1), |x + N| > 2^(e−1),
+    where every double is a multiple of Q.) So the event "a coordinate strictly inside the box that is
+    not a multiple of Q(x) for any of D's values x" never fires on D's raw-float releases fl(x + N),
+    whatever the sampler, nor on the grid releases (multiples of γ = `grid_spacing(σ)` ≫ Q, checked
+    against the σ a calibration run on D draws, `recorded_gaussian_sigmas`), nor on the box's faces
+    (excluded) or a uniform fallback on a coarser lattice. On D′, whose value x′ sits in a lower binade
+    (best x′ = 0: fl(0 + N) = N), a release below |x|/2 keeps the low-order bits of N: the event fires
+    whenever such a release falls off the grid (≈ P(|N| < |x|/2) times the share of doubles off Q there).
+    `floor` (|y| ≥ floor) keeps out, by magnitude, outputs that are not a single release (SuLQ's noisy
+    sum divided by a noisy count > 1 of Laplace scale ≈ 10^9: |y| ≈ 10^-9); the self-check then tolerates
+    a chance quotient as for `from_Dp`. Self-check, rounding control and power are as in (c); the rounding
+    grid is that of the largest σ. Covered: SuLQ with Gaussian sums (its noisy count ≤ 1 branch, with a
+    floor) and Nguyen et al.'s NoisyAVG (k = 1, 256 copies of a record: mean + N(0, σ²), σ set by a noisy
+    count, which the event does not need). `legacy_gaussian_release` (the raw-float Gaussian sampler on
+    its own, `legacy_gaussian`) is the Gaussian control row.
 """
 
 from __future__ import annotations
@@ -64,6 +87,7 @@ from dpclust.audit.statistics import clopper_pearson_lower, clopper_pearson_uppe
 
 __all__ = [
     "EventAuditResult",
+    "MECHANISMS",
     "NEIGHBOURS",
     "ReleaseAudit",
     "ReleaseEvent",
@@ -71,10 +95,14 @@ __all__ = [
     "event_audit",
     "grid_reachable",
     "laplace_reachable",
+    "legacy_gaussian",
+    "legacy_gaussian_release",
     "legacy_laplace",
     "legacy_laplace_release",
     "legacy_releases",
+    "low_bit_grid",
     "off_grid",
+    "recorded_gaussian_sigmas",
     "recorded_laplace_scales",
     "release_audit",
     "round_to_grid",
@@ -138,6 +166,15 @@ def off_grid(y, gamma: float):
         raise ValueError(f"gamma must be a power of two, got {gamma!r}")
     q = np.asarray(y, dtype=float) / g
     return q != np.rint(q)
+
+
+def low_bit_grid(x: float) -> float:
+    """Q(x) = 2^(⌊log2 |x|⌋ − 53) for a double x ≠ 0: fl(x + N) is a multiple of Q(x) for every double N
+    (module docstring, (d)); exact, from the binary exponent."""
+    x = float(x)
+    if not (math.isfinite(x) and x != 0.0):
+        raise ValueError(f"low_bit_grid needs a finite x != 0 (fl(0 + N) = N carries every bit), got {x!r}")
+    return math.ldexp(1.0, math.frexp(x)[1] - 1 - 53)     # |x| = m·2^E, m ∈ [½, 1): ⌊log2 |x|⌋ = E − 1
 
 
 def round_to_grid(y, gamma: float):
@@ -221,6 +258,31 @@ def legacy_laplace_release(X, k, epsilon, delta, rng, settings):
     return ClusteringResult.from_accountant(np.repeat(centre[None, :], int(k), axis=0), acc)
 
 
+def legacy_gaussian(value, sigma: float, rng: np.random.Generator) -> np.ndarray:
+    """THE LEGACY RAW-FLOAT GAUSSIAN SAMPLER, an audit control only (no algorithm may call it):
+    fl(value + N), N = ``rng.normal(0, sigma)`` (the draws of `mechanisms.gaussian_mechanism`, the same
+    doubles), i.e. the Gaussian mechanism as dpclust released it before the grid."""
+    value = np.asarray(value, dtype=float)
+    return value + rng.normal(0.0, float(sigma), size=value.shape)
+
+
+def legacy_gaussian_release(X, k, epsilon, delta, rng, settings):
+    """The Gaussian positive control, shaped like a clustering algorithm: k copies of the records' sum plus
+    `legacy_gaussian` noise calibrated (`mechanisms.gaussian_sigma`, analytic) to the sum's L2 sensitivity
+    under add/remove (√d·max(|lo|, |hi|) for the public box ``settings["bounds"]``), clipped to the box.
+    (ε, δ)-DP on the reals, not in floating point: the audit must catch it."""
+    from dpclust.accountant import Accountant
+    from dpclust.api import ClusteringResult
+
+    X = np.asarray(X, dtype=float)
+    lo, hi = (float(v) for v in settings["bounds"])
+    acc = Accountant(float(epsilon), float(delta))
+    acc.spend(float(epsilon), float(delta), label="legacy raw-float Gaussian sum (positive control)")
+    sigma = mechanisms.gaussian_sigma(math.sqrt(X.shape[1]) * max(abs(lo), abs(hi)), float(epsilon), float(delta))
+    centre = np.clip(legacy_gaussian(X.sum(axis=0), sigma, rng), lo, hi)
+    return ClusteringResult.from_accountant(np.repeat(centre[None, :], int(k), axis=0), acc)
+
+
 @contextmanager
 def _patched(name: str, replacement: Callable) -> Iterator[None]:
     """`dpclust.mechanisms.<name>` (and every module-level binding of it) replaced for the block."""
@@ -268,23 +330,49 @@ def recorded_laplace_scales() -> Iterator[list[float]]:
         yield scales
 
 
+@contextmanager
+def recorded_gaussian_sigmas() -> Iterator[list[float]]:
+    """The σ of every Gaussian calibration made through `dpclust.mechanisms.gaussian_sigma` in the block
+    (`gaussian_mechanism` and NoisyAVG's `gaussian_on_grid` calls take their σ there), in order."""
+    sigmas: list[float] = []
+    orig = mechanisms.gaussian_sigma
+
+    def gaussian_sigma(sensitivity, epsilon, delta, calibration="analytic"):
+        sigma = orig(sensitivity, epsilon, delta, calibration)
+        sigmas.append(float(sigma))
+        return sigma
+
+    with _patched("gaussian_sigma", gaussian_sigma):
+        yield sigmas
+
+
+#: The releases a `ReleaseEvent` is for: "laplace" (exact reachability, (c)) or "gaussian" (the low-order-bit
+#: grid of D's values, (d)).
+MECHANISMS = ("laplace", "gaussian")
+
+
 def _on_grid(y: float, gamma: float) -> bool:
     return (y / gamma).is_integer()       # exact: γ is a power of two
 
 
 @dataclass(frozen=True)
 class ReleaseEvent:
-    """The floating-point design's event, fixed before any sample (module docstring, (c)).
+    """The floating-point design's event, fixed before any sample (module docstring, (c) and (d)).
 
-    A released coordinate y is *reachable* from a value x if some noise scale b of `scales` makes it an
-    output of numpy's raw Laplace sampler from x (`laplace_reachable`) or of the grid mechanisms from x
-    (`grid_reachable` for the Laplace support). A centre (one row of the released centres) fires if
-    one of its coordinates is strictly inside `interior` (None: everywhere; the clip faces of the public
-    box are data-independent values and never fire), reachable from one of `from_Dp` (when given: the
-    values of D′, which excludes outputs that are not a single release, e.g. a sum divided by a noisy
-    count above 1) and reachable from none of `from_D`. With `every_coordinate`, every coordinate of
-    the centre must be inside (and reachable from `from_Dp`), and one of them unreachable from `from_D`.
-    The output fires if one of its centres does.
+    A released coordinate y is *reachable* from a value x if
+      * ``mechanism="laplace"``: some noise scale b of `scales` makes it an output of numpy's raw Laplace
+        sampler from x (`laplace_reachable`) or of the grid mechanisms from x (`grid_reachable` for the
+        Laplace support);
+      * ``mechanism="gaussian"``: y is a multiple of `low_bit_grid(x)`, the grid every fl(x + N) lies on
+        (any noise double N: the raw-float Gaussian release, and the grid releases, whose γ =
+        `grid_spacing(σ)` for σ in `scales` is checked to be a multiple of it). D's values must be ≠ 0.
+    A centre (one row of the released centres) fires if one of its coordinates is strictly inside
+    `interior` (None: everywhere; the clip faces of the public box are data-independent values and never
+    fire), at least `floor` in magnitude, reachable from one of `from_Dp` (when given, Laplace only: the
+    values of D′, which excludes outputs that are not a single release, e.g. a sum divided by a noisy count
+    above 1) and reachable from none of `from_D`. With `every_coordinate`, every coordinate of the centre
+    must be such a candidate, and one of them unreachable from `from_D`. The output fires if one of its
+    centres does.
     """
 
     scales: tuple[float, ...]
@@ -292,6 +380,8 @@ class ReleaseEvent:
     from_Dp: tuple[float, ...] = ()
     interior: tuple[float, float] | None = None
     every_coordinate: bool = False
+    mechanism: str = "laplace"
+    floor: float = 0.0
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self):
@@ -299,10 +389,32 @@ class ReleaseEvent:
             raise ValueError(f"a release event needs noise scales > 0, got {self.scales!r}")
         if not self.from_D or not all(math.isfinite(x) for x in (*self.from_D, *self.from_Dp)):
             raise ValueError("a release event needs finite values of D (from_D) and of D′ (from_Dp)")
+        if self.mechanism not in MECHANISMS:
+            raise ValueError(f"a release event's mechanism must be one of {list(MECHANISMS)}, got {self.mechanism!r}")
+        if not (math.isfinite(self.floor) and self.floor >= 0):
+            raise ValueError(f"a release event's floor must be a finite number >= 0, got {self.floor!r}")
+        if self.mechanism == "gaussian":
+            if any(x == 0 for x in self.from_D):
+                raise ValueError("the Gaussian event needs D's values != 0 (fl(0 + N) = N: every double is "
+                                 "reachable from 0); give D′ the value 0 instead")
+            if self.from_Dp:
+                raise ValueError("the Gaussian event takes no from_Dp: every double near D′'s value is a possible "
+                                 "Gaussian release (keep quotients out with `floor`)")
+            coarse = min(mechanisms.grid_spacing(b) for b in self.scales)
+            if not _on_grid(coarse, self.grid):
+                raise ValueError(f"the grid mechanisms' γ = {coarse!r} is finer than the event's grid {self.grid!r}: "
+                                 "the event would fire on the current releases")
+
+    @property
+    def grid(self) -> float:
+        """The Gaussian event's grid: the finest `low_bit_grid(x)` over D's values (0.0 for Laplace)."""
+        return min(low_bit_grid(x) for x in self.from_D) if self.mechanism == "gaussian" else 0.0
 
     def reachable(self, y: float, values: Iterable[float]) -> bool:
-        """Whether some scale produces y from one of `values` (grid mechanisms or numpy's raw sampler)."""
+        """Whether y can be released from one of `values` (see the class docstring)."""
         values = tuple(values)
+        if self.mechanism == "gaussian":
+            return any(_on_grid(y, low_bit_grid(x)) for x in values)
         key = (y, values)
         if key in self._cache:
             return self._cache[key]
@@ -314,7 +426,7 @@ class ReleaseEvent:
         return out
 
     def _candidate(self, y: float) -> bool:
-        inside = self.interior is None or self.interior[0] < y < self.interior[1]
+        inside = (self.interior is None or self.interior[0] < y < self.interior[1]) and abs(y) >= self.floor
         return inside and (not self.from_Dp or self.reachable(y, self.from_Dp))
 
     def fires_on(self, centre) -> list[float]:
@@ -332,17 +444,29 @@ class ReleaseEvent:
 
     def describe(self) -> str:
         vals = ", ".join(f"{x:g}" for x in self.from_D)
-        text = (f"a coordinate{' strictly inside ' + str(tuple(self.interior)) if self.interior else ''} that "
-                f"no Laplace release (raw float or grid, b ∈ {{{', '.join(f'{b:.4g}' for b in self.scales)}}}) "
-                f"can produce from D's value(s) {vals}")
+        where = f" strictly inside {tuple(self.interior)}" if self.interior else ""
+        if self.floor:
+            where += f" with |y| >= {self.floor:.6g}"
+        if self.mechanism == "gaussian":
+            text = (f"a coordinate{where} that is not a multiple of 2^{math.log2(self.grid):g}, the grid every "
+                    f"fl(x + N) lies on for D's value(s) x = {vals} (any noise double N: the raw-float Gaussian "
+                    f"release; the grid releases too, γ ≥ that grid at the calibration run's σ ∈ "
+                    f"{{{', '.join(f'{b:.4g}' for b in self.scales)}}})")
+        else:
+            text = (f"a coordinate{where} that no Laplace release (raw float or grid, b ∈ "
+                    f"{{{', '.join(f'{b:.4g}' for b in self.scales)}}}) can produce from D's value(s) {vals}")
         if self.from_Dp:
             text += " but one can from D′'s " + ", ".join(f"{x:g}" for x in self.from_Dp)
         return text + (" (every coordinate of the centre inside)" if self.every_coordinate else "")
 
     def as_dict(self) -> dict:
-        return {"scales": list(self.scales), "from_D": list(self.from_D), "from_Dp": list(self.from_Dp),
-                "interior": None if self.interior is None else list(self.interior),
-                "every_coordinate": self.every_coordinate, "description": self.describe()}
+        out: dict[str, object] = {
+            "scales": list(self.scales), "from_D": list(self.from_D), "from_Dp": list(self.from_Dp),
+            "interior": None if self.interior is None else list(self.interior),
+            "every_coordinate": self.every_coordinate, "description": self.describe()}
+        if self.mechanism != "laplace" or self.floor:
+            out.update(mechanism=self.mechanism, floor=self.floor, grid=self.grid)
+        return out
 
 
 @dataclass(frozen=True)
@@ -391,16 +515,19 @@ def _draw_outputs(function: Callable, data: np.ndarray, k: int, epsilon: float, 
 def release_audit(function: Callable, D, Dp, k: int, epsilon: float, delta: float, settings: dict, *,
                   from_D: Iterable[float], from_Dp: Iterable[float] = (), every_coordinate: bool = False,
                   interior: tuple[float, float] | None = None, samples: int, seed: int, confidence: float = 0.95,
-                  legacy: bool = True) -> ReleaseAudit:
-    """The floating-point design on one algorithm (module docstring, (c)).
+                  legacy: bool = True, mechanism: str = "laplace", floor: float = 0.0) -> ReleaseAudit:
+    """The floating-point design on one algorithm (module docstring, (c) and, for ``mechanism="gaussian"``,
+    (d)).
 
     `function(X, k, epsilon, delta, rng, settings)` is run `samples` times on each of the neighbouring
     datasets D and D′ (each run takes a fresh ``init_seed`` from its stream, as the estimators do), with
     the current mechanisms and again (`legacy`) with every release made as before the grid, from the
     same streams (so the legacy runs draw the same noise doubles). The event's noise scales come from
-    one calibration run on D (its own stream, before any sample). Bounds: `event_audit` at the largest
-    δ a run reported spending. With ``legacy=False`` (a function that is itself a legacy sampler, the
-    control row) the legacy audit is the current one.
+    one calibration run on D (its own stream, before any sample): the Laplace scales
+    (`recorded_laplace_scales`), or for the Gaussian event the σ of its Gaussian calibrations
+    (`recorded_gaussian_sigmas`). Bounds: `event_audit` at the largest δ a run reported spending. With
+    ``legacy=False`` (a function that is itself a legacy sampler, the control row) the legacy audit is the
+    current one.
     """
     D, Dp = np.asarray(D, dtype=float), np.asarray(Dp, dtype=float)
     k, samples = int(k), int(samples)
@@ -408,14 +535,19 @@ def release_audit(function: Callable, D, Dp, k: int, epsilon: float, delta: floa
         raise ValueError(f"release_audit needs samples >= 2, got {samples!r}")
     ss_cal, ss_D, ss_Dp = np.random.SeedSequence(int(seed)).spawn(3)
     cal_rng = np.random.default_rng(ss_cal)
-    with recorded_laplace_scales() as scales:
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"mechanism must be one of {list(MECHANISMS)}, got {mechanism!r}")
+    with recorded_laplace_scales() as laplace_scales, recorded_gaussian_sigmas() as sigmas:
         function(D, k, epsilon, delta, cal_rng, dict(settings, init_seed=int(cal_rng.integers(2**63))))
+    scales = laplace_scales if mechanism == "laplace" else sigmas
     if not scales:
-        raise ValueError("the calibration run on D drew no Laplace noise through dpclust.mechanisms.laplace_noise: "
-                         "the floating-point design does not apply to this function")
+        raise ValueError(f"the calibration run on D drew no {mechanism.capitalize()} noise through dpclust.mechanisms "
+                         f"({'laplace_noise' if mechanism == 'laplace' else 'gaussian_sigma'}): the floating-point "
+                         "design does not apply to this function")
     event = ReleaseEvent(tuple(sorted(set(scales))), tuple(float(x) for x in from_D),
                          tuple(float(x) for x in from_Dp),
-                         None if interior is None else (float(interior[0]), float(interior[1])), bool(every_coordinate))
+                         None if interior is None else (float(interior[0]), float(interior[1])), bool(every_coordinate),
+                         mechanism, float(floor))
     outputs: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     cpu: dict[str, float] = {}
     spent: list[tuple[float, float]] = []

@@ -10,7 +10,8 @@ can also be audited at settings chosen for the attack's power (`power`: e.g. DPL
 iteration, the fewest compositions), within its guarantee, which must hold at every setting. An item
 with `audits_from: <item>` shares another item's audit jobs (as `runs_from` shares runs). The item's
 `table: floating_point:` declares the floating-point design (`floating_point_jobs`, Mironov 2012): its
-positive control and, for every audited algorithm, the design (one more job, variant "floating_point")
+positive controls (raw-float Laplace and Gaussian samplers) and, for every audited algorithm, the design
+(one more job, variant "floating_point", with a Laplace or a Gaussian event)
 or "not applicable: <why>" (no job; the table shows the reason). Audit
 items are `AuditItemTarget`s (`target.audits`), the plan an `AuditPlan` (`plan.audits`,
 `plan.audit(path)`).
@@ -23,6 +24,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from dpclust.api import DPClustError
 from dpclust.pipeline.audit_labels import (
@@ -215,13 +217,19 @@ def audit_jobs(config: dict, paper: str, item_name: str, audit: dict, results_di
 
 #: Keys of the floating-point declaration (`table: floating_point:` of an audit item), of one covered
 #: algorithm's entry and of the positive control's.
-FLOATING_POINT_KEYS = ("samples", "epsilon", "bounds", "control", "algorithms")
-FLOATING_POINT_ENTRY_KEYS = ("records", "target", "from_D", "from_Dp", "every_coordinate", "settings", "samples",
-                             "epsilon", "delta", "k", "note")
+FLOATING_POINT_KEYS = ("samples", "epsilon", "bounds", "control", "gaussian_control", "algorithms")
+FLOATING_POINT_ENTRY_KEYS = ("records", "copies", "target", "from_D", "from_Dp", "every_coordinate", "mechanism",
+                             "floor", "settings", "samples", "epsilon", "delta", "k", "note")
 FLOATING_POINT_CONTROL_KEYS = ("records", "target", "from_D", "samples", "note")
 #: The positive control's function: the legacy raw-float Laplace sampler (audit package only).
 CONTROL_FUNCTION = "dpclust.audit.floating_point:legacy_laplace_release"
 CONTROL_NAME = "Legacy raw-float Laplace sampler (positive control)"
+#: The Gaussian event's positive control (`gaussian_control`): the legacy raw-float Gaussian sampler.
+GAUSSIAN_CONTROL_ALGORITHM = "control.legacy_gaussian"
+GAUSSIAN_CONTROL_FUNCTION = "dpclust.audit.floating_point:legacy_gaussian_release"
+GAUSSIAN_CONTROL_NAME = "Legacy raw-float Gaussian sampler (positive control)"
+#: The releases an entry's event is for (`mechanism`, dpclust.audit.floating_point.MECHANISMS; default laplace).
+FLOATING_POINT_MECHANISMS = ("laplace", "gaussian")
 
 
 def _points(value, where: str, what: str, bounds: tuple[float, float], many: bool) -> list:
@@ -263,14 +271,39 @@ def _delta(declared: dict, guarantee: dict | None, audit: dict) -> float:
     return 0.0
 
 
+def _event(entry: dict, at: str) -> dict:
+    """The event of a floating-point entry: from_D, from_Dp, every_coordinate and, when not the default
+    (so the Laplace entries' specs are unchanged), `mechanism` ("gaussian": the low-order-bit grid of D's
+    values, dpclust.audit.floating_point (d)) and `floor` (|y| >= floor)."""
+    event: dict[str, Any] = {"from_D": _values(entry.get("from_D"), at, "from_D", True),
+                             "from_Dp": _values(entry.get("from_Dp"), at, "from_Dp", False),
+                             "every_coordinate": bool(entry.get("every_coordinate", False))}
+    mechanism = entry.get("mechanism", "laplace")
+    if mechanism not in FLOATING_POINT_MECHANISMS:
+        raise DPClustError(f"{at}/mechanism: expected one of {list(FLOATING_POINT_MECHANISMS)}, got {mechanism!r}")
+    if mechanism == "gaussian":
+        if any(x == 0 for x in event["from_D"]) or event["from_Dp"]:
+            raise DPClustError(f"{at}: the Gaussian event needs D's values (from_D) != 0 and no from_Dp "
+                               "(dpclust.audit.floating_point, (d))")
+        event["mechanism"] = mechanism
+    floor = entry.get("floor", 0.0)
+    if not (isinstance(floor, (int, float)) and not isinstance(floor, bool) and math.isfinite(floor) and floor >= 0):
+        raise DPClustError(f"{at}/floor: expected a number >= 0, got {floor!r}")
+    if floor:
+        event["floor"] = float(floor)
+    return event
+
+
 def floating_point_jobs(config: dict, paper: str, item_name: str, audit: dict, fp, algorithms: list[str],
                         results_dir: str) -> list[AuditJob]:
     """The floating-point design's jobs of an audit item (`table: floating_point:`, config/papers/audit.yaml;
-    dpclust.audit.floating_point.release_audit): the positive control (`control`, the legacy raw-float
-    Laplace sampler), and one job per audited algorithm whose entry declares the design (the datasets
-    D = `records` and D′ = D and `target` under the algorithm's neighbouring relation, the values a
-    released coordinate takes on D (`from_D`, and on D′, `from_Dp`), settings, samples). Every audited
-    algorithm must have an entry: the design or "not applicable: <why>" (shown as its row)."""
+    dpclust.audit.floating_point.release_audit): the positive controls (`control`, the legacy raw-float
+    Laplace sampler; `gaussian_control`, the legacy raw-float Gaussian sampler with the Gaussian event), and
+    one job per audited algorithm whose entry declares the design (the datasets D = `records` (each
+    `copies` times, default 1) and D′ = D and `target` under the algorithm's neighbouring relation, the
+    values a released coordinate takes on D (`from_D`, and on D′, `from_Dp`), the releases the event is for
+    (`mechanism`: laplace or gaussian), `floor`, settings, samples). Every audited algorithm must have an
+    entry: the design or "not applicable: <why>" (shown as its row)."""
     from dpclust.pipeline.run_job import derive_seed
 
     where = f"{paper}/{item_name}/table/floating_point"
@@ -313,26 +346,33 @@ def floating_point_jobs(config: dict, paper: str, item_name: str, audit: dict, f
         return records, target
 
     jobs = []
-    control = fp.get("control")
-    if control is not None:
-        at = f"{where}/control"
+    for key, alg_id, function, name, mechanism in (
+            ("control", CONTROL_ALGORITHM, CONTROL_FUNCTION, CONTROL_NAME, "laplace"),
+            ("gaussian_control", GAUSSIAN_CONTROL_ALGORITHM, GAUSSIAN_CONTROL_FUNCTION, GAUSSIAN_CONTROL_NAME,
+             "gaussian")):
+        control = fp.get(key)
+        if control is None:
+            continue
+        at = f"{where}/{key}"
         if not isinstance(control, dict):
             raise DPClustError(f"{at}: expected a mapping (records, target, from_D, samples), got {control!r}")
         _unknown_keys(control, FLOATING_POINT_CONTROL_KEYS, at)
         records, target = datasets(control, at)
-        spec = {"algorithm": CONTROL_ALGORITHM, "function": CONTROL_FUNCTION, "private": True, "settings": {},
-                "guarantee": {"kind": CONTROL_KIND, "note": "the Laplace mechanism as released before the grid: "
-                              "fl(sum + N), ε-DP on the reals only (Mironov 2012)", "relation": ADD_REMOVE_TEXT},
-                "name": CONTROL_NAME, "control": True, "design": FLOATING_POINT_DESIGN, "records": records,
+        event = _event({**control, "mechanism": mechanism}, at)
+        gaussian = mechanism == "gaussian"
+        note = ("the Gaussian mechanism as released before the grid: fl(sum + N(0, σ²)), (ε, δ)-DP on the reals only"
+                if gaussian else "the Laplace mechanism as released before the grid: fl(sum + N), ε-DP on the reals "
+                "only") + " (Mironov 2012)"
+        spec = {"algorithm": alg_id, "function": function, "private": True, "settings": {},
+                "guarantee": {"kind": CONTROL_KIND, "note": note, "relation": ADD_REMOVE_TEXT},
+                "name": name, "control": True, "design": FLOATING_POINT_DESIGN, "records": records,
                 "target": target, "n": len(records), "k": 1, "relation": ADD_REMOVE_TEXT,
-                "relation_source": "positive control", "epsilon": eps_all, "delta": 0.0, "samples": sizes(control, at),
-                "confidence": confidence, "bounds": list(bounds),
-                "event": {"from_D": _values(control.get("from_D"), at, "from_D", True), "from_Dp": [],
-                          "every_coordinate": False},
-                "seed": derive_seed(base_seed, "audit", CONTROL_ALGORITHM, FLOATING_POINT_DESIGN, FLOATING_POINT),
+                "relation_source": "positive control", "epsilon": eps_all,
+                "delta": float(audit["delta"]) if gaussian else 0.0, "samples": sizes(control, at),
+                "confidence": confidence, "bounds": list(bounds), "event": event,
+                "seed": derive_seed(base_seed, "audit", alg_id, FLOATING_POINT_DESIGN, FLOATING_POINT),
                 "variant": {"name": FLOATING_POINT, "settings": {}}, "note": str(control.get("note", ""))}
-        jobs.append(AuditJob(CONTROL_ALGORITHM, FLOATING_POINT_DESIGN, canonical_json(spec), results_dir,
-                             FLOATING_POINT))
+        jobs.append(AuditJob(alg_id, FLOATING_POINT_DESIGN, canonical_json(spec), results_dir, FLOATING_POINT))
     params_all = audit.get("params") or {}
     for alg in algorithms:
         entry = entries[alg]
@@ -346,6 +386,12 @@ def floating_point_jobs(config: dict, paper: str, item_name: str, audit: dict, f
             raise DPClustError(f"{at}: expected the design (a mapping) or \"{NOT_APPLICABLE}: <why>\", got {entry!r}")
         _unknown_keys(entry, FLOATING_POINT_ENTRY_KEYS, at)
         records, target = datasets(entry, at)
+        copies = entry.get("copies", 1)
+        if not (isinstance(copies, int) and not isinstance(copies, bool) and copies >= 1):
+            raise DPClustError(f"{at}/copies: expected an integer >= 1 (D = the records, each that many times), "
+                               f"got {copies!r}")
+        n_D = len(records) * copies
+        event = _event(entry, at)
         own = entry.get("settings") or {}
         p = params_all.get(alg) or {}
         resolved = resolve_algorithm(config, alg, {**(p.get("settings") or {}), **own}, at)
@@ -355,16 +401,14 @@ def floating_point_jobs(config: dict, paper: str, item_name: str, audit: dict, f
         guarantee = resolved.get("guarantee")
         delta = _delta(entry, guarantee, audit)
         k = entry.get("k", 1)
-        if not (isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= len(records)):
-            raise DPClustError(f"{at}/k: expected an integer in [1, {len(records)}] (the records of D), got {k!r}")
-        public_n = {"settings": {**resolved["settings"], "public_n": len(records)}} if fixed_n else {}
-        spec = {**resolved, **public_n, "design": FLOATING_POINT_DESIGN, "records": records, "target": target,
-                "n": len(records), "k": k, "relation": relation, "relation_source": source,
+        if not (isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= n_D):
+            raise DPClustError(f"{at}/k: expected an integer in [1, {n_D}] (the records of D), got {k!r}")
+        public_n = {"settings": {**resolved["settings"], "public_n": n_D}} if fixed_n else {}
+        spec = {**resolved, **public_n, "design": FLOATING_POINT_DESIGN, "records": records,
+                **({"copies": copies} if copies > 1 else {}), "target": target,
+                "n": n_D, "k": k, "relation": relation, "relation_source": source,
                 "epsilon": float(entry.get("epsilon", eps_all)), "delta": delta, "samples": sizes(entry, at),
-                "confidence": confidence, "bounds": list(bounds),
-                "event": {"from_D": _values(entry.get("from_D"), at, "from_D", True),
-                          "from_Dp": _values(entry.get("from_Dp"), at, "from_Dp", False),
-                          "every_coordinate": bool(entry.get("every_coordinate", False))},
+                "confidence": confidence, "bounds": list(bounds), "event": event,
                 "seed": derive_seed(base_seed, "audit", alg, FLOATING_POINT_DESIGN, FLOATING_POINT),
                 "variant": {"name": FLOATING_POINT, "settings": dict(own)}, "note": str(entry.get("note", ""))}
         jobs.append(AuditJob(alg, FLOATING_POINT_DESIGN, canonical_json(spec), results_dir, FLOATING_POINT))

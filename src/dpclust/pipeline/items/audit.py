@@ -28,8 +28,8 @@ advance with the current mechanisms (`lower_bound`), the same event on the same 
 made as before the grid (`halved_lower_bound`: the power control, "today's violations"), the counts on
 D and D′ of both, the self-check on D and the rounding control. Its verdicts are a DP-labelled
 algorithm's, power shown only when the legacy bound exceeds the claimed ε and both controls pass. The
-positive control, the legacy raw-float Laplace sampler on its own, comes first: "positive control:
-violation shown" (its claim: the design has power) or "... no violation found" (a failed claim). An
+positive controls, the legacy raw-float Laplace and Gaussian samplers on their own, come first: "positive
+control: violation shown" (their claim: the design has power) or "... no violation found" (a failed claim). An
 audited algorithm declared "not applicable: <why>" gets a row with that reason as its verdict, no bound
 and no claim.
 
@@ -76,7 +76,7 @@ NOT_DP_NOT_SHOWN = f"{NOT_DP}: no violation found"
 OUTSIDE_SHOWN = "outside the guarantee: leak shown"
 OUTSIDE_NOT_SHOWN = "outside the guarantee: no leak found"
 OUTSIDE = (OUTSIDE_SHOWN, OUTSIDE_NOT_SHOWN)
-#: Verdicts of the floating-point design's positive control (the legacy raw-float Laplace sampler).
+#: Verdicts of the floating-point design's positive controls (the legacy raw-float Laplace and Gaussian samplers).
 CONTROL_SHOWN = "positive control: violation shown"
 CONTROL_NOT_SHOWN = "positive control: no violation found"
 CONTROL = (CONTROL_SHOWN, CONTROL_NOT_SHOWN)
