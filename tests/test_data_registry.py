@@ -14,7 +14,7 @@ from dpclust.data.registry import Registry
 REAL = ["mnist70k", "mnist60k", "cifar10_in3c", "s1", "birch2_12k", "image", "house", "iris", "adult_num",
         "lifesci", "gowalla", "tiger", "skin", "shuttle", "covertype", "higgs"]
 SYNTH = ["balcan_synth", "nguyen_synth", "synth3d", "higgs_like"] + \
-    [f"su_synth_k{k}_d{d}" for k in range(2, 11) for d in range(2, 11)]
+    [f"su_synth_k{k}_d{d}{v}" for k in range(2, 11) for d in range(2, 11) for v in ("", "_g1", "_g2", "_s05", "_s2")]
 
 
 @pytest.fixture(scope="module")

@@ -72,10 +72,12 @@ def test_a_family_group_is_one_batch_per_algorithm():
 
     p = plan(load_config(REPO / "config"))
     fig2 = p.item("su2016", "fig2")
-    lloyd = [b for b in p.batches if (b.paper, b.item, b.algorithm) == ("su2016", "fig2", "su2016.dplloyd")]
+    lloyd = [b for b in p.batches if (b.paper, b.item, b.group, b.algorithm) ==
+             ("su2016", "fig2", "interactive", "su2016.dplloyd")]
     assert sorted(b.data for b in lloyd) == sorted(f"su_synth.{i}" for i in range(1, 10))
     datasets = [d for b in lloyd for d in b.datasets]
-    assert sorted(datasets) == sorted({j.dataset for j in fig2.runs if j.algorithm == "su2016.dplloyd"})
+    assert sorted(datasets) == sorted({j.dataset for j in fig2.runs
+                                       if j.algorithm == "su2016.dplloyd" and j.group == "interactive"})
     for batch in lloyd:
         assert len(batch.datasets) == FAMILY_BATCH and all(d.startswith("su_synth_") for d in batch.datasets)
         assert batch_cells(batch.spec) == [job.spec for job in batch.cells]

@@ -50,11 +50,14 @@ def _close(name: str, known) -> str:
 
 
 def _subst(value: Any, env: Mapping[str, Any]) -> Any:
-    """Replace "{VAR}" strings of a template entry (an exact "{K}" becomes the int itself)."""
+    """Replace "{VAR}" strings of a template entry: an exact "{K}" becomes the value itself (an int
+    stays an int), and so does an exact "{V[key]}" of a variable whose values are mappings (a variant
+    with several fields, e.g. {suffix: _s05, sigma: 0.5}); other strings are formatted."""
     if isinstance(value, str):
-        m = re.fullmatch(r"\{(\w+)\}", value)
+        m = re.fullmatch(r"\{(\w+)(?:\[(\w+)\])?\}", value)
         if m and m.group(1) in env:
-            return env[m.group(1)]
+            var = env[m.group(1)]
+            return var[m.group(2)] if m.group(2) else var
         return value.format(**env) if "{" in value else value
     if isinstance(value, list):
         return [_subst(v, env) for v in value]

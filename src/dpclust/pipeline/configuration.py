@@ -31,8 +31,8 @@ REGISTRY_DOC_KEYS = ("citation", "note", "paper_k")
 #: is for options that every step needs.
 STEP_KEYS = {
     "aggregate": ("kind", "aggregate", "table", "options", "normalize", "static", "datasets"),
-    "render": ("kind", "title", "caption", "reproduces", "render", "figure", "options", "static"),
-    "checks": ("kind", "title", "reproduces", "checks", "claims", "options"),
+    "render": ("kind", "title", "caption", "reproduces", "render", "figure", "options", "static", "sensitivity"),
+    "checks": ("kind", "title", "reproduces", "checks", "claims", "options", "sensitivity"),
 }
 
 
@@ -185,6 +185,33 @@ def validate(data: dict, schema_name: str, where: str, ref: str | None = None, f
         refuse_non_finite(data, where)
 
 
+def group_datasets(registry: Any, spec) -> list[tuple[str, str | None]]:
+    """(dataset, its family or None) of a run group's `datasets`: a name, a family `{family: F}`
+    (optionally `where: [{VAR: [values]}, ...]`: the members whose template variables match one of
+    the alternatives; a variable whose values are mappings matches by its `suffix`), or a list of
+    both; names unchecked (the planner checks them), families in registry order."""
+    out: list[tuple[str, str | None]] = []
+    for part in (spec if isinstance(spec, list) else [spec]):
+        if isinstance(part, dict):
+            out += [(n, part.get("family")) for n, e in registry.datasets.items()
+                    if e.get("family") == part.get("family") and _matches(e.get("template_vars") or {},
+                                                                          part.get("where"))]
+        else:
+            out.append((part, None))
+    return out
+
+
+def _matches(template_vars: dict, where: list | None) -> bool:
+    if not where:
+        return True
+
+    def value(var):
+        v = template_vars.get(var)
+        return v.get("suffix") if isinstance(v, dict) else v
+
+    return any(all(value(var) in allowed for var, allowed in alternative.items()) for alternative in where)
+
+
 def _check_k_within_n(item: dict, registry: Any, where: str) -> None:
     """Every k of every run group of `item` is at most the n of each dataset it is run on (n from the
     registry). Datasets, families and `k: {registry: <key>}` resolve as in the run planner; what the
@@ -192,11 +219,7 @@ def _check_k_within_n(item: dict, registry: Any, where: str) -> None:
     for group_name, group in (item.get("runs") or {}).items():
         if not isinstance(group, dict) or "datasets" not in group or "k" not in group:
             continue
-        spec = group["datasets"]
-        if isinstance(spec, dict):
-            datasets = [n for n, e in registry.datasets.items() if e.get("family") == spec.get("family")]
-        else:
-            datasets = [d for d in spec if d in registry.datasets]
+        datasets = [d for d, _ in group_datasets(registry, group["datasets"]) if d in registry.datasets]
         for dataset in datasets:
             entry = registry.datasets[dataset]
             k_spec, source = group["k"], ""

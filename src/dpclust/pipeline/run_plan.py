@@ -35,6 +35,7 @@ from dpclust.pipeline.configuration import (
     STEP_KEYS,
     canonical_json,
     fmt_epsilon,
+    group_datasets,
     registry_entry,
     resolve_algorithm,
     select_algorithms,
@@ -501,17 +502,26 @@ class _Planner:
             self._entries[dataset] = registry_entry(self.config, dataset)
         return self._entries[dataset]
 
-    def datasets(self, spec, where: str) -> list[str]:
+    def datasets(self, spec, where: str) -> tuple[list[str], dict[str, str]]:
+        """The group's datasets (`configuration.group_datasets`) and the batch of each dataset of a
+        family (`F.1`, `F.2`, ...: at most FAMILY_BATCH datasets each, in registry order)."""
         registry = self.config["registry"]
-        if isinstance(spec, dict):
-            family = spec.get("family")
-            names = [n for n, e in registry.datasets.items() if e.get("family") == family]
-            if not names:
-                raise DPClustError(f"{where}: no dataset of family {family!r} in the registry")
-            return names
-        for name in spec:
-            registry.dataset(name)  # unknown dataset: one clear error naming close matches
-        return list(spec)
+        found = group_datasets(registry, spec)
+        names = [name for name, _ in found]
+        batch_of: dict[str, str] = {}
+        for family in dict.fromkeys(f for _, f in found if f is not None):
+            members = [name for name, f in found if f == family]
+            batch_of.update({d: f"{family}.{i // FAMILY_BATCH + 1}" for i, d in enumerate(members)})
+        for part in (spec if isinstance(spec, list) else [spec]):
+            if isinstance(part, dict) and not any(f == part.get("family") for _, f in found):
+                raise DPClustError(f"{where}: no dataset of family {part.get('family')!r} in the registry"
+                                   + (f" matches where {part['where']}" if part.get("where") else ""))
+        for name, family in found:
+            if family is None:
+                registry.dataset(name)  # unknown dataset: one clear error naming close matches
+        if len(set(names)) != len(names):
+            raise DPClustError(f"{where}: a dataset is named twice in datasets {spec}")
+        return names, batch_of
 
     def ks(self, spec, dataset: str, where: str) -> list[int]:
         if isinstance(spec, dict) and set(spec) == {"registry"}:
@@ -542,13 +552,11 @@ class _Planner:
         for alg in (group.get("reference_runs") or {}).get("algorithms", []):
             if alg not in group["algorithms"]:
                 raise DPClustError(f"{where}: reference_runs names {alg!r}, which is not in the group's algorithms")
-        datasets = self.datasets(group["datasets"], where)
-        family = group["datasets"].get("family", "") if isinstance(group["datasets"], dict) else ""
-        batch_of = {d: f"{family}.{i // FAMILY_BATCH + 1}" for i, d in enumerate(datasets)} if family else {}
+        datasets, batch_of = self.datasets(group["datasets"], where)
         batch_by = group.get("batch", "dataset")
-        if family and batch_by != "dataset":
-            raise DPClustError(f"{where}: batch: {batch_by} splits one dataset's runs, but the group runs the "
-                               f"family {family!r}, batched by FAMILY_BATCH datasets: remove `batch`")
+        if batch_of and batch_by != "dataset":
+            raise DPClustError(f"{where}: batch: {batch_by} splits one dataset's runs, but the group runs a "
+                               "dataset family, batched by FAMILY_BATCH datasets: remove `batch`")
         jobs = []
         for alg in group["algorithms"]:
             resolved = self.algorithm(alg, params.get(alg, {}), where)

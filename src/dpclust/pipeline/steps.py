@@ -31,6 +31,7 @@ from dpclust.fileio import write_csv_atomic, write_text_atomic
 from dpclust.pipeline.aggregate import CHECK_KINDS, PAPER_KINDS, Context, checks_frame, tidy
 from dpclust.pipeline.integrity import load_records
 from dpclust.pipeline.resolve import import_object
+from dpclust.pipeline.sensitivity import label_checks, own_rows, variant_rows
 
 
 def run_logged(log_path, label: str, step):
@@ -87,7 +88,7 @@ def render_item(spec: dict, table_csv, stem) -> None:
     if func is None:
         raise DPClustError(f"item {spec.get('paper')}/{spec.get('item')} has no `render` function")
     stem = Path(stem)
-    table = read_table(table_csv)
+    table = own_rows(read_table(table_csv), spec.get("sensitivity"))   # variant runs are not drawn
     func(table, spec, str(stem))
     if spec.get("kind", "figure") == "figure":
         write_text_atomic(f"![{spec['title']}]({stem.name}.png)\n\n{caption_text(spec)}\n\nData: "
@@ -132,10 +133,16 @@ def withhold_while_refused(checks: list, table: pd.DataFrame, spec: dict) -> lis
 
 def check_item(spec: dict, table_csv, stem) -> pd.DataFrame:
     func = step_function(spec, "checks")
-    table = read_table(table_csv)
+    full = read_table(table_csv)
+    sensitivity = spec.get("sensitivity")
+    table = own_rows(full, sensitivity)
     checks = list(func(table, spec))
     if not getattr(func, "handles_refused", False):
         checks = withhold_while_refused(checks, table, spec)
+    if sensitivity:  # each verdict, decided on the item's own runs, says how it fares at the variants
+        variants = {suffix: list(func(variant_rows(full, sensitivity, suffix), spec))
+                    for suffix in sensitivity["variants"]}
+        checks = label_checks(checks, variants, sensitivity)
     kind = PAPER_KINDS.get(spec.get("paper", ""))
     if kind:  # the pseudo-papers' checks are about our own machinery, never the papers' claims
         for c in checks:

@@ -49,6 +49,7 @@ from dpclust.pipeline.aggregate import Check, fmt, runs_frame
 from dpclust.pipeline.claims import Interval, diff_ci
 from dpclust.pipeline.itemkit import availability, dataset_name, name
 from dpclust.pipeline.plotting import mark_unavailable, note_missing, panel_grid, panel_status, save_figure, style_for
+from dpclust.pipeline.sensitivity import label
 
 #: The §5.1 baseline: "standard k-means algorithm over the same 30 sets of initial centroids",
 #: minimum NICV among its runs.
@@ -562,26 +563,10 @@ def coverage(table: pd.DataFrame, datasets) -> tuple[list[str], dict[str, str]]:
     return planned, missing
 
 
-#: the order in which `sweep_label` lists the verdicts
-_RESULTS = ("holds", "does not hold", "not decidable", "not evaluable")
-
-
 def sweep_label(setting: str, results) -> str:
-    """How a claim's verdict depends on a setting it was decided over (docs/VERDICTS.md "tuned"; issue
-    #40), from (value text, Check) pairs, one per value of the setting that ran (the sweep that
-    already runs, with the declared and the fixed-beforehand values): "setting-dependent: <setting>
-    (holds at …; does not hold at …)" when it holds at one value and does not hold at another, else
-    "robust over <setting> (…)" when every decided value agrees, else "<setting>: decided at no value".
-    Undecided values are listed too, never counted as a flip."""
-    by: dict[str, list[str]] = {}
-    for value, check in results:
-        by.setdefault(check.result, []).append(str(value))
-    parts = "; ".join(f"{r} at {', '.join(by[r])}" for r in _RESULTS if r in by)
-    if "holds" in by and "does not hold" in by:
-        return f"setting-dependent: {setting} ({parts})"
-    if "holds" in by or "does not hold" in by:
-        return f"robust over {setting} ({parts})"
-    return f"{setting}: decided at no value ({parts or 'no value ran'})"
+    """How a claim's verdict depends on a setting it was decided over (docs/VERDICTS.md "tuned"), from
+    (value text, Check) pairs, one per value of the setting that ran: `dpclust.pipeline.sensitivity.label`."""
+    return label(setting, [(value, check.result) for value, check in results])
 
 
 def with_setting(check: Check, label: str, summary: str = "", rule: str = "") -> Check:

@@ -1,0 +1,113 @@
+"""Sensitivity of verdicts to settings we had to choose (dpclust.pipeline.sensitivity; docs/VERDICTS.md):
+the label, the own and variant rows, the checks step, the variant datasets and their planning."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpclust.data import load_registry
+from dpclust.data.synthetic import generate
+from dpclust.pipeline.aggregate import Check
+from dpclust.pipeline.configuration import group_datasets, load_config
+from dpclust.pipeline.planning import plan
+from dpclust.pipeline.sensitivity import label, label_checks, own_rows, variant_rows
+from dpclust.pipeline.steps import check_item
+
+SPEC = {"what": "the generator", "declared": "seed 0", "groups": {"sens_a": "a"},
+        "variants": {"_g1": "seed 1", "_g2": "seed 2"}}
+
+
+def test_label_says_robust_setting_dependent_or_undecided():
+    assert label("σ", [("1", "holds"), ("2", "holds")]) == "robust over σ (holds at 1, 2)"
+    assert label("σ", [("1", "holds"), ("2", "does not hold"), ("3", "not decidable")]) == \
+        "setting-dependent: σ (holds at 1; does not hold at 2; not decidable at 3)"
+    # an undecided value never counts as a flip
+    assert label("σ", [("1", "does not hold"), ("2", "not decidable")]).startswith("robust over σ")
+    assert label("σ", [("1", "not decidable")]) == "σ: decided at no value (not decidable at 1)"
+
+
+def _table():
+    return pd.DataFrame({"dataset": ["s", "s_g1", "s_g2", "t"], "group": ["a", "sens_a", "sens_a", "b"],
+                         "value": [1.0, 2.0, 3.0, 4.0]})
+
+
+def test_own_rows_drop_the_variants_and_variant_rows_read_as_the_items_own():
+    own = own_rows(_table(), SPEC)
+    assert list(own["dataset"]) == ["s", "t"]
+    g1 = variant_rows(_table(), SPEC, "_g1")
+    assert list(g1["dataset"]) == ["s"] and list(g1["group"]) == ["a"] and list(g1["value"]) == [2.0]
+    assert own_rows(_table(), None).equals(_table())
+
+
+def test_label_checks_keeps_the_declared_verdict_and_lists_every_value():
+    own = [Check("c", False, detail="d", why="genuine", cells=2), Check("e", True, cells=1)]
+    variants = {"_g1": [Check("c", True, cells=2), Check("e", True, cells=1)],
+                "_g2": [Check("c", False, why="x", cells=2), Check("e", None, cells=0)]}
+    c, e = label_checks(own, variants, SPEC)
+    assert c.holds is False and c.claim == "c"
+    assert "setting-dependent: the generator (holds at seed 1; does not hold at seed 0 (declared), seed 2)" in c.detail
+    assert c.why.startswith("genuine; setting-dependent")
+    assert e.detail == "robust over the generator (holds at seed 0 (declared), seed 1); not run at seed 2"
+
+
+def test_the_checks_step_decides_on_the_own_rows_and_labels_from_the_variants(tmp_path, monkeypatch):
+    (tmp_path / "toy_items.py").write_text(textwrap.dedent('''
+        from dpclust.pipeline.aggregate import Check
+
+        def checks(table, item):
+            rows = table[table["group"] == "a"]
+            return [Check("value of s is below 2.5", bool((rows["value"] < 2.5).all()), why="genuine",
+                          cells=len(rows))]
+    '''))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    csv = tmp_path / "table.csv"
+    _table().to_csv(csv, index=False)
+    spec = {"paper": "toy", "item": "x", "checks": "toy_items:checks", "sensitivity": SPEC}
+    frame = check_item(spec, csv, tmp_path / "checks")
+    assert list(frame["result"]) == ["holds"]
+    assert "setting-dependent: the generator (holds at seed 0 (declared), seed 1; does not hold at seed 2)" \
+        in frame["detail"][0]
+
+
+def test_sigma_variants_share_the_declared_draw_and_seed_variants_are_new_draws():
+    registry = load_registry()
+    X, y = generate(registry.dataset("su_synth_k3_d2"))
+    Xh, yh = generate(registry.dataset("su_synth_k3_d2_s05"))
+    Xg, _ = generate(registry.dataset("su_synth_k3_d2_g1"))
+    assert np.array_equal(y, yh)
+    # same centres c and normals z, σ halved: X = c + z and Xh = c + z/2, so 2·Xh − X = c in every
+    # cluster (no point is clipped at d = 2 in the box ±15)
+    centre_of_row = 2 * Xh - X
+    for j in range(3):
+        assert np.allclose(centre_of_row[y == j], centre_of_row[y == j][0], atol=1e-9)
+    assert not np.allclose(Xg, X)
+
+
+def test_a_family_can_be_filtered_by_its_template_variables():
+    registry = load_registry()
+    found = group_datasets(registry, [{"family": "su_synth_sigma", "where": [{"K": [2, 10], "D": [2, 10]}]},
+                                      "s1"])
+    names = [name for name, _ in found]
+    assert len(names) == 9 and names[-1] == "s1"
+    assert {"su_synth_k2_d10_s05", "su_synth_k10_d10_s2"} <= set(names)
+    corners = group_datasets(registry, {"family": "su_synth_seed", "where": [{"D": [2, 10]}, {"K": [2, 10]}]})
+    assert len(corners) == 2 * 32   # two draws of the datasets with d or k at an end of the grid
+    only = group_datasets(registry, {"family": "su_synth_seed", "where": [{"K": [2], "D": [2], "V": ["_g1"]}]})
+    assert only == [("su_synth_k2_d2_g1", "su_synth_seed")]
+
+
+@pytest.mark.parametrize("preset", ["quick", "full"])
+def test_the_variant_runs_are_their_own_batches_and_figure_6_reads_them(preset):
+    the_plan = plan(load_config(overrides={"preset": preset}))
+    fig2 = the_plan.item("su2016", "fig2")
+    groups = {job.group for job in fig2.runs}
+    assert {"sens_interactive", "sens_theta10", "sens_baseline"} <= groups
+    variants = {job.dataset for job in fig2.runs if job.group.startswith("sens_")}
+    assert all(d.endswith(("_g1", "_g2", "_s05", "_s2")) for d in variants)
+    assert not any(job.dataset in variants for job in fig2.runs if not job.group.startswith("sens_"))
+    assert the_plan.item("su2016", "fig6").step_spec("checks")["sensitivity"]["groups"]["sens_theta10"] == \
+        "eugkm_theta10"
+    assert "sensitivity" in fig2.step_spec("render") and "sensitivity" not in fig2.step_spec("aggregate")
