@@ -8,12 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpclust.api import DPClustError
 from dpclust.data import load_registry
 from dpclust.data.synthetic import generate
 from dpclust.pipeline.aggregate import Check
 from dpclust.pipeline.configuration import group_datasets, load_config
 from dpclust.pipeline.planning import plan
-from dpclust.pipeline.sensitivity import label, label_checks, own_rows, variant_rows
+from dpclust.pipeline.sensitivity import alternatives, label, label_checks, own_rows, variant_rows
 from dpclust.pipeline.steps import check_item
 
 SPEC = {"what": "the generator", "declared": "seed 0", "groups": {"sens_a": "a"},
@@ -24,8 +25,10 @@ def test_label_says_robust_setting_dependent_or_undecided():
     assert label("σ", [("1", "holds"), ("2", "holds")]) == "robust over σ (holds at 1, 2)"
     assert label("σ", [("1", "holds"), ("2", "does not hold"), ("3", "not decidable")]) == \
         "setting-dependent: σ (holds at 1; does not hold at 2; not decidable at 3)"
-    # an undecided value never counts as a flip
-    assert label("σ", [("1", "does not hold"), ("2", "not decidable")]).startswith("robust over σ")
+    # an undecided value never counts as a flip; robust needs two decided values that agree
+    assert label("σ", [("1", "does not hold"), ("2", "not decidable")]) == \
+        "σ: decided at one value only (does not hold at 1; not decidable at 2)"
+    assert label("σ", [("1", "does not hold"), ("2", "not decidable"), ("3", "does not hold")]).startswith("robust")
     assert label("σ", [("1", "not decidable")]) == "σ: decided at no value (not decidable at 1)"
 
 
@@ -40,36 +43,67 @@ def test_own_rows_drop_the_variants_and_variant_rows_read_as_the_items_own():
     g1 = variant_rows(_table(), SPEC, "_g1")
     assert list(g1["dataset"]) == ["s"] and list(g1["group"]) == ["a"] and list(g1["value"]) == [2.0]
     assert own_rows(_table(), None).equals(_table())
+    stray = _table().assign(group=["a", "b", "sens_a", "b"])   # "s_g1" from an own group
+    with pytest.raises(DPClustError, match="'s_g1' ends with a variant suffix"):
+        own_rows(stray, SPEC)
 
 
 def test_label_checks_keeps_the_declared_verdict_and_lists_every_value():
     own = [Check("c", False, detail="d", why="genuine", cells=2), Check("e", True, cells=1)]
-    variants = {"_g1": [Check("c", True, cells=2), Check("e", True, cells=1)],
-                "_g2": [Check("c", False, why="x", cells=2), Check("e", None, cells=0)]}
+    variants = {"seed 1": [Check("c", True, cells=2), Check("e", True, cells=1)],
+                "seed 2": [Check("c", False, why="x", cells=2), Check("e", None, cells=0)]}
     c, e = label_checks(own, variants, SPEC)
     assert c.holds is False and c.claim == "c"
     assert "setting-dependent: the generator (holds at seed 1; does not hold at seed 0 (declared), seed 2)" in c.detail
     assert c.why.startswith("genuine; setting-dependent")
     assert e.detail == "robust over the generator (holds at seed 0 (declared), seed 1); not run at seed 2"
+    # a threshold in the claim's text: matched by position; `applies_to` picks the claims it concerns
+    c2, e2 = label_checks(own, {"3×": [Check("c at 3×", True, cells=2), Check("e at 3×", True, cells=1)]},
+                          dict(SPEC, applies_to=["c"]))
+    assert "setting-dependent: the generator (holds at 3×; does not hold at seed 0 (declared))" in c2.detail
+    assert e2 is own[1]
 
 
-def test_the_checks_step_decides_on_the_own_rows_and_labels_from_the_variants(tmp_path, monkeypatch):
+def test_data_variants_are_compared_with_the_same_datasets_at_the_declared_value():
+    table = pd.DataFrame({"dataset": ["s", "t", "s_g1"], "group": ["a", "a", "sens_a"], "value": [1.0, 9.0, 2.0]})
+
+    def checks(rows, item):
+        names = item["options"]["datasets"]
+        got = rows[rows["dataset"].isin(names)]
+        return [Check("every value below 5", bool((got["value"] < 5).all()), why="w", cells=len(got))]
+
+    spec = {"options": {"datasets": ["s", "t"]}, "names": {}}
+    decl = {"what": "g", "declared": "seed 0", "groups": {"sens_a": "a"}, "variants": {"_g1": "seed 1"}}
+    main = checks(own_rows(table, decl), spec)
+    declared, others, scope = alternatives(checks, table, own_rows(table, decl), spec, decl, main)
+    assert main[0].holds is False and declared[0].holds is True and others["seed 1"][0].holds is True
+    assert scope == "on s only: "
+    (labelled,) = label_checks(main, others, decl, declared, scope)
+    assert labelled.holds is False
+    assert "on s only: robust over g (holds at seed 0 (declared), seed 1)" in labelled.detail
+
+
+def test_the_checks_step_decides_on_the_own_rows_and_labels_from_the_alternatives(tmp_path, monkeypatch):
     (tmp_path / "toy_items.py").write_text(textwrap.dedent('''
         from dpclust.pipeline.aggregate import Check
 
         def checks(table, item):
             rows = table[table["group"] == "a"]
-            return [Check("value of s is below 2.5", bool((rows["value"] < 2.5).all()), why="genuine",
+            limit = item["claims"]["limit"]
+            return [Check(f"value of s is below {limit}", bool((rows["value"] < limit).all()), why="genuine",
                           cells=len(rows))]
     '''))
     monkeypatch.syspath_prepend(str(tmp_path))
     csv = tmp_path / "table.csv"
     _table().to_csv(csv, index=False)
-    spec = {"paper": "toy", "item": "x", "checks": "toy_items:checks", "sensitivity": SPEC}
+    limits = {"what": "the limit (REC)", "declared": "2.5", "claims": {"0.5": {"limit": 0.5}}}
+    spec = {"paper": "toy", "item": "x", "checks": "toy_items:checks", "claims": {"limit": 2.5},
+            "sensitivity": [SPEC, limits]}
     frame = check_item(spec, csv, tmp_path / "checks")
     assert list(frame["result"]) == ["holds"]
     assert "setting-dependent: the generator (holds at seed 0 (declared), seed 1; does not hold at seed 2)" \
         in frame["detail"][0]
+    assert "setting-dependent: the limit (REC) (holds at 2.5 (declared); does not hold at 0.5)" in frame["detail"][0]
 
 
 def test_sigma_variants_share_the_declared_draw_and_seed_variants_are_new_draws():
@@ -110,4 +144,7 @@ def test_the_variant_runs_are_their_own_batches_and_figure_6_reads_them(preset):
     assert not any(job.dataset in variants for job in fig2.runs if not job.group.startswith("sens_"))
     assert the_plan.item("su2016", "fig6").step_spec("checks")["sensitivity"]["groups"]["sens_theta10"] == \
         "eugkm_theta10"
-    assert "sensitivity" in fig2.step_spec("render") and "sensitivity" not in fig2.step_spec("aggregate")
+    assert all("sensitivity" in fig2.step_spec(step) for step in ("aggregate", "render", "checks"))
+    # an item without one gets no key: its steps' specs (and so their jobs) are unchanged
+    assert not any("sensitivity" in the_plan.item("su2016", "fig1").step_spec(step)
+                   for step in ("aggregate", "render", "checks"))

@@ -156,7 +156,9 @@ def test_sweep_label_flips_only_between_holds_and_does_not_hold():
     assert common.sweep_label("s", [("1", yes), ("2", no), ("3", open_)]) == \
         "setting-dependent: s (holds at 1; does not hold at 2; not decidable at 3)"
     assert common.sweep_label("s", [("1", yes), ("2", open_), ("3", none)]) == \
-        "robust over s (holds at 1; not decidable at 2; not evaluable at 3)"
+        "s: decided at one value only (holds at 1; not decidable at 2; not evaluable at 3)"
+    assert common.sweep_label("s", [("1", yes), ("2", yes), ("3", open_)]) == \
+        "robust over s (holds at 1, 2; not decidable at 3)"
     assert common.sweep_label("s", [("1", open_)]) == "s: decided at no value (not decidable at 1)"
 
 

@@ -4,14 +4,17 @@ A claim decided at a recommended, inferred or missing setting, or on one draw of
 decided again at the setting's documented alternatives; the verdict stays the one at the declared
 value (the paper's reading), and says whether it is **robust** or **setting-dependent**.
 
-An item declares it under `sensitivity:` (workflow/schemas/paper.schema.yaml): `what` (the setting,
-as the label names it), `declared` (its value in the verdict), `variants` (a dataset-name suffix →
-the value it stands for) and `groups` (a variant run group → the item's own group it stands for).
-The variant runs are ordinary run groups on the variant datasets (`<dataset><suffix>`). The checks
-step (`dpclust.pipeline.steps.check_item`) runs the item's own check function once on its own rows
-(`own_rows`) and once per variant on that variant's rows read as its own (`variant_rows`), and
-`label_checks` appends to each verdict how it fares at every value; the render step draws the own
-rows only.
+An item declares it under `sensitivity:` (workflow/schemas/paper.schema.yaml), one declaration or a
+list, each with `what` (the setting, as the label names it) and `declared` (its value in the
+verdict), and its alternatives as either
+* data: `variants` (a dataset-name suffix → the value it stands for) and `groups` (a variant run
+  group → the item's own group it stands for). The variant runs are ordinary run groups on the
+  variant datasets (`<dataset><suffix>`); each variant's rows are read as the item's own
+  (`variant_rows`), and the item's own rows are the others (`own_rows`), the only ones drawn; or
+* thresholds: `claims` (the value → overrides of the item's `claims`), the same rows checked again
+  with the overrides, for the claims whose text contains one of `applies_to` (default: every claim).
+The checks step (`dpclust.pipeline.steps.check_item`) runs the item's own check function on its own
+rows, once more per alternative, and `label_checks` appends to each verdict how it fares at each.
 """
 
 from __future__ import annotations
@@ -20,28 +23,79 @@ import dataclasses
 
 import pandas as pd
 
+from dpclust.api import DPClustError
 from dpclust.pipeline.aggregate import Check
 
-DECIDED = ("holds", "does not hold")
 _ORDER = ("holds", "does not hold", "not decidable", "not evaluable")
 
 
+def declarations(spec: dict | list | None) -> list[dict]:
+    """An item's `sensitivity`, one declaration or a list, as a list."""
+    return [] if not spec else list(spec) if isinstance(spec, list) else [spec]
+
+
 def _variant_mask(table: pd.DataFrame, spec: dict) -> pd.Series:
-    """Rows of the variant runs: a variant group's, or a dataset named with a variant suffix."""
+    """Rows of the variant runs: the datasets named with a variant suffix. Where the table keeps the
+    run group, such a row must come from a variant group: an own dataset whose name happens to end
+    with a suffix is an error of the declaration, not a variant."""
     datasets = table["dataset"].astype(str)
     mask = pd.Series(False, index=table.index)
-    for suffix in spec["variants"]:
+    for suffix in spec.get("variants") or {}:
         mask |= datasets.str.endswith(suffix)
     if "group" in table:
-        mask |= table["group"].isin(list(spec["groups"]))
+        stray = mask & ~table["group"].isin(list(spec.get("groups") or {}))
+        if stray.any():
+            raise DPClustError(f"sensitivity: dataset {datasets[stray].iloc[0]!r} ends with a variant suffix "
+                               f"({', '.join(spec['variants'])}) but its runs are not in a variant group "
+                               f"({', '.join(spec.get('groups') or {})}); choose suffixes no own dataset ends with")
     return mask
 
 
-def own_rows(table: pd.DataFrame, spec: dict | None) -> pd.DataFrame:
+def own_rows(table: pd.DataFrame, spec: dict | list | None) -> pd.DataFrame:
     """The item's own rows: every row but the variant runs' (all rows without a declaration)."""
-    if not spec:
+    decls = [d for d in declarations(spec) if d.get("variants")]
+    if not decls or "dataset" not in table:
         return table
-    return table[~_variant_mask(table, spec)].reset_index(drop=True)
+    mask = pd.Series(False, index=table.index)
+    for decl in decls:
+        mask |= _variant_mask(table, decl)
+    return table[~mask].reset_index(drop=True)
+
+
+def alternatives(check_function, full: pd.DataFrame, own: pd.DataFrame, spec: dict, decl: dict,
+                 main: list[Check]) -> tuple[list[Check], dict[str, list[Check]], str]:
+    """(the declared value's checks, value text → the checks at that alternative, the scope) of one
+    declaration. Thresholds: the item's own rows with the declared overrides of its `claims`, beside
+    `main`. Data: each variant's rows read as the item's own, beside the item's own rows of the same
+    datasets (its `options.datasets`, when it has them, cut to those too), so that like is compared
+    with like; the scope then names those datasets."""
+    if not decl.get("variants"):
+        return main, {value: list(check_function(own, dict(spec, claims=dict(spec.get("claims") or {}, **over))))
+                      for value, over in (decl.get("claims") or {}).items()}, ""
+    names = set(full["dataset"].astype(str))
+    base = [d for d in dict.fromkeys(own["dataset"].astype(str))
+            if any(d + suffix in names for suffix in decl["variants"])]
+    options = dict(spec.get("options") or {})
+    if options.get("datasets"):
+        options["datasets"] = [d for d in options["datasets"] if d in base]
+    scoped = dict(spec, options=options) if spec.get("options") else spec
+    declared = list(check_function(own[own["dataset"].astype(str).isin(base)].reset_index(drop=True), scoped))
+    out = {value: list(check_function(variant_rows(full, decl, suffix), scoped))
+           for suffix, value in decl["variants"].items()}
+    scope = ""
+    if set(base) != set(own["dataset"].astype(str)):
+        from dpclust.pipeline.itemkit import dataset_name
+
+        scope = (f"on {', '.join(dataset_name(spec, d) for d in base)} only: " if len(base) <= 3
+                 else f"on the {len(base)} datasets with variants: ")
+    return declared, out, scope
+
+
+def with_variants(datasets: list[str], spec: dict | list | None) -> list[str]:
+    """`datasets` and their variants (`<dataset><suffix>`), for an aggregate step that keeps only the
+    datasets it names."""
+    suffixes = [s for decl in declarations(spec) for s in (decl.get("variants") or {})]
+    return list(datasets) + [d + s for d in datasets for s in suffixes]
 
 
 def variant_rows(table: pd.DataFrame, spec: dict, suffix: str) -> pd.DataFrame:
@@ -57,35 +111,51 @@ def variant_rows(table: pd.DataFrame, spec: dict, suffix: str) -> pd.DataFrame:
 def label(what: str, results: list[tuple[str, str]]) -> str:
     """How a verdict fares over the values of a setting, from (value, result) pairs: "setting-dependent:
     <what> (holds at …; does not hold at …)" when it holds at one value and does not hold at another,
-    "robust over <what> (…)" when every decided value agrees, else "<what>: decided at no value (…)".
-    An undecided value is listed, never counted as a flip."""
+    "robust over <what> (…)" when at least two values are decided and all agree, else "<what>: decided at
+    one value only (…)" or "… at no value (…)". An undecided value is listed, never counted as a flip."""
     by: dict[str, list[str]] = {}
     for value, result in results:
         by.setdefault(result, []).append(str(value))
     parts = "; ".join(f"{r} at {', '.join(by[r])}" for r in _ORDER if r in by)
+    decided = len(by.get("holds", [])) + len(by.get("does not hold", []))
     if "holds" in by and "does not hold" in by:
         return f"setting-dependent: {what} ({parts})"
-    if "holds" in by or "does not hold" in by:
+    if decided >= 2:
         return f"robust over {what} ({parts})"
+    if decided == 1:
+        return f"{what}: decided at one value only ({parts})"
     return f"{what}: decided at no value ({parts or 'no value ran'})"
 
 
-def label_checks(own: list[Check], variants: dict[str, list[Check]], spec: dict) -> list[Check]:
-    """Each of the item's own checks with the `label` of its claim over the declared value and every
-    variant (`variants`: suffix → that variant's checks, matched by claim text), appended to its
-    detail and, when it does not hold, to its why. A variant whose check has no cell (no runs there)
-    is listed as "not run", never counted."""
+def label_checks(own: list[Check], variants: dict[str, list[Check]], spec: dict,
+                 declared: list[Check] | None = None, scope: str = "") -> list[Check]:
+    """Each of the item's own checks but bookkeeping (and only those whose claim contains one of
+    `spec["applies_to"]`, when given) with the `label` of its claim over the declared value and every
+    alternative (`variants`: value text → the checks there, matched by claim text, else by position
+    when a threshold is in the text), appended to its detail and, when it does not hold, to its why.
+    An alternative whose check has no cell (no runs there) is listed as "not run", never counted.
+    `declared`: the checks at the declared value on the alternatives' scope (default: `own`), matched
+    as the alternatives are; `scope` prefixes the label ("on Synthetic only: ")."""
+    applies = spec.get("applies_to")
     out = []
-    for check in own:
-        results = [(spec["declared"] + " (declared)", check.result)]
-        not_run = []
-        for suffix, checks in variants.items():
+    for index, check in enumerate(own):
+        if check.kind == "bookkeeping" or (applies and not any(text in check.claim for text in applies)):
+            out.append(check)
+            continue
+        def matched(checks):
             other = next((c for c in checks if c.claim == check.claim), None)
+            return checks[index] if other is None and len(checks) == len(own) else other
+
+        reference = check if declared is None else matched(declared)
+        results = [(spec["declared"] + " (declared)", reference.result if reference else "not evaluable")]
+        not_run = []
+        for value, checks in variants.items():
+            other = matched(checks)
             if other is None or not other.cells:
-                not_run.append(spec["variants"][suffix])
+                not_run.append(value)
             else:
-                results.append((spec["variants"][suffix], other.result))
-        text = label(spec["what"], results) + (f"; not run at {', '.join(not_run)}" if not_run else "")
+                results.append((value, other.result))
+        text = scope + label(spec["what"], results) + (f"; not run at {', '.join(not_run)}" if not_run else "")
         why = f"{check.why}; {text}" if check.holds is False and check.why else check.why
         out.append(dataclasses.replace(check, detail=f"{check.detail}; {text}" if check.detail else text, why=why))
     return out

@@ -31,7 +31,7 @@ from dpclust.fileio import write_csv_atomic, write_text_atomic
 from dpclust.pipeline.aggregate import CHECK_KINDS, PAPER_KINDS, Context, checks_frame, tidy
 from dpclust.pipeline.integrity import load_records
 from dpclust.pipeline.resolve import import_object
-from dpclust.pipeline.sensitivity import label_checks, own_rows, variant_rows
+from dpclust.pipeline.sensitivity import alternatives, declarations, label_checks, own_rows
 
 
 def run_logged(log_path, label: str, step):
@@ -139,10 +139,9 @@ def check_item(spec: dict, table_csv, stem) -> pd.DataFrame:
     checks = list(func(table, spec))
     if not getattr(func, "handles_refused", False):
         checks = withhold_while_refused(checks, table, spec)
-    if sensitivity:  # each verdict, decided on the item's own runs, says how it fares at the variants
-        variants = {suffix: list(func(variant_rows(full, sensitivity, suffix), spec))
-                    for suffix in sensitivity["variants"]}
-        checks = label_checks(checks, variants, sensitivity)
+    for decl in declarations(sensitivity):   # each verdict says how it fares at the alternatives
+        declared, others, scope = alternatives(func, full, table, spec, decl, checks)
+        checks = label_checks(checks, others, decl, declared, scope)
     kind = PAPER_KINDS.get(spec.get("paper", ""))
     if kind:  # the pseudo-papers' checks are about our own machinery, never the papers' claims
         for c in checks:

@@ -52,13 +52,14 @@ from dpclust.pipeline.items.balcan2017.common import (
     triple,
 )
 from dpclust.pipeline.plotting import mark_unavailable, mean_sd_line, panel_grid, save_figure, style_for, write_table
+from dpclust.pipeline.sensitivity import with_variants
 
 
 def aggregate_fig2(records, item, ctx=None) -> pd.DataFrame:
     table = summary(records)
     wanted = step_options(item, "table").get("datasets")
-    if wanted:
-        table = table[table["dataset"].isin(wanted)]
+    if wanted:   # the item's datasets, and their sensitivity variants (dpclust.pipeline.sensitivity)
+        table = table[table["dataset"].isin(with_variants(wanted, item.get("sensitivity")))]
     return table.reset_index(drop=True)
 
 
