@@ -282,7 +282,11 @@ class ItemTarget:
             spec["dataset_entries"] = {d: self.dataset_entries[d] for d in self.data_inputs}
         if step == "render":
             spec["preset"] = self.preset
-            spec["runs"] = self.runs_summary
+            # what the figure shows was run: the sensitivity's variant groups are not drawn
+            # (dpclust.pipeline.sensitivity), so captions and panels leave them out
+            decls = self.cfg.get("sensitivity") or []
+            variant_groups = {g for d in (decls if isinstance(decls, list) else [decls]) for g in d.get("groups") or {}}
+            spec["runs"] = {g: v for g, v in self.runs_summary.items() if g not in variant_groups}
         return spec
 
     def step_spec_json(self, step: str) -> str:
