@@ -69,10 +69,13 @@ def test_data_variants_are_compared_with_the_same_datasets_at_the_declared_value
 
     def checks(rows, item):
         names = item["options"]["datasets"]
+        assert item["claims"]["beat_datasets"] == names and item["claims"]["threshold"] == 5
         got = rows[rows["dataset"].isin(names)]
         return [Check("every value below 5", bool((got["value"] < 5).all()), why="w", cells=len(got))]
 
-    spec = {"options": {"datasets": ["s", "t"]}, "names": {}}
+    # every list of the table's dataset names, in options and claims, is cut to the varied datasets
+    spec = {"options": {"datasets": ["s", "t"]}, "claims": {"beat_datasets": ["s", "t"], "threshold": 5},
+            "names": {}}
     decl = {"what": "g", "declared": "seed 0", "groups": {"sens_a": "a"}, "variants": {"_g1": "seed 1"}}
     main = checks(own_rows(table, decl), spec)
     declared, others, scope = alternatives(checks, table, own_rows(table, decl), spec, decl, main)

@@ -67,18 +67,15 @@ def alternatives(check_function, full: pd.DataFrame, own: pd.DataFrame, spec: di
     """(the declared value's checks, value text → the checks at that alternative, the scope) of one
     declaration. Thresholds: the item's own rows with the declared overrides of its `claims`, beside
     `main`. Data: each variant's rows read as the item's own, beside the item's own rows of the same
-    datasets (its `options.datasets`, when it has them, cut to those too), so that like is compared
-    with like; the scope then names those datasets."""
+    datasets (every list of dataset names in its `options` and `claims`, e.g. `options.datasets`, cut
+    to those too), so that like is compared with like; the scope then names those datasets."""
     if not decl.get("variants"):
         return main, {value: list(check_function(own, dict(spec, claims=dict(spec.get("claims") or {}, **over))))
                       for value, over in (decl.get("claims") or {}).items()}, ""
     names = set(full["dataset"].astype(str))
     base = [d for d in dict.fromkeys(own["dataset"].astype(str))
             if any(d + suffix in names for suffix in decl["variants"])]
-    options = dict(spec.get("options") or {})
-    if options.get("datasets"):
-        options["datasets"] = [d for d in options["datasets"] if d in base]
-    scoped = dict(spec, options=options) if spec.get("options") else spec
+    scoped = dict(spec, options=_cut(spec.get("options"), base, names), claims=_cut(spec.get("claims"), base, names))
     declared = list(check_function(own[own["dataset"].astype(str).isin(base)].reset_index(drop=True), scoped))
     out = {value: list(check_function(variant_rows(full, decl, suffix), scoped))
            for suffix, value in decl["variants"].items()}
@@ -89,6 +86,16 @@ def alternatives(check_function, full: pd.DataFrame, own: pd.DataFrame, spec: di
         scope = (f"on {', '.join(dataset_name(spec, d) for d in base)} only: " if len(base) <= 3
                  else f"on the {len(base)} datasets with variants: ")
     return declared, out, scope
+
+
+def _cut(options: dict | None, base: list[str], names: set[str]) -> dict | None:
+    """`options` with every list of the table's dataset names (e.g. `options.datasets`, a claim's
+    `beat_datasets`) cut to `base`: the datasets the variants stand for."""
+    if not options:
+        return options
+    return {key: [d for d in value if d in base]
+            if isinstance(value, list) and value and all(isinstance(d, str) and d in names for d in value)
+            else value for key, value in options.items()}
 
 
 def with_variants(datasets: list[str], spec: dict | list | None) -> list[str]:
