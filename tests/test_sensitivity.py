@@ -54,13 +54,14 @@ def test_label_checks_keeps_the_declared_verdict_and_lists_every_value():
                 "seed 2": [Check("c", False, why="x", cells=2), Check("e", None, cells=0)]}
     c, e = label_checks(own, variants, SPEC)
     assert c.holds is False and c.claim == "c"
-    assert "setting-dependent: the generator (holds at seed 1; does not hold at seed 0 (declared), seed 2)" in c.detail
-    assert c.why.startswith("genuine; setting-dependent")
-    assert e.detail == "robust over the generator (holds at seed 0 (declared), seed 1); not run at seed 2"
+    assert c.sensitivity == \
+        "setting-dependent: the generator (holds at seed 1; does not hold at seed 0 (declared), seed 2)"
+    assert c.why.startswith("genuine; setting-dependent") and c.detail == "d"
+    assert e.sensitivity == "robust over the generator (holds at seed 0 (declared), seed 1); not run at seed 2"
     # a threshold in the claim's text: matched by position; `applies_to` picks the claims it concerns
     c2, e2 = label_checks(own, {"3×": [Check("c at 3×", True, cells=2), Check("e at 3×", True, cells=1)]},
                           dict(SPEC, applies_to=["c"]))
-    assert "setting-dependent: the generator (holds at 3×; does not hold at seed 0 (declared))" in c2.detail
+    assert "setting-dependent: the generator (holds at 3×; does not hold at seed 0 (declared))" in c2.sensitivity
     assert e2 is own[1]
 
 
@@ -83,7 +84,7 @@ def test_data_variants_are_compared_with_the_same_datasets_at_the_declared_value
     assert scope == "on s only: "
     (labelled,) = label_checks(main, others, decl, declared, scope)
     assert labelled.holds is False
-    assert "on s only: robust over g (holds at seed 0 (declared), seed 1)" in labelled.detail
+    assert "on s only: robust over g (holds at seed 0 (declared), seed 1)" in labelled.sensitivity
 
 
 def test_the_checks_step_decides_on_the_own_rows_and_labels_from_the_alternatives(tmp_path, monkeypatch):
@@ -105,8 +106,9 @@ def test_the_checks_step_decides_on_the_own_rows_and_labels_from_the_alternative
     frame = check_item(spec, csv, tmp_path / "checks")
     assert list(frame["result"]) == ["holds"]
     assert "setting-dependent: the generator (holds at seed 0 (declared), seed 1; does not hold at seed 2)" \
-        in frame["detail"][0]
-    assert "setting-dependent: the limit (REC) (holds at 2.5 (declared); does not hold at 0.5)" in frame["detail"][0]
+        in frame["sensitivity"][0]
+    assert "setting-dependent: the limit (REC) (holds at 2.5 (declared); does not hold at 0.5)" \
+        in frame["sensitivity"][0]
 
 
 def test_sigma_variants_share_the_declared_draw_and_seed_variants_are_new_draws():

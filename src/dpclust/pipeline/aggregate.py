@@ -43,6 +43,7 @@ class Check:
     kind: str = "paper"      # one of CHECK_KINDS: only "paper" counts in the papers' tallies
     cells: int | None = None  # how many cells the verdict was decided over
     rule: str = ""           # the rubric's rule that decided it (docs/VERDICTS.md)
+    sensitivity: str = ""    # robust / setting-dependent over the settings we chose (dpclust.pipeline.sensitivity)
 
     def __post_init__(self):
         if self.holds is False and not self.why:
@@ -170,7 +171,7 @@ def add_normalized(table: pd.DataFrame, baseline: str, metric: str, stat: str = 
 
 
 CHECK_COLUMNS = ["claim", "result", "quantity", "ci_low", "ci_high", "threshold", "detail", "why",
-                 "kind", "cells", "rule"]
+                 "kind", "cells", "rule", "sensitivity"]
 #: what a check is about: a claim of the paper, or our own bookkeeping (ε spent, row counts), sanity
 #: checks of the non-private baselines, the privacy audit, the leaderboard (tallied apart)
 CHECK_KINDS = ("paper", "alternative", "bookkeeping", "sanity", "audit", "leaderboard")
@@ -191,7 +192,7 @@ def checks_frame(checks: list[Check]) -> pd.DataFrame:
         {"claim": c.claim, "result": c.result, "quantity": c.quantity,
          "ci_low": None if c.ci is None else c.ci[0], "ci_high": None if c.ci is None else c.ci[1],
          "threshold": c.threshold, "detail": c.detail, "why": c.why, "kind": c.kind,
-         "cells": c.cells, "rule": c.rule or _legacy_rule(c)}
+         "cells": c.cells, "rule": c.rule or _legacy_rule(c), "sensitivity": c.sensitivity}
         for c in checks
     ], columns=CHECK_COLUMNS)
 

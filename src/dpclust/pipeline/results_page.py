@@ -29,7 +29,7 @@ def _claims_table(frame: pd.DataFrame) -> str:
         "item": frame["item"], "claim": frame["claim"], "result": frame["result"],
         "quantity [CI]": [_interval(r) for r in frame.to_dict("records")],
         "cells": frame["cells"].map(lambda c: "" if pd.isna(c) else str(int(c))),
-        "rule": frame["rule"], "why": frame["why"],
+        "rule": frame["rule"], "why": frame["why"], "sensitivity": frame["sensitivity"],
     })
     return to_markdown(rows)
 
@@ -65,7 +65,7 @@ def write_results_page(summary_csv: str, out_md: str, preset: str, leaderboard_b
                        audit_csv: str | None = None) -> str:
     """Write the results page (see the module docstring) and return its text."""
     table = pd.read_csv(summary_csv)
-    for col in ("claim", "result", "why", "rule", "kind"):
+    for col in ("claim", "result", "why", "rule", "kind", "sensitivity"):
         table[col] = table.get(col, pd.Series("", index=table.index)).fillna("").astype(str)
     table["kind"] = table["kind"].where(table["kind"] != "", "paper")
     papers = table[table["kind"] == "paper"]

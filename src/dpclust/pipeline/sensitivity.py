@@ -139,7 +139,7 @@ def label_checks(own: list[Check], variants: dict[str, list[Check]], spec: dict,
     """Each of the item's own checks but bookkeeping (and only those whose claim contains one of
     `spec["applies_to"]`, when given) with the `label` of its claim over the declared value and every
     alternative (`variants`: value text → the checks there, matched by claim text, else by position
-    when a threshold is in the text), appended to its detail and, when it does not hold, to its why.
+    when a threshold is in the text), in its `sensitivity` and, when it does not hold, in its why.
     An alternative whose check has no cell (no runs there) is listed as "not run", never counted.
     `declared`: the checks at the declared value on the alternatives' scope (default: `own`), matched
     as the alternatives are; `scope` prefixes the label ("on Synthetic only: ")."""
@@ -164,5 +164,6 @@ def label_checks(own: list[Check], variants: dict[str, list[Check]], spec: dict,
                 results.append((value, other.result))
         text = scope + label(spec["what"], results) + (f"; not run at {', '.join(not_run)}" if not_run else "")
         why = f"{check.why}; {text}" if check.holds is False and check.why else check.why
-        out.append(dataclasses.replace(check, detail=f"{check.detail}; {text}" if check.detail else text, why=why))
+        both = f"{check.sensitivity}; {text}" if check.sensitivity else text
+        out.append(dataclasses.replace(check, sensitivity=both, why=why))
     return out

@@ -183,12 +183,13 @@ def _checks_table(frame: pd.DataFrame, title: str) -> str:
         f"<td style='color:{RESULT_COLOURS.get(r.result, '#000')};font-weight:bold'>{_cell(r.result)}</td>"
         f"<td>{_cell(_interval_text(r))}</td><td>{_cell(getattr(r, 'threshold', ''))}</td>"
         f"<td>{_cell(getattr(r, 'rule', ''))}</td>"
-        f"<td>{_cell(r.detail)}</td><td>{_cell(getattr(r, 'why', ''))}</td></tr>"
+        f"<td>{_cell(r.detail)}</td><td>{_cell(getattr(r, 'why', ''))}</td>"
+        f"<td>{_cell(getattr(r, 'sensitivity', ''))}</td></tr>"
         for r in frame.itertuples(index=False)
     )
     return (f"<h3>{html.escape(title)}</h3><table class='sortable'>"
             "<tr><th>claim</th><th>result</th><th>quantity [CI]</th><th>holds if</th><th>rule (cells)</th>"
-            f"<th>detail</th><th>why (if it does not hold)</th></tr>{rows}</table>")
+            f"<th>detail</th><th>why (if it does not hold)</th><th>sensitivity</th></tr>{rows}</table>")
 
 
 def _page(title: str, body: str) -> str:
@@ -218,7 +219,7 @@ def summarize_checks(check_csvs, out_stem) -> pd.DataFrame:
     frames = []
     for path in sorted(map(str, check_csvs)):
         frame = pd.read_csv(path).reindex(columns=CHECK_COLUMNS)
-        for col in ("claim", "result", "threshold", "detail", "why", "kind", "rule"):
+        for col in ("claim", "result", "threshold", "detail", "why", "kind", "rule", "sensitivity"):
             frame[col] = frame[col].fillna("").astype(str)
         frame["kind"] = frame["kind"].where(frame["kind"] != "", "paper")
         parts = Path(path).with_suffix("").parts

@@ -570,11 +570,13 @@ def sweep_label(setting: str, results) -> str:
 
 
 def with_setting(check: Check, label: str, summary: str = "", rule: str = "") -> Check:
-    """A check with a `sweep_label` appended to its detail (after `summary`, each value's verdict) and
-    to its `why` when it does not hold, and a note on the value it was decided at appended to its rule."""
+    """A check with a `sweep_label` appended to its detail (after `summary`, each value's verdict), its
+    `sensitivity` and, when it does not hold, its `why`, and a note on the value it was decided at
+    appended to its rule."""
     why = f"{check.why}; {label}" if check.holds is False and check.why else check.why
     text = f"{summary} — {label}" if summary else label
     return dataclasses.replace(check, detail=f"{check.detail}; {text}" if check.detail else text, why=why,
+                               sensitivity=f"{check.sensitivity}; {label}" if check.sensitivity else label,
                                rule=f"{check.rule}; {rule}" if rule and check.rule else (rule or check.rule))
 
 
