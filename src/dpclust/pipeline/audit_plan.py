@@ -27,6 +27,7 @@ from functools import cached_property
 from typing import Any
 
 from dpclust.api import DPClustError
+from dpclust.audit.floating_point import MECHANISMS
 from dpclust.pipeline.audit_labels import (
     CONTROL_ALGORITHM,
     CONTROL_KIND,
@@ -228,8 +229,6 @@ CONTROL_NAME = "Legacy raw-float Laplace sampler (positive control)"
 GAUSSIAN_CONTROL_ALGORITHM = "control.legacy_gaussian"
 GAUSSIAN_CONTROL_FUNCTION = "dpclust.audit.floating_point:legacy_gaussian_release"
 GAUSSIAN_CONTROL_NAME = "Legacy raw-float Gaussian sampler (positive control)"
-#: The releases an entry's event is for (`mechanism`, dpclust.audit.floating_point.MECHANISMS; default laplace).
-FLOATING_POINT_MECHANISMS = ("laplace", "gaussian")
 
 
 def _points(value, where: str, what: str, bounds: tuple[float, float], many: bool) -> list:
@@ -279,8 +278,8 @@ def _event(entry: dict, at: str) -> dict:
                              "from_Dp": _values(entry.get("from_Dp"), at, "from_Dp", False),
                              "every_coordinate": bool(entry.get("every_coordinate", False))}
     mechanism = entry.get("mechanism", "laplace")
-    if mechanism not in FLOATING_POINT_MECHANISMS:
-        raise DPClustError(f"{at}/mechanism: expected one of {list(FLOATING_POINT_MECHANISMS)}, got {mechanism!r}")
+    if mechanism not in MECHANISMS:
+        raise DPClustError(f"{at}/mechanism: expected one of {list(MECHANISMS)}, got {mechanism!r}")
     if mechanism == "gaussian":
         if any(x == 0 for x in event["from_D"]) or event["from_Dp"]:
             raise DPClustError(f"{at}: the Gaussian event needs D's values (from_D) != 0 and no from_Dp "

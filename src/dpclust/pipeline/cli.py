@@ -180,25 +180,12 @@ def _planned_ids(text: str | None) -> dict[str, str]:
     return {name: v for name, v in ids.items() if isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v)}
 
 
-def _reference_records(paths: list[str]) -> list[dict]:
-    """The records of the run files a group's reference_runs reads (a batch file or one record each)."""
-    out: list[dict] = []
-    for path in paths:
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise DPClustError(f"reference record file {path} cannot be read ({exc}); run the job that writes "
-                               "it first (the workflow does)") from None
-        out.extend(data["records"] if "records" in data else [data])
-    return out
-
-
 def _file_sha256(path: str) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def cmd_run(args) -> int:
-    from dpclust.pipeline.run_job import run_batch, run_spec, write_json_atomic
+    from dpclust.pipeline.run_job import reference_records, run_batch, run_spec, write_json_atomic
 
     spec = _load_spec(args.spec) if args.spec else _spec_from_args(args)
     planned = _planned_ids(args.data_sha256)
@@ -216,7 +203,7 @@ def cmd_run(args) -> int:
             raise DPClustError(f"processed data file {path} does not exist; run "
                                f"`python -m dpclust.pipeline data prepare {name} ...` or the Snakemake workflow")
     checkpoint = None
-    references = _reference_records(args.reference_records)
+    references = reference_records(args.reference_records)
     if "cells" in spec:
         if args.code_hash:  # the workflow's run job: a killed job resumes at its first unfinished block
             from dpclust.pipeline.run_job import BlockCheckpoint

@@ -5,7 +5,6 @@ Kept apart from `dpclust.pipeline.steps`: the item steps' code hash (a rerun tri
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -18,7 +17,7 @@ def run_item_locally(paper: str, item: str, workdir: str | Path, config_dir=None
     from dpclust.data import fetch_source, prepare_dataset
     from dpclust.pipeline.configuration import load_config
     from dpclust.pipeline.planning import plan
-    from dpclust.pipeline.run_job import run_batch, write_json_atomic
+    from dpclust.pipeline.run_job import reference_records, run_batch, write_json_atomic
 
     workdir = Path(workdir)
     config = load_config(config_dir, overrides=overrides)
@@ -44,10 +43,8 @@ def run_item_locally(paper: str, item: str, workdir: str | Path, config_dir=None
             continue
         batch = the_plan.run(path)
         log(f"run {path}")
-        references = [r for ref in batch.reference_files
-                      for r in json.loads(Path(ref).read_text(encoding="utf-8"))["records"]]
         write_json_atomic(run_batch(batch.spec, {d: dataset_paths[d] for d in batch.datasets},
-                                    references=references), path)
+                                    references=reference_records(batch.reference_files)), path)
     aggregate_item(target.step_spec("aggregate"), paths,
                    {d: dataset_paths[d] for d in target.data_inputs}, target.table)
     render_item(target.step_spec("render"), target.table, target.figure_stem)

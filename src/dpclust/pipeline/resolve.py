@@ -73,3 +73,9 @@ def import_object(spec: str, default_module: str | None = None):
 def function_module(spec: str, default_module: str | None = None) -> str:
     module_name, _, _ = spec.rpartition(":")
     return module_name or default_module or ""
+
+
+def sensitivity_declarations(spec) -> list[dict]:
+    """An item's `sensitivity` (dpclust.pipeline.sensitivity), one declaration or a list, as a list: read
+    by the planner (the variant groups a figure leaves out) and by the checks step."""
+    return [] if not spec else list(spec) if isinstance(spec, list) else [spec]

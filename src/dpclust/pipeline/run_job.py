@@ -338,6 +338,19 @@ def _runs(spec: dict, function, X, k: int, epsilon, delta: float, settings: dict
     return runs
 
 
+def reference_records(paths) -> list[dict]:
+    """The records of the run files a group's `reference_runs` reads (a batch file or one record each)."""
+    out: list[dict] = []
+    for path in paths:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise DPClustError(f"reference record file {path} cannot be read ({exc}); run the job that writes "
+                               "it first (the workflow does)") from None
+        out.extend(data["records"] if "records" in data else [data])
+    return out
+
+
 class ReferenceRuns:
     """The recorded runs a run group's `reference_runs` reads (records of other algorithms of the
     same item, planned inputs of its run jobs: `dpclust.pipeline.run_plan.link_reference_runs`),

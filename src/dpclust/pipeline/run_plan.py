@@ -40,6 +40,7 @@ from dpclust.pipeline.configuration import (
     resolve_algorithm,
     select_algorithms,
 )
+from dpclust.pipeline.resolve import sensitivity_declarations
 
 
 @dataclass(frozen=True)
@@ -284,8 +285,8 @@ class ItemTarget:
             spec["preset"] = self.preset
             # what the figure shows was run: the sensitivity's variant groups are not drawn
             # (dpclust.pipeline.sensitivity), so captions and panels leave them out
-            decls = self.cfg.get("sensitivity") or []
-            variant_groups = {g for d in (decls if isinstance(decls, list) else [decls]) for g in d.get("groups") or {}}
+            variant_groups = {g for d in sensitivity_declarations(self.cfg.get("sensitivity"))
+                              for g in d.get("groups") or {}}
             spec["runs"] = {g: v for g, v in self.runs_summary.items() if g not in variant_groups}
         return spec
 

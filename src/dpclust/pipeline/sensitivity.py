@@ -25,13 +25,9 @@ import pandas as pd
 
 from dpclust.api import DPClustError
 from dpclust.pipeline.aggregate import Check
+from dpclust.pipeline.resolve import sensitivity_declarations as declarations
 
 _ORDER = ("holds", "does not hold", "not decidable", "not evaluable")
-
-
-def declarations(spec: dict | list | None) -> list[dict]:
-    """An item's `sensitivity`, one declaration or a list, as a list."""
-    return [] if not spec else list(spec) if isinstance(spec, list) else [spec]
 
 
 def _variant_mask(table: pd.DataFrame, spec: dict) -> pd.Series:
