@@ -95,6 +95,7 @@ include: "workflow/rules/runs.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/audit.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/replicate.smk"
 include: "workflow/rules/report.smk"
 
 

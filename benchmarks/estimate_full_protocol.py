@@ -300,9 +300,14 @@ def main(argv=None) -> int:
               f"  ({r['jobs']} jobs, {r['seeds']} runs, {r.get('per_seed_s', 0):.3f} s/run)")
     if args.json:
         Path(args.json).write_text(json.dumps([dict(r, group=list(r["group"])) for r in rows], indent=1))
+    # the replication looks run only for claims the paper's runs leave open: counted apart, at their caps
+    caps = {t.key: t.replication["cpu_hours"] for t in the_plan.replicated}
+    if caps:
+        print(f"\nreplication looks (not in the total): at most {sum(caps.values()):g} CPU-hours, the caps of "
+              + ", ".join(f"{k} {v:g}" for k, v in caps.items()))
     if args.summary and not args.paper and not args.all_datasets:
         write_summary(Path(args.summary), args.preset, [dict(r, group=list(r["group"])) for r in rows],
-                      n_samples, n_todo)
+                      n_samples, n_todo, replication_caps=caps)
     return 0
 
 
@@ -313,7 +318,7 @@ PAPERS = ("su2016", "balcan2017", "nguyen2021", "cohenaddad2022", "lushen2020")
 
 
 def write_summary(path: Path, preset: str, rows: list[dict], n_samples: int | None = None,
-                  n_timed: int | None = None, top: int = 10) -> dict:
+                  n_timed: int | None = None, top: int = 10, replication_caps: dict | None = None) -> dict:
     """Write what the estimate printed, from its per-group rows (`--json`), in CPU-hours: the total,
     the five papers, the leaderboard (the baselines table is in the total only), each part, the
     dearest algorithms and groups, and the datasets it could not time."""
@@ -337,6 +342,8 @@ def write_summary(path: Path, preset: str, rows: list[dict], n_samples: int | No
                                "runs": r["seeds"]} for r in sorted(rows, key=lambda r: -r["cpu_s"])[:top]],
                "skipped_datasets": sorted({r["group"][3] for r in rows if r.get("skipped")}),
                "timing_samples": n_samples, "timed_now": n_timed,
+               # the most the replication looks may add (their declared caps), apart from the total
+               "replication_cap_cpu_hours": round(sum((replication_caps or {}).values()), 3),
                "what": "run jobs only (audits, aggregation and figures not included); offline datasets"}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

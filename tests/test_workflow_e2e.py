@@ -13,6 +13,7 @@ One copy goes through a user's life (each test builds on the state the previous 
 5. a deleted or corrupt processed file is rebuilt and re-runs nothing else; result files follow
    the umask; no absolute path of the machine appears in results; the report builds.
 """
+import csv
 import json
 import os
 import re
@@ -124,13 +125,16 @@ def _plan(work) -> "object":
     return plan(load_config(work / "config", overrides={"preset": "test"}))
 
 
-def _item_jobs(p, items) -> set[tuple[str, str]]:
+def _item_jobs(p, items, work=None) -> set[tuple[str, str]]:
+    """The item jobs that re-run for `items`; `work`: after a real run there (its replication looks,
+    all of them, re-run too; a dry run stops at the first decision, a checkpoint)."""
     out = set()
     for t in items:
         out.add(("aggregate", t.table))
         out.add(("render", t.figure_stem + ".png"))
         if t.has_checks:
             out.add(("check_claims", t.checks_stem + ".html"))
+            out |= _replication_jobs(p, t, work)
     if any(t.has_checks for t in items):
         out.add(("summarize_claims", p.summary_stem + ".html"))
     if any(t.has_checks for t in items) or {t.table for t in items} & set(p.results_page_inputs().values()):
@@ -138,12 +142,29 @@ def _item_jobs(p, items) -> set[tuple[str, str]]:
     return out
 
 
-def _downstream(p, run_paths, datasets=()) -> set[tuple[str, str]]:
+def _replication_jobs(p, t, work=None) -> set[tuple[str, str]]:
+    if not t.replication:
+        return set()
+    where = f"{p.config['results_dir']}/replication/{t.key}"
+    if work is None:
+        return {("replication_decision", f"{where}/decision0.json")}
+    looks = len(list((work / where).glob("decision*.json"))) - 1
+    return ({("replication_decision", f"{where}/decision{j}.json") for j in range(looks + 1)}
+            | {("replication_look", f"{where}/look{j}.table.csv") for j in range(1, looks + 1)})
+
+
+def _downstream(p, run_paths, datasets=(), work=None) -> set[tuple[str, str]]:
     """The run jobs of `run_paths` and every item job that reads one of them or, itself, one of
-    the processed `datasets`."""
+    the processed `datasets`; `work`: after a real run there, with the replication looks and the
+    added runs of the `datasets` (see `_item_jobs`)."""
     run_paths = set(run_paths)
     items = [t for t in p.items if any(j.path in run_paths for j in t.runs) or set(t.data_inputs) & set(datasets)]
-    return {("run", path) for path in run_paths} | _item_jobs(p, items)
+    out = {("run", path) for path in run_paths} | _item_jobs(p, items, work)
+    if work is not None:
+        for t in items:
+            looks = len(list((work / f"{p.config['results_dir']}/replication/{t.key}").glob("decision*.json"))) - 1
+            out |= {("run", j.path) for r in t.rounds[:max(looks, 0)] for j in r if j.dataset in set(datasets)}
+    return out
 
 
 def _edit_yaml(path: Path, fn):
@@ -209,7 +230,7 @@ def test_setting_the_mirror_fetches_and_reruns_exactly_the_new_data(work, mirror
     assert {"s1", "iris", "shuttle"} <= became
     assert not any(d.startswith("su_synth") for d in became)
     ran = jobs_of(out.stdout + out.stderr)
-    expected = _downstream(p, [j.path for j in p.runs if j.dataset in became], became)
+    expected = _downstream(p, [j.path for j in p.runs if j.dataset in became], became, work=work)
     expected |= {("prepare_dataset", f"data/processed/{d}.json") for d in p.datasets if
                  set(p.config["registry"].sources_for(d))
                  & {s for dd in became for s in p.config["registry"].sources_for(dd)}}
@@ -235,6 +256,36 @@ def test_nothing_reruns_without_an_edit(work, mirror_run, mirror):
         os.utime(path)  # a fresh checkout gives every file a new mtime
     assert _dry(work, mirror=mirror) == set()
     assert _dry(work) == set(), "unsetting the mirror must not re-fetch (sources that are ok stay ok)"
+
+
+def test_replication_looks_run_in_order_once(work, mirror_run, mirror):
+    """su2016 fig3 declares replication in the test preset (looks at 2× and 3×): the checkpoint asked
+    for each look in turn, the last decision says why it stopped, the summary says how many runs each
+    claim used, and a second invocation runs no round again."""
+    target = _plan(work).item("su2016", "fig3")
+    where = work / "results" / "test" / "replication" / "su2016" / "fig3"
+    decisions = [json.loads((where / f"decision{j}.json").read_text())
+                 for j in range(len(target.rounds) + 1) if (where / f"decision{j}.json").exists()]
+    assert decisions and [d["look"] for d in decisions] == list(range(len(decisions)))
+    assert all(d["next"] for d in decisions[:-1]) and not decisions[-1]["next"]
+    assert decisions[-1]["stopped"], "the last decision says why the looks stopped"
+    looks = len(decisions) - 1
+    for look in range(1, looks + 1):
+        assert (where / f"look{look}.csv").exists()
+    added = [path for look in range(1, looks + 1) for path in target.look_files(look, decisions[look - 1]["open"])]
+    assert added and all((work / path).exists() for path in added)
+    assert not (where / f"look{looks + 1}.csv").exists()
+    summary = _csv_rows(work / "results" / "test" / "checks" / "summary.csv")
+    fig3 = [r for r in summary if r["item"] == "fig3" and r["kind"] == "paper"]
+    assert fig3 and all(r["runs"].startswith(("1×", "2×", "3×")) and r["stopped"] for r in fig3)
+    stamps = {path: (work / path).stat().st_mtime_ns for path in added}
+    assert not {job for job in _real(work, mirror=mirror) if job[0] in ("run", "replication_look")}
+    assert stamps == {path: (work / path).stat().st_mtime_ns for path in stamps}
+
+
+def _csv_rows(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
 
 
 def test_a_moved_project_reruns_nothing(work, mirror_run, mirror, tmp_path_factory):

@@ -17,6 +17,8 @@ localrules:
     render,
     check_claims,
     summarize_claims,
+    replication_look,
+    replication_decision,
     all,
 
 

@@ -3,6 +3,7 @@
 # from input or output files, so a job's spec must never be looked up by its output path.
 import shlex
 
+from dpclust.pipeline import replication
 from dpclust.pipeline.codehash import DRAWS_NOTHING, code_hash
 from dpclust.data.parsers import parser_module
 from dpclust.data.store import content_id, intact
@@ -131,3 +132,56 @@ def prepare_code(dataset):
 
 def sources_of(w):
     return [f"{DATA}/raw/{s}/manifest.json" for s in REGISTRY.sources_for(w.dataset)]
+
+
+# ------------------------------------------------------------------------------ replication
+# (workflow/rules/replicate.smk; dpclust.pipeline.replication)
+def look_of(w):
+    look = int(w.look)
+    if not 0 <= look <= len(item_of(w).rounds):
+        raise ValueError(f"{w.paper}/{w.item}: no replication look {look}")
+    return look
+
+
+def replication_spec(w):
+    """What the checkpoint reads: the declaration and the looks' levels (a cap edit re-decides)."""
+    decl = item_of(w).replication
+    return canonical_json(dict(decl, alpha=replication.alpha_schedule(len(decl["rounds"]))))
+
+
+def look_checks_spec(w):
+    """The item's checks spec at the look's level."""
+    decl = item_of(w).replication
+    spec = item_of(w).step_spec("checks")
+    spec["alpha"] = replication.alpha_schedule(len(decl["rounds"]))[look_of(w)]
+    return canonical_json(spec)
+
+
+def decision_path(target, look):
+    """The decision after `look`, once the checkpoint has made it (else Snakemake schedules it first)."""
+    return checkpoints.replication_decision.get(paper=target.paper, item=target.item, look=look).output[0]
+
+
+def added_files(target, look):
+    """The run files looks 1 .. `look` added: each look's blocks of the claims open before it."""
+    files = []
+    for i in range(1, look + 1):
+        files += target.look_files(i, replication.read_decision(decision_path(target, i - 1))["open"])
+    return list(dict.fromkeys(files))
+
+
+def replicated_run_files(w):
+    """The run files of the replicated cells up to the look: what the CPU estimate reads."""
+    target = item_of(w)
+    return list(dict.fromkeys(target.replicated_files() + added_files(target, look_of(w))))
+
+
+def final_decision(target):
+    """The last decision file of a replicated item: its looks are followed, checkpoint by checkpoint,
+    until one says that no next look runs."""
+    look = 0
+    while True:
+        path = decision_path(target, look)
+        if not replication.read_decision(path)["next"]:
+            return path
+        look += 1

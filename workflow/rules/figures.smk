@@ -65,6 +65,9 @@ rule check_claims:
 rule summarize_claims:
     input:
         checks=PLAN.check_tables,
+        # each replicated item's last decision (workflow/rules/replicate.smk): its claims' verdicts
+        # after the looks they needed
+        replications=lambda w: [final_decision(target) for target in PLAN.replicated],
         # every processed record (ancient: it re-runs nothing by itself): the summary then waits for
         # all data checkpoints, after which Snakemake re-plans the items whose data changed, so it
         # cannot be written before one of their checks is (as the aggregate rule does for its runs)
@@ -82,7 +85,7 @@ rule summarize_claims:
         "logs/checks/summary.log",
     localrule: True
     params:
-        code=code_hash("dpclust.pipeline.steps", exclude=DRAWS_NOTHING),
+        code=code_hash("dpclust.pipeline.steps", "dpclust.pipeline.replication", exclude=DRAWS_NOTHING),
     conda:
         "../envs/dpclust.yaml"
     script:

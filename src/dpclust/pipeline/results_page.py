@@ -30,8 +30,30 @@ def _claims_table(frame: pd.DataFrame) -> str:
         "quantity [CI]": [_interval(r) for r in frame.to_dict("records")],
         "cells": frame["cells"].map(lambda c: "" if pd.isna(c) else str(int(c))),
         "rule": frame["rule"], "why": frame["why"], "sensitivity": frame["sensitivity"],
+        **({"runs": frame["runs"]} if "runs" in frame else {}),
     })
     return to_markdown(rows)
+
+
+def _replication(papers: pd.DataFrame) -> list[str]:
+    """The claims decided in replication looks: the runs each used, why it stopped, and the run time the
+    added looks of its item cost (docs/VERDICTS.md, "Replication")."""
+    if "runs" not in papers:
+        return []
+    stopped = papers["stopped"].fillna("").astype(str)
+    part = papers[stopped.ne("") & stopped.ne("no replication declared")]
+    if part.empty:
+        return []
+    rows = pd.DataFrame({
+        "item": part["item"], "claim": part["claim"], "result": part["result"], "runs": part["runs"],
+        "stopped": part["stopped"],
+        "added CPU-h (item)": part["added_cpu_s"].map(lambda s: "" if pd.isna(s) else f"{float(s) / 3600:.3g}"),
+    })
+    cpu = part.drop_duplicates(["paper", "item"])["added_cpu_s"].fillna(0).sum() / 3600
+    return ["## Claims decided in replication looks", "",
+            f"{len(part)} claims of {part[['paper', 'item']].drop_duplicates().shape[0]} items had more runs, "
+            f"in looks with error spending; the added looks cost {cpu:.3g} CPU-h (recorded run time). The "
+            "others used the paper's runs (1×).", "", to_markdown(rows.reset_index(drop=True)), ""]
 
 
 def _leaderboard(best_csv: str) -> list[str]:
@@ -65,7 +87,7 @@ def write_results_page(summary_csv: str, out_md: str, preset: str, leaderboard_b
                        audit_csv: str | None = None) -> str:
     """Write the results page (see the module docstring) and return its text."""
     table = pd.read_csv(summary_csv)
-    for col in ("claim", "result", "why", "rule", "kind", "sensitivity"):
+    for col in ("claim", "result", "why", "rule", "kind", "sensitivity", "runs", "stopped"):
         table[col] = table.get(col, pd.Series("", index=table.index)).fillna("").astype(str)
     table["kind"] = table["kind"].where(table["kind"] != "", "paper")
     papers = table[table["kind"] == "paper"]
@@ -75,6 +97,7 @@ def write_results_page(summary_csv: str, out_md: str, preset: str, leaderboard_b
              "## The papers' claims", "", to_markdown(paper_tallies(table)), ""]
     for paper, part in papers.groupby("paper", sort=True):
         lines += [f"### {paper}", "", _claims_table(part), ""]
+    lines += _replication(papers)
     if leaderboard_best_csv and Path(leaderboard_best_csv).exists():
         lines += ["## The leaderboard", "", *_leaderboard(leaderboard_best_csv), ""]
     if audit_csv and Path(audit_csv).exists():

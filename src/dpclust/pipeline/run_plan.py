@@ -40,6 +40,7 @@ from dpclust.pipeline.configuration import (
     resolve_algorithm,
     select_algorithms,
 )
+from dpclust.pipeline.replication import alpha_schedule, declaration, look_jobs, round_group, round_jobs
 from dpclust.pipeline.resolve import sensitivity_declarations
 
 
@@ -69,12 +70,14 @@ class RunJob:
     #: the run files holding the recorded runs this block reads (its group's `reference_runs`;
     #: `link_reference_runs`): planned inputs of its batch
     references: tuple[str, ...] = field(compare=False, default=())
+    #: the replication look that added this block (0: the paper's runs; dpclust.pipeline.replication)
+    round: int = 0
 
     @property
     def path(self) -> str:
         """The file of the batch (Snakemake job) that runs this block."""
-        return run_path(self.results_dir, self.paper, self.item, self.group, self.data or self.dataset,
-                        self.algorithm)
+        return run_path(self.results_dir, self.paper, self.item, round_group(self.group, self.round),
+                        self.data or self.dataset, self.algorithm)
 
     @property
     def cell(self) -> tuple:
@@ -190,6 +193,24 @@ class ItemTarget:
     names: dict = field(default_factory=dict)
     preset: str = "full"
     dataset_entries: dict = field(default_factory=dict)
+    #: the blocks each replication look adds (look j at index j - 1; dpclust.pipeline.replication)
+    rounds: list[list[RunJob]] = field(default_factory=list)
+
+    @cached_property
+    def replication(self) -> dict | None:
+        """The item's `replication`, defaults filled in (None: its claims are decided on its runs)."""
+        return declaration(self.cfg.get("replication"))
+
+    def look_files(self, look: int, open_claims) -> list[str]:
+        """The run files look `look` (1, 2, ...) adds for the claims still open before it."""
+        jobs = look_jobs(self.replication or {}, self.rounds[look - 1], open_claims)
+        return list(dict.fromkeys(job.path for job in jobs))
+
+    def replicated_files(self) -> list[str]:
+        """The paper's run files of the cells the replication may add runs to (what its CPU estimate
+        starts from)."""
+        planned = {(job.group, job.algorithm) for r in self.rounds for job in r}
+        return list(dict.fromkeys(job.path for job in self.runs if (job.group, job.algorithm) in planned))
 
     @property
     def kind(self) -> str:
@@ -281,6 +302,9 @@ class ItemTarget:
         spec["names"] = self.step_names()
         if step == "aggregate":
             spec["dataset_entries"] = {d: self.dataset_entries[d] for d in self.data_inputs}
+        if step == "checks" and self.replication:
+            # look 0 of the replication: the paper's runs decide at their share of α
+            spec["alpha"] = alpha_schedule(len(self.replication["rounds"]))[0]
         if step == "render":
             spec["preset"] = self.preset
             # what the figure shows was run: the sensitivity's variant groups are not drawn
@@ -326,9 +350,25 @@ class Plan:
         return [RunBatch(tuple(jobs)) for jobs in cells.values()]
 
     @cached_property
+    def round_batches(self) -> list[RunBatch]:
+        """The `run` jobs the replication looks may add: planned in advance, run only when the
+        checkpoint `replication_decision` asks for their look."""
+        cells: dict[str, list[RunJob]] = {}
+        for item in self.items:
+            for jobs in item.rounds:
+                for job in jobs:
+                    cells.setdefault(job.path, []).append(job)
+        return [RunBatch(tuple(jobs)) for jobs in cells.values()]
+
+    @cached_property
     def runs_by_path(self) -> dict[str, RunBatch]:
-        """The run batch (Snakemake job) of each batch file."""
-        return {batch.path: batch for batch in self.batches}
+        """The run batch (Snakemake job) of each batch file, replication rounds included."""
+        return {batch.path: batch for batch in [*self.batches, *self.round_batches]}
+
+    @property
+    def replicated(self) -> list[ItemTarget]:
+        """The items whose claims are decided in replication looks."""
+        return [item for item in self.items if item.replication and item.has_checks]
 
     @cached_property
     def items_by_key(self) -> dict[str, ItemTarget]:
@@ -422,6 +462,17 @@ def plan_runs(config: dict) -> Plan:
             if target.runs:
                 raise DPClustError(f"{target.key}: give either `runs` or `runs_from`, not both")
             target.runs = other.runs
+    for target in items:
+        decl = target.replication
+        if decl:
+            if target.cfg.get("runs_from"):
+                raise DPClustError(f"{target.key}: replication needs the item's own runs; declare it on "
+                                   f"{target.cfg['runs_from']!r}, whose runs this item reads")
+            planned = list(target.runs)
+            for added in round_jobs(target.key, target.runs, decl):
+                linked = link_reference_runs(target.key, planned + added)[len(planned):]
+                target.rounds.append(linked)
+                planned += linked
     return Plan(config, items)
 
 

@@ -28,6 +28,7 @@ import pandas as pd
 
 from dpclust.api import DPClustError
 from dpclust.fileio import write_csv_atomic, write_text_atomic
+from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import CHECK_KINDS, PAPER_KINDS, Context, checks_frame, tidy
 from dpclust.pipeline.integrity import load_records
 from dpclust.pipeline.resolve import import_object
@@ -132,6 +133,13 @@ def withhold_while_refused(checks: list, table: pd.DataFrame, spec: dict) -> lis
 
 
 def check_item(spec: dict, table_csv, stem) -> pd.DataFrame:
+    """Decide the item's claims on its table (at the spec's `alpha`: a replication look's level, else
+    the rubric's α) and write them as stem.csv / .md / .html."""
+    with verdicts.using_alpha(spec.get("alpha", verdicts.ALPHA)):
+        return _check_item(spec, table_csv, stem)
+
+
+def _check_item(spec: dict, table_csv, stem) -> pd.DataFrame:
     func = step_function(spec, "checks")
     full = read_table(table_csv)
     sensitivity = spec.get("sensitivity")
@@ -206,9 +214,12 @@ def checks_html(frame: pd.DataFrame, title: str) -> str:
     return _page(title, _checks_table(frame, title))
 
 
-def summarize_checks(check_csvs, out_stem) -> pd.DataFrame:
+def summarize_checks(check_csvs, out_stem, adjust=None) -> pd.DataFrame:
     """One table of every check of every item (paper, item, kind, claim, result, quantity and
     interval, threshold, detail, why, cells, rule), written as `out_stem.{csv,md,html}`.
+    `adjust(table) -> table` runs before writing: the workflow passes the replication's
+    (`dpclust.pipeline.replication.apply`: each replicated claim takes the verdict of the look that
+    decided it, and every paper claim says how many runs it used and why it stopped).
 
     The pages open on the papers' claims, tallied per paper (`kind` "paper" only); our own checks
     (bookkeeping, the baselines' sanity checks, the privacy audit, the leaderboard) follow in tables
@@ -228,6 +239,8 @@ def summarize_checks(check_csvs, out_stem) -> pd.DataFrame:
         frames.append(frame)
     table = (pd.concat(frames, ignore_index=True) if frames
              else pd.DataFrame(columns=["paper", "item", *CHECK_COLUMNS]))
+    if adjust is not None:
+        table = adjust(table)
     stem = Path(out_stem)
     write_csv_atomic(table, stem.with_suffix(".csv"))
     from dpclust.pipeline.plotting import to_markdown

@@ -22,8 +22,11 @@ interval lies outside the band.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from dpclust.pipeline.aggregate import Check
@@ -38,6 +41,27 @@ NULL_MARGIN = 0.01
 EQUIVALENCE_MARGIN = 0.10
 
 HOLDS, FAILS, OPEN = "holds", "fails", "open"
+
+# The level of the decisions of one check step: ALPHA, or a look's share of it when the item's claims are
+# decided in replication rounds (dpclust.pipeline.replication); set by the step runner, read by `judge`.
+_LEVEL: contextvars.ContextVar[float] = contextvars.ContextVar("dpclust_verdict_alpha", default=ALPHA)
+
+
+def current_alpha() -> float:
+    """The one-sided level `judge` uses when none is given: ALPHA, or the look's level (`using_alpha`)."""
+    return _LEVEL.get()
+
+
+@contextlib.contextmanager
+def using_alpha(alpha: float) -> Iterator[None]:
+    """Decide every claim inside the block at one-sided level `alpha` (a replication look's share of ALPHA)."""
+    if not 0.0 < float(alpha) <= ALPHA:
+        raise ValueError(f"a look's level must be in (0, {ALPHA:g}], got {alpha!r}")
+    token = _LEVEL.set(float(alpha))
+    try:
+        yield
+    finally:
+        _LEVEL.reset(token)
 
 
 @dataclass(frozen=True)
@@ -85,6 +109,10 @@ def _t_p_value(cell: Cell, test: Directional) -> float:
     return float(stats.norm.sf(wrong) if math.isinf(df) else stats.t.sf(wrong, df))
 
 
+def _rejects(test: Directional | Equivalent, cell: Cell, alpha: float) -> bool:
+    return test.rejects_at(cell, alpha)
+
+
 def _p_value(reject: Callable[[float], bool]) -> float:
     """The smallest alpha in (0, 0.5] at which `reject(alpha)` is true (rejections grow with alpha),
     by bisection; 1.0 when it never rejects."""
@@ -100,8 +128,10 @@ def _p_value(reject: Callable[[float], bool]) -> float:
     return hi
 
 
-def holm(p_values: Sequence[float], alpha: float = ALPHA) -> list[bool]:
-    """Holm's step-down procedure: which hypotheses are rejected at family-wise level alpha."""
+def holm(p_values: Sequence[float], alpha: float | None = None) -> list[bool]:
+    """Holm's step-down procedure: which hypotheses are rejected at family-wise level alpha
+    (default: `current_alpha()`)."""
+    alpha = current_alpha() if alpha is None else alpha
     order = sorted(range(len(p_values)), key=lambda i: p_values[i])
     rejected = [False] * len(p_values)
     m = len(p_values)
@@ -210,8 +240,10 @@ class Verdict:
 
 
 def judge(cells: Sequence[Cell], test: Directional | Equivalent, quantifier: str = "every",
-          alpha: float = ALPHA) -> Verdict:
-    """Decide a claim over its cells by the rubric (module docstring)."""
+          alpha: float | None = None) -> Verdict:
+    """Decide a claim over its cells by the rubric (module docstring), at one-sided level `alpha`
+    (default: `current_alpha()`, i.e. ALPHA outside a replication look)."""
+    alpha = current_alpha() if alpha is None else alpha
     if quantifier not in QUANTIFIERS:
         raise ValueError(f"quantifier must be one of {sorted(QUANTIFIERS)}, got {quantifier!r}")
     cells = list(cells)
@@ -221,7 +253,7 @@ def judge(cells: Sequence[Cell], test: Directional | Equivalent, quantifier: str
     # contains the narrower one), so it enters Holm's procedure with p = 1
     held_at_alpha = [test.holds_at(c, alpha) for c in cells]
     p_fail = [1.0 if h else (_t_p_value(c, test) if c.t is not None and isinstance(test, Directional)
-                             else _p_value(lambda a, c=c: test.rejects_at(c, a)))
+                             else _p_value(functools.partial(_rejects, test, c)))
               for c, h in zip(cells, held_at_alpha)]
     rejected = holm(p_fail, alpha)
     out = []
@@ -253,7 +285,7 @@ def judge(cells: Sequence[Cell], test: Directional | Equivalent, quantifier: str
 
 
 def check(claim: str, cells: Sequence[Cell], test: Directional | Equivalent, quantifier: str = "every",
-          why: str = "", detail: str = "", kind: str = "paper", alpha: float = ALPHA) -> Check:
+          why: str = "", detail: str = "", kind: str = "paper", alpha: float | None = None) -> Check:
     """A `Check` decided by `judge`, with its cells, rule and the cells' states in the detail."""
     v = judge(cells, test, quantifier, alpha)
     if not cells:

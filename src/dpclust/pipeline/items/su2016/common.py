@@ -542,7 +542,7 @@ def share_check(claim: str, cells, test, need: float, detail: str = "", kind: st
     text = "; ".join(parts[:12]) + (" …" if len(parts) > 12 else "") + (f"; {detail}" if detail else "")
     share = held / decided if decided else float("nan")
     rule = (f"alternative reading: at least {need:g} of the decided cells (held {held} of {decided}); cells: "
-            f"one-sided α = {verdicts.ALPHA:g} to hold, Holm over the {len(cells)} to fail")
+            f"one-sided α = {verdicts.current_alpha():g} to hold, Holm over the {len(cells)} to fail")
     return Check(claim, result, text, quantity=share, ci=(share, share), threshold=f">= {need:g} of decided cells",
                  why="alternative reading: too few of the decided cells hold" if result is False else "",
                  undecided=result is None, kind=kind, cells=len(cells), rule=rule)

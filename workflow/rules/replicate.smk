@@ -1,0 +1,56 @@
+# Adaptive replication (dpclust.pipeline.replication; docs/VERDICTS.md, "Replication"): the claims
+# of an item that declares `replication` are decided in looks. Look 0 is the item's own checks (at
+# their share of α); after each look the checkpoint `replication_decision` decides whether the next
+# runs: only then are that look's run batches (planned in advance, with their own seeds) requested,
+# by `replication_look`, which aggregates and checks the item on all its runs so far. A finished
+# look is an ordinary output: a second invocation runs no round again.
+
+
+rule replication_look:
+    input:
+        runs=lambda w: [*item_of(w).run_files, *added_files(item_of(w), look_of(w))],
+        data=lambda w: [data_input(d) for d in sorted({j.dataset for j in item_of(w).runs} | set(item_of(w).data_inputs))],
+        previous=lambda w: f"{RESULTS}/replication/{w.paper}/{w.item}/decision{look_of(w) - 1}.json",
+    output:
+        table=f"{RESULTS}/replication/{{paper}}/{{item}}/look{{look}}.table.csv",
+        checks=f"{RESULTS}/replication/{{paper}}/{{item}}/look{{look}}.csv",
+        md=f"{RESULTS}/replication/{{paper}}/{{item}}/look{{look}}.md",
+        html=f"{RESULTS}/replication/{{paper}}/{{item}}/look{{look}}.html",
+    wildcard_constraints:
+        look=r"[1-9][0-9]*",
+    log:
+        "logs/replication/{paper}/{item}/look{look}.log",
+    localrule: True
+    params:
+        aggregate=step_spec("aggregate"),
+        checks=look_checks_spec,
+        data=lambda w: canonical_json({d: data_id(d) for d in item_of(w).data_inputs}),
+        code=item_code,
+    conda:
+        "../envs/dpclust.yaml"
+    script:
+        "../scripts/replication_look.py"
+
+
+checkpoint replication_decision:
+    input:
+        checks=lambda w: (f"{RESULTS}/checks/{w.paper}/{w.item}.csv" if look_of(w) == 0
+                          else f"{RESULTS}/replication/{w.paper}/{w.item}/look{w.look}.csv"),
+        previous=lambda w: ([] if look_of(w) == 0
+                            else [f"{RESULTS}/replication/{w.paper}/{w.item}/decision{look_of(w) - 1}.json"]),
+        runs=replicated_run_files,
+    output:
+        f"{RESULTS}/replication/{{paper}}/{{item}}/decision{{look}}.json",
+    wildcard_constraints:
+        look=r"[0-9]+",
+    log:
+        "logs/replication/{paper}/{item}/decision{look}.log",
+    localrule: True
+    params:
+        spec=replication_spec,
+        look=look_of,
+        code=code_hash("dpclust.pipeline.replication", exclude=DRAWS_NOTHING),
+    conda:
+        "../envs/dpclust.yaml"
+    script:
+        "../scripts/replication_decision.py"
