@@ -51,6 +51,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -166,12 +167,17 @@ def compare_claims(before: pd.DataFrame, after: pd.DataFrame) -> dict:
 
 # --- cells -----------------------------------------------------------------------------------------------
 
+#: a replication look's runs (`<group>.round<j>/`, dpclust.pipeline.replication): more runs of the same
+#: cells, which only some commits run; the cells compare the paper's runs
+ROUND_DIR = re.compile(r"\.round[0-9]+$")
+
+
 def record_files(results_dir) -> list[Path]:
-    """The run-record files under runs/, leaving out hidden paths (a running batch's checkpoint blocks)
-    and the records' publishable views (`X.released.json`)."""
+    """The run-record files under runs/, leaving out hidden paths (a running batch's checkpoint blocks),
+    the records' publishable views (`X.released.json`) and the replication looks' runs."""
     runs = Path(results_dir) / "runs"
     return sorted(p for p in runs.rglob("*.json")
-                  if not any(part.startswith(".") for part in p.relative_to(runs).parts)
+                  if not any(part.startswith(".") or ROUND_DIR.search(part) for part in p.relative_to(runs).parts)
                   and not p.name.endswith(".released.json"))
 
 

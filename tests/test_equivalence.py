@@ -148,6 +148,10 @@ def test_a_cell_split_over_blocks_is_one_cell_and_checkpoint_blocks_are_ignored(
     hidden = path.parent / ".batch.json.blocks" / "0.json"
     hidden.parent.mkdir()
     hidden.write_text(json.dumps({"schema": 2, "records": [make_record([9.0])]}))
+    # a replication look's runs (more seeds of the same cell, only where a claim was open) are left out
+    looked = root / "runs" / "su2016" / "fig2" / "private.round1" / "iris" / "su2016.dplloyd.json"
+    looked.parent.mkdir(parents=True)
+    looked.write_text(json.dumps({"schema": 2, "records": [make_record([7.0], seed0=4)]}))
     cells = eq.load_cells(root)
     iris = cells[("su2016", "fig2", "private", "iris", "su2016.dplloyd", 3, 1.0, "")]
     assert [r["seed"] for r in iris["runs"]] == [0, 1, 2, 3]

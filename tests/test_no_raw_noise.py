@@ -37,6 +37,8 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("lushen2020/sampling_zone.py", "uniform_in_balls", "standard_normal"):
         "Lu & Shen is not DP as published (GUARANTEE): proposals of its ExpDP in a data-dependent zone",
     ("data/synthetic.py", "*", "standard_normal"): "synthetic datasets (seeded, data independent)",
+    ("pipeline/replication.py", "null_error_rate", "standard_normal"):
+        "simulated measurements for the replication rule's error under the null: no data, no release",
     ("audit/floating_point.py", "legacy_gaussian", "normal"):
         "the audit's positive control: the raw-float Gaussian release it must catch (no algorithm calls it)",
 }

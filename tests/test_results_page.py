@@ -31,3 +31,20 @@ def test_the_page_tallies_the_papers_claims_and_keeps_ours_apart(tmp_path):
     ours = text.split("## Our own checks")[1]
     assert "bookkeeping" in ours and "audit" in ours and "No violation: X" in ours
     assert "## The privacy audit" in text and "no power" in text
+
+
+def test_the_page_lists_the_claims_decided_in_replication_looks_and_their_cpu(tmp_path):
+    summary = tmp_path / "summary.csv"
+    pd.DataFrame([
+        {"paper": "su2016", "item": "fig3", "claim": "A beats B", "result": "holds", "kind": "paper",
+         "runs": "4× (look 2, α = 0.00833)", "stopped": "decided at look 2", "added_cpu_s": 720.0},
+        {"paper": "su2016", "item": "fig3", "claim": "C grows", "result": "not decidable", "kind": "paper",
+         "runs": "10× (look 3, α = 0.00833)", "stopped": "cap: 10× the paper's runs reached; would need ≈ 40×",
+         "added_cpu_s": 720.0},
+        {"paper": "su2016", "item": "fig1", "claim": "D", "result": "holds", "kind": "paper", "runs": "1×",
+         "stopped": "no replication declared"},
+    ]).assign(cells=1, rule="every of 1 cell", quantity=0.5, ci_low=0.4, ci_high=0.6).to_csv(summary, index=False)
+    text = write_results_page(str(summary), str(tmp_path / "RESULTS.md"), "quick")
+    part = text.split("## Claims decided in replication looks")[1]
+    assert "2 claims of 1 items" in part and "0.2 CPU-h" in part      # the item's 720 s counted once
+    assert "decided at look 2" in part and "would need ≈ 40×" in part and "| D |" not in part
