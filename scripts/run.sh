@@ -12,6 +12,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -n "${DPCLUST_SKIP_SETUP:-}" ] || bash scripts/setup.sh   # (the tests run it in an existing environment)
 export PATH="$PWD/.venv/bin:$PATH"
+# What Snakemake reports with a traceback or without naming the file (a missing or invalid config file,
+# a target written after --configfile): one line naming the file and the fix, exit 2
+if [ -x .venv/bin/python ] && [ -f Snakefile ]; then
+  .venv/bin/python -m dpclust.pipeline preflight -- "$@" || exit $?
+fi
 cores=()
 case " $* " in
   *" --cores "*|*" --cores="*|*" -c "*|*" -j "*|*" --jobs "*|*" --jobs="*|*" --profile "*|*" --profile="*) ;;

@@ -292,7 +292,11 @@ class PrivateClusterer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Cluste
         return self.cluster_centers_.shape[0]
 
     def _validate_X(self, X, reset: bool) -> np.ndarray:
-        X = validate_data(self, X, reset=reset, dtype=np.float64, order="C", ensure_all_finite=False)
+        name = type(self).__name__
+        try:
+            X = validate_data(self, X, reset=reset, dtype=np.float64, order="C", ensure_all_finite=False)
+        except ValueError as exc:  # scikit-learn's words, on one line, as a DPClustError (still a ValueError)
+            raise DPClustError(_input_error(name, X, exc)) from None
         if not np.isfinite(X).all():
             raise DPClustError(non_finite_message(X))
         return X
@@ -368,6 +372,24 @@ class PrivateClusterer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Cluste
 
         check_is_fitted(self)
         return -float(assign(self._validate_X(X, reset=False), self.cluster_centers_)[1].sum())
+
+
+def _input_error(name: str, X, exc: ValueError) -> str:
+    """One line for an X that scikit-learn's `validate_data` refuses: the shape of a 1-D or 3-D X and how to
+    reshape it (scikit-learn prints the whole array), a non-numeric X, else its own first line (e.g. "Found
+    array with 0 sample(s) ...", "X has 1 features, but ... is expecting 2", which its checks expect)."""
+    message = " ".join(str(exc).split("\n", 1)[0].split())
+    try:
+        shape = np.shape(X)
+    except ValueError:  # a ragged list
+        shape = None
+    if shape is not None and len(shape) != 2 and not hasattr(X, "tocsr"):
+        return (f"{name}: X must be a 2-D array (n_samples, n_features), got shape {shape}. Reshape your data: "
+                f"X.reshape(-1, 1) if it has a single feature, X.reshape(1, -1) if it is a single sample")
+    if "could not convert" in message:
+        return (f"{name}: X must be numeric ({message}): encode or drop the non-numeric columns first, e.g. with "
+                "sklearn.preprocessing.OrdinalEncoder")
+    return message if name in message else f"{name}: {message}"
 
 
 def _needs_delta(function: Algorithm, settings: Mapping[str, Any]) -> bool:

@@ -134,6 +134,15 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--labels", nargs=2, default=["quick", "full"], metavar=("A", "B"),
                       help="names of the two runs (default: quick full)")
 
+    pre = sub.add_parser("preflight", help="check the config files of a snakemake command line before it runs "
+                                           "(scripts/run.sh runs this first)",
+                         description="Check what Snakemake reads before dpclust can say a word: config/config.yaml "
+                                     "and every --configfile exist and are valid YAML. One error line (exit 2) "
+                                     "naming the file and the fix, or nothing (exit 0).")
+    pre.add_argument("snakemake_args", nargs=argparse.REMAINDER, metavar="-- SNAKEMAKE_ARGS",
+                     help="the arguments snakemake will get")
+    pre.add_argument("--config-dir", default="config", help="config directory (default: config)")
+
     data = sub.add_parser("data", help="download (or copy from a mirror) and prepare datasets")
     data_sub = data.add_subparsers(dest="data_command", required=True, metavar="DATA_COMMAND")
     from dpclust.data.cli import register
@@ -144,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _spec_from_args(args) -> dict:
     """A run spec from the human-facing flags (reads config/ like the planner does)."""
-    from dpclust.pipeline.configuration import load_config, run_spec_for
+    from dpclust.pipeline.configuration import load_config, resolve_algorithm, run_spec_for
 
     missing = [flag for flag, value in (("--dataset", args.dataset), ("--algorithm", args.algorithm),
                                         ("--k", args.k), ("--epsilon", args.epsilon)) if value is None]
@@ -153,15 +162,26 @@ def _spec_from_args(args) -> dict:
     if args.repetitions < 1:
         raise DPClustError("--repetitions must be >= 1")
     config = load_config(Path(args.config_dir))
-    return run_spec_for(config, args.dataset, args.algorithm, args.k, _parse_epsilon(args.epsilon),
+    if args.algorithm not in config["algorithms"]:
+        resolve_algorithm(config, args.algorithm, where="--algorithm")  # one error naming close matches
+    epsilon = _parse_epsilon(args.epsilon)
+    spec = run_spec_for(config, args.dataset, args.algorithm, args.k, epsilon,
                         seeds=(args.seed, args.repetitions), transform=args.transform, delta=args.delta,
                         params=dict(_parse_param(p) for p in args.param), init_sets=args.init_sets,
                         base_seed=args.base_seed, store_centers=not args.no_centers, where="--param")
+    if not spec["private"] and epsilon is not None:
+        raise DPClustError(f"--epsilon {args.epsilon}: {args.algorithm} is not private (it spends no privacy "
+                           "budget, and its record would show an ε it never had): pass --epsilon none")
+    return spec
 
 
-def _load_spec(text: str) -> dict:
+def _load_spec(text: str, flag: str = "--spec") -> dict:
     if text.startswith("@"):
-        text = Path(text[1:]).read_text(encoding="utf-8")
+        try:
+            text = Path(text[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise DPClustError(f"{flag} {text}: cannot read {text[1:]!r} ({exc.strerror}); give the spec as JSON, "
+                               "or @FILE naming an existing file") from None
     try:
         spec = json.loads(text)
     except ValueError as exc:
@@ -188,6 +208,10 @@ def cmd_run(args) -> int:
     from dpclust.pipeline.run_job import reference_records, run_batch, run_spec, write_json_atomic
 
     spec = _load_spec(args.spec) if args.spec else _spec_from_args(args)
+    if "cells" not in spec and not isinstance(spec.get("dataset"), str):
+        raise DPClustError("--spec names no dataset: a run spec needs 'dataset' (a batch: 'spec' and 'cells'); "
+                           "plan it with dpclust.pipeline.planning, or give --dataset, --algorithm, --k and "
+                           "--epsilon instead of --spec")
     planned = _planned_ids(args.data_sha256)
     if "cells" in spec:  # a run batch (the workflow's run job: dpclust.pipeline.run_plan.RunBatch)
         datasets = list(dict.fromkeys(cell[0] for cell in spec["cells"]))
@@ -299,6 +323,99 @@ def _list_settings(config: dict, name: str | None) -> None:
         print(f"  {key} = {value!r}{mark}\n      {source}")
 
 
+#: what snakemake reads as a config file (anything else after --configfile is most likely a target)
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def configfiles_of(argv: list[str]) -> list[str]:
+    """The config files of a snakemake command line: `--configfile F [F ...]` takes every following
+    word up to the next option (as Snakemake does), `--configfile=F` one."""
+    files: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("--configfile", "--configfiles"):
+            i += 1
+            while i < len(argv) and not argv[i].startswith("-"):
+                files.append(argv[i])
+                i += 1
+            continue
+        if arg.startswith(("--configfile=", "--configfiles=")):
+            files.append(arg.split("=", 1)[1])
+        i += 1
+    return files
+
+
+def check_snakemake_args(argv: list[str], config_dir: str | Path = "config") -> None:
+    """One clear `DPClustError` for what Snakemake itself reports with a traceback or without naming
+    the file: a missing or invalid config/config.yaml, a --configfile that does not exist (or a
+    target written after --configfile, which Snakemake reads as a config file), a config file that is
+    not valid YAML, a target in another preset's results directory."""
+    import yaml
+
+    from dpclust.pipeline.configuration import yaml_error
+
+    config_dir = Path(config_dir)
+    presets = sorted(str(p) for p in config_dir.glob("*.yaml")
+                     if p.name not in ("config.yaml", "datasets.yaml", "names.yaml"))
+    main_file = config_dir / "config.yaml"
+    argv = [a for a in argv if a != "--"]
+    files = configfiles_of(argv)
+    loaded: list[dict] = []
+    for path in [str(main_file), *files]:
+        if not Path(path).is_file():
+            if path == str(main_file):
+                raise DPClustError(f"{main_file} does not exist: restore it (git checkout -- {main_file}); the "
+                                   f"presets ({', '.join(presets)}) only override its values")
+            if not path.endswith(CONFIG_SUFFIXES):
+                raise DPClustError(f"--configfile reads every word after it as a config file, so {path!r} (a "
+                                   "target?) was read as one: put targets before --configfile, e.g. "
+                                   f"snakemake {path} --configfile {files[0]}")
+            raise DPClustError(f"--configfile {path}: no such file (the presets: {', '.join(presets)}; the full "
+                               "protocol needs no --configfile)")
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise DPClustError(yaml_error(path, exc)) from None
+        if data is not None and not isinstance(data, dict):
+            raise DPClustError(f"{path}: expected a mapping of config keys (key: value) at the top level")
+        loaded.append(data or {})
+    _check_target_presets(argv, loaded, files)
+
+
+def _check_target_presets(argv: list[str], loaded: list[dict], files: list[str]) -> None:
+    """A target under another preset's results directory (results/full/... in a run of config/test.yaml),
+    for which Snakemake says only "No rule to produce"."""
+    from dpclust.pipeline.configuration import PRESETS
+
+    config: dict = {}
+    for data in loaded:
+        config.update(data)
+    for i, arg in enumerate(argv):  # --config KEY=VALUE ... (as Snakemake reads it)
+        if arg == "--config":
+            for word in argv[i + 1:]:
+                if word.startswith("-"):
+                    break
+                key, _, value = word.partition("=")
+                config[key] = value
+    preset, results = str(config.get("preset", "full")), str(config.get("results_dir", "results")).rstrip("/")
+    for arg in argv:
+        parts = arg.split("/")
+        if arg.startswith(results + "/") and len(parts) > results.count("/") + 2:
+            other = parts[results.count("/") + 1]
+            if other in PRESETS and other != preset:
+                how = "no --configfile" if other == "full" else f"--configfile config/{other}.yaml"
+                now = f"--configfile {files[-1]}" if files else "config/config.yaml"
+                raise DPClustError(f"target {arg} is a file of the {other} preset, but this run is the {preset} "
+                                   f"preset ({now}): run the {other} preset ({how}), or ask for "
+                                   f"{results}/{preset}/{'/'.join(parts[results.count('/') + 2:])}")
+
+
+def cmd_preflight(args) -> int:
+    check_snakemake_args(args.snakemake_args, args.config_dir)
+    return 0
+
+
 def cmd_compare_claims(args) -> int:
     from dpclust.pipeline.plotting import to_markdown
     from dpclust.pipeline.steps import compare_claims
@@ -339,6 +456,8 @@ def main(argv=None) -> int:
             return cmd_list(args)
         if args.command == "compare-claims":
             return cmd_compare_claims(args)
+        if args.command == "preflight":
+            return cmd_preflight(args)
         return args.func(args)
     except DPClustError as exc:
         print(f"error: {exc}", file=sys.stderr)

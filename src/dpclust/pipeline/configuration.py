@@ -11,8 +11,10 @@ complete spec a job receives. Planning is in `dpclust.pipeline.planning`.
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 import math
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -54,12 +56,30 @@ def _loader():
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+def yaml_error(path: str | Path, exc: yaml.YAMLError) -> str:
+    """One line saying where a YAML file is broken and how (PyYAML's own text spans four lines)."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+    context = getattr(exc, "context", None)
+    text = f"{path}: not valid YAML{where}: {problem}" + (f" ({' '.join(str(context).split())})" if context else "")
+    if "\t" in problem or "'\\t'" in problem:
+        text += "; YAML does not allow tabs for indentation: indent with spaces"
+    return text
+
+
+def close_matches(name: str, known: Iterable[str]) -> str:
+    """'; did you mean a, b?' for the known names close to `name` ('' when none is close)."""
+    found = difflib.get_close_matches(str(name), list(known), n=3, cutoff=0.75)
+    return f"; did you mean {', '.join(found)}?" if found else ""
+
+
 def _read_yaml(path: Path) -> dict:
     try:
         with open(path, encoding="utf-8") as fh:
             data = yaml.load(fh, Loader=_loader()) or {}
     except yaml.YAMLError as exc:
-        raise DPClustError(f"{path}: not valid YAML: {exc}") from None
+        raise DPClustError(yaml_error(path, exc)) from None
     except FileNotFoundError:
         raise DPClustError(f"{path} does not exist") from None
     if not isinstance(data, dict):
@@ -90,16 +110,21 @@ def _validator(schema_name: str, ref: str | None = None):
     return _VALIDATORS[key]
 
 
-def _describe(schema: Any) -> str:
-    """What a (sub)schema allows, in a few words: 'integer >= 1', 'null | number > 0 | list of number > 0'."""
+def _describe(schema: Any, defs: dict | None = None) -> str:
+    """What a (sub)schema allows, in a few words: 'integer >= 1', 'null | number > 0 | list of number > 0';
+    with the schema's `defs`, a reference to a mapping shows its required keys ('{family: ...}')."""
     if not isinstance(schema, dict):
         return "anything"
     if "anyOf" in schema or "oneOf" in schema:
-        return " | ".join(_describe(s) for s in schema.get("anyOf") or schema.get("oneOf") or [])
+        return " | ".join(_describe(s, defs) for s in schema.get("anyOf") or schema.get("oneOf") or [])
     if "enum" in schema:
         return "one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
     if "$ref" in schema:
-        return schema["$ref"].rsplit("/", 1)[-1]
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        target = (defs or {}).get(name)
+        if isinstance(target, dict) and target.get("type") == "object" and target.get("required"):
+            return "{" + ", ".join(f"{key}: ..." for key in target["required"]) + "}"
+        return name
     types = schema.get("type", "")
     text = " or ".join(types) if isinstance(types, list) else str(types)
     text = {"object": "mapping", "array": "list"}.get(text, text)
@@ -109,15 +134,18 @@ def _describe(schema: Any) -> str:
     if bounds:
         text += " " + " and ".join(bounds)
     if text == "list" and "items" in schema:
-        text = f"list of {_describe(schema['items'])}"
+        items = _describe(schema["items"], defs)
+        text = f"list of ({items})" if " | " in items else f"list of {items}"
     if text == "mapping" and "properties" in schema and schema.get("additionalProperties") is False:
         text = "mapping with keys " + ", ".join(schema["properties"])
-    if "description" in schema and text in ("mapping", ""):
+    if "description" in schema and text == "string" and "pattern" in schema:
+        text = schema["description"]  # what the pattern means, not the pattern
+    elif "description" in schema and text in ("mapping", ""):
         text = f"{text} ({schema['description']})".strip()
     return text or "anything"
 
 
-def _most_specific(err):
+def _most_specific(err, defs: dict | None = None):
     """The error to report for `err`: below an anyOf/oneOf, the error of the alternative whose type
     matches the value (not "-1 is not of type 'null'" when the value is a number out of range)."""
     import jsonschema
@@ -129,13 +157,46 @@ def _most_specific(err):
         matching = [subs for subs in branches.values()
                     if not any(s.validator == "type" and len(s.relative_schema_path) == 2 for s in subs)]
         if not matching:  # the value has none of the allowed types: say what they are
-            return err, _describe(err.schema)
+            return err, _describe(err.schema, defs)
         err = jsonschema.exceptions.best_match([s for subs in matching for s in subs])
     if err.validator == "additionalProperties" and isinstance(err.schema.get("properties"), dict):
         return err, "keys " + ", ".join(err.schema["properties"])
     if err.validator in ("required", "minProperties", "propertyNames"):
         return err, ""
-    return err, _describe(err.schema)
+    return err, _describe(err.schema, defs)
+
+
+def _number_text_hint(value: Any) -> str:
+    """For a string that reads as a finite number, how to write it as a number in YAML ('' otherwise)."""
+    if not isinstance(value, str):
+        return ""
+    try:
+        number = float(value)
+    except ValueError:
+        return ""
+    if not math.isfinite(number):
+        return ""
+    mantissa, e, _ = value.strip().lower().partition("e")
+    if e and "." not in mantissa:  # PyYAML (YAML 1.1) reads 1e-6, even unquoted, as a string
+        return f" (YAML reads {value.strip()} as a string: write {mantissa}.0e{value.strip()[len(mantissa) + 1:]})"
+    return " (a number in quotes is a string: write it without quotes)"
+
+
+def _message(err, allowed: str) -> str:
+    """jsonschema's message for `err`, in the words of the config: no regular expressions, and a hint
+    for a number written as a string."""
+    if err.validator == "pattern":
+        return f"{err.instance!r} is not of the allowed form"
+    if err.validator in ("anyOf", "oneOf"):
+        message = f"{err.instance!r} is none of the allowed forms"
+    else:
+        message = err.message
+    properties = err.schema.get("properties") if isinstance(err.schema, dict) else None
+    if err.validator == "additionalProperties" and isinstance(properties, dict) and isinstance(err.instance, dict):
+        message += "".join(close_matches(key, properties) for key in err.instance if key not in properties)
+    if "number" in allowed or "integer" in allowed:
+        message += _number_text_hint(err.instance)
+    return message
 
 
 def _non_finite(data: Any, path: tuple = ()) -> tuple | None:
@@ -174,13 +235,15 @@ def validate(data: dict, schema_name: str, where: str, ref: str | None = None, f
     and, with `finite`, refuse infinite and NaN numbers; one clear error line if invalid."""
     import jsonschema
 
-    errors = list(_validator(schema_name, ref).iter_errors(data))
+    validator = _validator(schema_name, ref)
+    errors = list(validator.iter_errors(data))
     if errors:
-        err, allowed = _most_specific(jsonschema.exceptions.best_match(errors))
+        err, allowed = _most_specific(jsonschema.exceptions.best_match(errors), validator.schema.get("$defs"))
         loc = "/".join(str(p) for p in err.absolute_path) or "<top level>"
+        message = _message(err, allowed)
         allowed = f" (allowed: {allowed})" if allowed else ""
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-        raise DPClustError(f"invalid config in {where} at '{loc}': {err.message}{allowed}{more}")
+        raise DPClustError(f"invalid config in {where} at '{loc}': {message}{allowed}{more}")
     if finite:
         refuse_non_finite(data, where)
 
@@ -235,6 +298,80 @@ def _check_k_within_n(item: dict, registry: Any, where: str) -> None:
                         f"n = {entry['n']} points of dataset {dataset!r} (allowed: 1 <= k <= n)")
 
 
+#: keys every run group needs (workflow/schemas/paper.schema.yaml, $defs/group)
+GROUP_REQUIRED = ("datasets", "transform", "algorithms", "k", "repetitions")
+
+
+def _check_preset_groups(bare: dict, preset_cfg: dict, where: str) -> None:
+    """A preset may override a run group of the item or add a complete new one: a group it names
+    that the item does not have, and that lacks a required key, is a misspelt group name (one error
+    naming the item's groups, not "'transform' is a required property")."""
+    groups = bare.get("runs") or {}
+    for name, group in ((preset_cfg or {}).get("runs") or {}).items():
+        if name in groups or not isinstance(group, dict):
+            continue
+        missing = [key for key in GROUP_REQUIRED if key not in group]
+        if missing:
+            raise DPClustError(
+                f"invalid config in {where} at 'runs/{name}': the item has no run group {name!r}"
+                f"{close_matches(name, groups)} (its groups: {', '.join(groups) or 'none'}); fix the name, "
+                f"or give the new group every required key (missing: {', '.join(missing)})")
+
+
+def delta_problem(delta: Any, n: int | None = None) -> str | None:
+    """What is wrong with a run group's `delta` (None if nothing): a string must be a number, 'n^e'
+    or 'c/n'; with the dataset's `n`, the value must be in [0, 1) (checked when planning, not when
+    the run job reads it)."""
+    if not isinstance(delta, str):
+        return None
+    text = delta.replace(" ", "")
+    try:
+        number = float(text[2:] if text.startswith("n^") else text[:-2] if text.endswith("/n") else text)
+    except ValueError:
+        return (f"delta {delta!r} is not a number, 'n^<exponent>' or '<c>/n' (write e.g. 1e-6, 'n^-1.5' "
+                "or '0.1/n')")
+    if n is None:
+        return None
+    try:
+        value = float(n) ** number if text.startswith("n^") else number / n if text.endswith("/n") else number
+    except OverflowError:
+        value = math.inf
+    if not (math.isfinite(value) and 0 <= value < 1):
+        return f"delta {delta!r} is {value:g} for n = {n}, not in [0, 1) (allowed: 0 <= delta < 1)"
+    return None
+
+
+def _check_group_values(item: dict, registry: Any, where: str, algorithms: dict | None = None) -> None:
+    """What the schema cannot say about each run group of `item`: `params` only for the group's own
+    algorithms (a sweep would drop the others unseen), and a `delta` that resolves, for each dataset
+    of the group (its n from the registry), to a number in [0, 1) (else the run jobs would fail)."""
+    for group_name, group in (item.get("runs") or {}).items():
+        if not isinstance(group, dict):
+            continue
+        loc = f"invalid config in {where} at 'runs/{group_name}"
+        names = group.get("algorithms")
+        if isinstance(names, list):
+            for alg in group.get("params") or {}:
+                if alg not in names:
+                    raise DPClustError(f"{loc}/params': {alg!r} is not one of the group's algorithms"
+                                       f"{close_matches(alg, names)} (allowed: {', '.join(map(str, names))})")
+        if "delta" not in group:
+            continue
+        problem = delta_problem(group["delta"])
+        if problem:
+            raise DPClustError(f"{loc}/delta': {problem}")
+        # δ of an expression of n is resolved from the public size when an algorithm sets public_n
+        public_n = any("public_n" in (p or {}) for p in (group.get("params") or {}).values()) or any(
+            "public_n" in ((algorithms or {}).get(a) or {}).get("settings", {}) for a in (names or []))
+        if registry is None or public_n or "datasets" not in group:
+            continue
+        for dataset, _ in group_datasets(registry, group["datasets"]):
+            if dataset in registry.datasets:
+                problem = delta_problem(group["delta"], int(registry.datasets[dataset]["n"]))
+                if problem:
+                    raise DPClustError(f"{loc}/delta': on dataset {dataset!r}, {problem}")
+
+
 def load_papers(config_dir: str | Path | None = None, preset: str = "full",
                 check_schema: bool = True, registry: Any = None) -> tuple[dict, dict]:
     """(algorithms, papers) from every `config/papers/*.yaml`, validated, preset applied to items.
@@ -247,6 +384,7 @@ def load_papers(config_dir: str | Path | None = None, preset: str = "full",
     config_dir = Path(config_dir) if config_dir else REPO_ROOT / "config"
     algorithms: dict[str, dict] = {}
     papers: dict[str, dict] = {}
+    checked: list[tuple[dict, str]] = []  # (item, where): values checked once every algorithm is known
     for path in sorted((config_dir / "papers").glob("*.yaml")):
         paper_cfg = _read_yaml(path)
         if check_schema:  # the items' numbers are checked below, each with its preset named
@@ -275,6 +413,7 @@ def load_papers(config_dir: str | Path | None = None, preset: str = "full",
                     merged = items[item_name] if other == preset else deep_merge(bare, presets[other] or {})
                     where = (f"{path}: paper {name!r}, item {item_name!r}, preset {other!r} "
                              f"(items.{item_name}.presets.{other} merged over the item)")
+                    _check_preset_groups(bare, presets[other], where)
                     validate(merged, "paper", where, ref="item")
                 elif bare_checked:
                     continue
@@ -284,8 +423,11 @@ def load_papers(config_dir: str | Path | None = None, preset: str = "full",
                              f"(the item has no presets.{other})")
                 if registry is not None:
                     _check_k_within_n(merged, registry, where)
+                checked.append((merged, where))
         paper_cfg["items"] = items
         papers[name] = paper_cfg
+    for item, where in checked:
+        _check_group_values(item, registry, where, algorithms)
     return algorithms, papers
 
 
@@ -318,7 +460,15 @@ def load_config(config_dir: str | Path | None = None, base: dict | None = None,
     from dpclust.data.registry import load_registry
 
     config_dir = Path(config_dir) if config_dir else REPO_ROOT / "config"
-    top = copy.deepcopy(base) if base is not None else _read_yaml(config_dir / "config.yaml")
+    main_file = config_dir / "config.yaml"
+    if not config_dir.is_dir():
+        raise DPClustError(f"config directory {config_dir} does not exist: give the directory that holds config.yaml "
+                           "and papers/ (default: config)")
+    if not main_file.exists() and (base is None or any(key not in base for key in ("preset", "base_seed", "papers"))):
+        # (Snakemake skips a missing `configfile:` without a word; its config is then only the preset's)
+        raise DPClustError(f"{main_file} does not exist: restore it (git checkout -- {main_file}); the presets "
+                           "(--configfile config/quick.yaml, config/test.yaml) only override its values")
+    top = copy.deepcopy(base) if base is not None else _read_yaml(main_file)
     top = deep_merge(top, overrides or {})
     for key in ("algorithms", "paper_configs", "config_dir", "registry", "names", "dpclust_report_tallies"):
         top.pop(key, None)  # derived keys of an earlier load (Snakemake may hand them back)
@@ -326,6 +476,11 @@ def load_config(config_dir: str | Path | None = None, base: dict | None = None,
     if root is not None:
         top["results_dir"] = root
     validate(top, "config", "config")
+    mirror = top.get("data_mirror")
+    if mirror and not os.path.isdir(mirror):
+        raise DPClustError(f"invalid config in config at 'data_mirror': {mirror!r} is not a directory (allowed: the "
+                           "path of a local mirror of the raw dataset files, e.g. ../shared/datasets, or null to "
+                           "download them from their URLs)")
     # each preset writes under its own directory, so that runs of two presets never mix
     top["results_root"] = top["results_dir"]
     top["results_dir"] = f"{top['results_dir']}/{top['preset']}"
@@ -365,7 +520,8 @@ def resolve_algorithm(config: dict, name: str, params: dict | None = None, where
 
     algorithms = config["algorithms"]
     if name not in algorithms:
-        raise DPClustError(f"{where or 'config'}: unknown algorithm {name!r}; known: {', '.join(sorted(algorithms))}")
+        raise DPClustError(f"{where or 'config'}: unknown algorithm {name!r}{close_matches(name, algorithms)} "
+                           f"(known: {', '.join(sorted(algorithms))}; `python -m dpclust.pipeline list algorithms`)")
     entry = algorithms[name]
     overrides = dict(entry.get("settings") or {})
     overrides.update(params or {})

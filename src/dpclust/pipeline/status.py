@@ -69,12 +69,22 @@ def _hosts(entry: Mapping) -> set[str]:
 ATTEMPT_WHY = {"mirror": "the data mirror now has it", "network": "the network may be back"}
 
 
+def mirror_warning(mirror: str, pending: int) -> str:
+    """The line a run prints when the data mirror it was given is not a directory (the fetch jobs ignore
+    it and download): which setting, what follows, what to do."""
+    return (f"dpclust: the data mirror {mirror!r} (DPCLUST_DATA_MIRROR or config data_mirror) is not a "
+            f"directory; ignoring it: the {pending} dataset source(s) not yet fetched will be downloaded from "
+            "their URLs. Fix the path (e.g. DPCLUST_DATA_MIRROR=../shared/datasets) or unset it")
+
+
 def fetch_attempts(registry, sources: Iterable[str], raw_dir: str | Path, mirror: str | None) -> dict[str, str]:
     """How a fetch of each source could succeed now: "mirror" (the mirror holds every file it
     needs), "network" (a host of its URLs resolves) or "none"; for a source already fetched, the
     value its manifest recorded. The fetch job takes it as a param and stores it in the manifest,
     so an unavailable source is fetched again exactly when this changes (a mirror is set, the
-    network is back), and nothing re-runs otherwise (not even when the mirror is unset later)."""
+    network is back), and nothing re-runs otherwise (not even when the mirror is unset later). A
+    mirror that is not a directory, while some source still has to be fetched, is named on stderr
+    (`mirror_warning`)."""
     raw_dir = Path(raw_dir)
     out, pending = {}, {}
     for source in sorted(set(sources)):
@@ -87,6 +97,8 @@ def fetch_attempts(registry, sources: Iterable[str], raw_dir: str | Path, mirror
             out[source] = "mirror"
         else:
             pending[source] = _hosts(entry)
+    if pending and mirror and not Path(mirror).is_dir():
+        print(mirror_warning(mirror, len(pending)), file=sys.stderr)
     resolving = _resolving({h for hosts in pending.values() for h in hosts}) if pending else set()
     for source, hosts in pending.items():
         out[source] = "network" if hosts & resolving else "none"
