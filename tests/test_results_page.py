@@ -48,3 +48,12 @@ def test_the_page_lists_the_claims_decided_in_replication_looks_and_their_cpu(tm
     part = text.split("## Claims decided in replication looks")[1]
     assert "2 claims of 1 items" in part and "0.2 CPU-h" in part      # the item's 720 s counted once
     assert "decided at look 2" in part and "would need ≈ 40×" in part and "| D |" not in part
+
+
+def test_the_page_says_what_an_undecided_claim_without_replication_would_need(tmp_path):
+    summary = tmp_path / "summary.csv"
+    pd.DataFrame([{"paper": "su2016", "item": "fig5", "claim": "G", "result": "not decidable", "kind": "paper",
+                   "runs": "1×", "stopped": "no replication declared; would need ≈ 9× the paper's runs"}]
+                 ).assign(cells=1, rule="r").to_csv(summary, index=False)
+    text = write_results_page(str(summary), str(tmp_path / "RESULTS.md"), "quick")
+    assert "## Claims left undecided" in text and "| fig5 | G | would need ≈ 9× the paper's runs |" in text

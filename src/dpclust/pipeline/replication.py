@@ -272,6 +272,10 @@ def apply(table: pd.DataFrame, decisions: dict[str, dict]) -> pd.DataFrame:
     paper = table["kind"] == "paper"
     table.loc[paper, "runs"] = "1×"
     table.loc[paper, "stopped"] = "no replication declared"
+    for i in table.index[paper & (table["result"] == "not decidable")]:
+        need = runs_needed(table.loc[i].to_dict(), 1)
+        if need:
+            table.loc[i, "stopped"] = f"no replication declared; would need ≈ {need}× the paper's runs"
     for key, decision in decisions.items():
         pap, item = key.split("/", 1)
         added = float(decision.get("cpu_s", 0.0)) - float(decision.get("paper_cpu_s", decision.get("cpu_s", 0.0)))

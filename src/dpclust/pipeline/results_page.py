@@ -41,9 +41,16 @@ def _replication(papers: pd.DataFrame) -> list[str]:
     if "runs" not in papers:
         return []
     stopped = papers["stopped"].fillna("").astype(str)
-    part = papers[stopped.ne("") & stopped.ne("no replication declared")]
+    unreplicated = stopped.str.startswith("no replication declared")
+    part = papers[stopped.ne("") & ~unreplicated]
+    open_ = papers[unreplicated & papers["result"].eq("not decidable")]
+    rest = [] if open_.empty else [
+        f"{len(open_)} claims left not decidable by items without `replication`:", "",
+        to_markdown(pd.DataFrame({"item": open_["item"], "claim": open_["claim"],
+                                  "runs it would need": open_["stopped"].str.partition("; ")[2]})
+                    .reset_index(drop=True)), ""]
     if part.empty:
-        return []
+        return (["## Claims left undecided", "", *rest]) if rest else []
     rows = pd.DataFrame({
         "item": part["item"], "claim": part["claim"], "result": part["result"], "runs": part["runs"],
         "stopped": part["stopped"],
@@ -53,7 +60,7 @@ def _replication(papers: pd.DataFrame) -> list[str]:
     return ["## Claims decided in replication looks", "",
             f"{len(part)} claims of {part[['paper', 'item']].drop_duplicates().shape[0]} items had more runs, "
             f"in looks with error spending; the added looks cost {cpu:.3g} CPU-h (recorded run time). The "
-            "others used the paper's runs (1×).", "", to_markdown(rows.reset_index(drop=True)), ""]
+            "others used the paper's runs (1×).", "", to_markdown(rows.reset_index(drop=True)), "", *rest]
 
 
 def _leaderboard(best_csv: str) -> list[str]:
