@@ -140,9 +140,15 @@ def test_the_caps_stop_the_looks(tmp_path):
                            DECL, (1.0, 40))
     assert not d["next"] and d["stopped"].startswith("cap: 4×")
     assert d["decided"]["B"]["stopped"] == d["stopped"] and d["decided"]["B"]["look"] == 2
-    # the next look would cost more CPU than the cap: 10 runs of 360 s so far, 10 more
-    d = replication.decide(0, _checks(tmp_path, open_rows), None, DECL, (3600.0, 10))
+    # the next look would cost more CPU than the cap: 10 runs of 400 s so far, 10 more
+    d = replication.decide(0, _checks(tmp_path, open_rows), None, DECL, (4000.0, 10))
     assert not d["next"] and d["stopped"].startswith("cap: CPU")
+    # the cap bounds what the looks add, not the paper's runs: 180 runs of 18 s (0.9 h) so far, the next
+    # look 180 more (0.9 h) fits the 1 h cap; after it, the last look's 360 runs (1.8 h) do not
+    d = replication.decide(0, _checks(tmp_path, open_rows), None, DECL, (3240.0, 180))
+    assert d["next"] and d["paper_cpu_s"] == 3240.0
+    d = replication.decide(1, _checks(tmp_path, open_rows), d, DECL, (6480.0, 360))
+    assert not d["next"] and d["stopped"].startswith("cap: CPU (next look ≈ 1.8 CPU-h, 0.9 added so far")
 
 
 def test_the_summary_takes_the_deciding_look_and_says_how_many_runs(tmp_path):

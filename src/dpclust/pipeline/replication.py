@@ -203,6 +203,7 @@ def decide(look: int, checks_csv, previous: dict | None, decl: dict, cpu: tuple[
         else:
             still_open.append(claim)
     seconds, runs = cpu
+    paper_seconds = previous.get("paper_cpu_s", seconds) if previous else seconds
     next_look = look + 1
     why = ""
     if not still_open:
@@ -213,8 +214,9 @@ def decide(look: int, checks_csv, previous: dict | None, decl: dict, cpu: tuple[
         per_run = seconds / runs if runs else 0.0
         base_runs = runs / looks[look] if looks[look] else 0
         estimate = per_run * base_runs * (looks[next_look] - looks[look])
-        if seconds + estimate > decl["cpu_hours"] * 3600:
-            why = (f"cap: CPU (next look ≈ {estimate / 3600:.2g} CPU-h, {seconds / 3600:.2g} spent, "
+        added = seconds - paper_seconds   # the cap bounds what the looks add, not the paper's runs
+        if added + estimate > decl["cpu_hours"] * 3600:
+            why = (f"cap: CPU (next look ≈ {estimate / 3600:.2g} CPU-h, {added / 3600:.2g} added so far, "
                    f"cap {decl['cpu_hours']:g})")
     go = not why
     if not go:
@@ -224,7 +226,7 @@ def decide(look: int, checks_csv, previous: dict | None, decl: dict, cpu: tuple[
                                                                if need else ""))
     return {"look": look, "alpha": levels[look], "multiple": looks[look], "open": still_open if go else [],
             "decided": decided, "last": last, "next": go, "stopped": why, "cpu_s": seconds, "runs": runs,
-            "paper_cpu_s": previous.get("paper_cpu_s", seconds) if previous else seconds}
+            "paper_cpu_s": paper_seconds}
 
 
 def runs_needed(row: dict, multiple: int) -> int | None:
