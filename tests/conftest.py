@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,14 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO
+
+
+@pytest.fixture
+def cfg_dir(tmp_path) -> Path:
+    """A copy of the whole config/ to edit (a test module may give a smaller one of its own)."""
+    d = tmp_path / "config"
+    shutil.copytree(REPO / "config", d)
+    return d
 
 
 @pytest.fixture(scope="session")

@@ -24,13 +24,6 @@ from dpclust.pipeline.configuration import load_config, resolve_algorithm
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def cfg_dir(tmp_path):
-    d = tmp_path / "config"
-    shutil.copytree(REPO / "config", d)
-    return d
-
-
 @pytest.fixture(scope="module")
 def config():
     return load_config(REPO / "config", overrides={"preset": "test"})

@@ -4,7 +4,6 @@ Each test copies the real config/ to a temporary directory, breaks one value und
 `presets.<preset>` and expects one DPClustError line naming the paper, item, preset and key.
 """
 import math
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,13 +13,6 @@ from dpclust.api import DPClustError
 from dpclust.pipeline.configuration import PRESETS, load_config
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def cfg_dir(tmp_path):
-    d = tmp_path / "config"
-    shutil.copytree(REPO / "config", d)
-    return d
 
 
 def _edit(cfg_dir, paper, fn):
