@@ -145,16 +145,12 @@ def look_of(w):
 
 def replication_spec(w):
     """What the checkpoint reads: the declaration and the looks' levels (a cap edit re-decides)."""
-    decl = item_of(w).replication
-    return canonical_json(dict(decl, alpha=replication.alpha_schedule(len(decl["rounds"]))))
+    return canonical_json(dict(item_of(w).replication, alpha=item_of(w).look_levels))
 
 
 def look_checks_spec(w):
     """The item's checks spec at the look's level."""
-    decl = item_of(w).replication
-    spec = item_of(w).step_spec("checks")
-    spec["alpha"] = replication.alpha_schedule(len(decl["rounds"]))[look_of(w)]
-    return canonical_json(spec)
+    return canonical_json(item_of(w).step_spec("checks", look=look_of(w)))
 
 
 def decision_path(target, look):

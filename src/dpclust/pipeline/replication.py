@@ -258,15 +258,11 @@ def read_decision(path) -> dict:
 
 
 # ------------------------------------------------------------------------------ the verdict table
-#: the columns the summary gains: how many runs each claim used, why it stopped, and the recorded
-#: run time of the looks its item added (the replicated groups' runs beyond the paper's)
-COLUMNS = ("runs", "stopped", "added_cpu_s")
-
-
 def apply(table: pd.DataFrame, decisions: dict[str, dict]) -> pd.DataFrame:
     """The summary with each replicated item's paper claims decided by their replication (`decisions`:
     item key → the final decision) and the columns `runs` (multiple of the paper's runs, and the look)
-    and `stopped` for every paper claim."""
+    and `stopped` for every paper claim, and `added_cpu_s` (the recorded run time the item's looks
+    added) for the replicated ones."""
     table = table.copy()
     table["runs"] = ""
     table["stopped"] = ""
@@ -280,7 +276,7 @@ def apply(table: pd.DataFrame, decisions: dict[str, dict]) -> pd.DataFrame:
             table.loc[i, "stopped"] = f"no replication declared; would need ≈ {need}× the paper's runs"
     for key, decision in decisions.items():
         pap, item = key.split("/", 1)
-        added = float(decision.get("cpu_s", 0.0)) - float(decision.get("paper_cpu_s", decision.get("cpu_s", 0.0)))
+        added = float(decision.get("cpu_s", 0.0)) - float(decision.get("paper_cpu_s", 0.0))
         for claim, outcome in decision["decided"].items():
             at = paper & (table["paper"] == pap) & (table["item"] == item) & (table["claim"] == claim)
             if not at.any():

@@ -201,6 +201,11 @@ class ItemTarget:
         """The item's `replication`, defaults filled in (None: its claims are decided on its runs)."""
         return declaration(self.cfg.get("replication"))
 
+    @property
+    def look_levels(self) -> list[float]:
+        """The one-sided level of each replication look, look 0 (the paper's runs) first."""
+        return alpha_schedule(len(self.replication["rounds"])) if self.replication else []
+
     def look_files(self, look: int, open_claims) -> list[str]:
         """The run files look `look` (1, 2, ...) adds for the claims still open before it."""
         jobs = look_jobs(self.replication or {}, self.rounds[look - 1], open_claims)
@@ -294,17 +299,17 @@ class ItemTarget:
         return {"algorithms": {a: n for a, n in (names.get("algorithms") or {}).items() if a in algs},
                 "datasets": {d: n for d, n in (names.get("datasets") or {}).items() if d in datasets}}
 
-    def step_spec(self, step: str) -> dict:
+    def step_spec(self, step: str, look: int = 0) -> dict:
         """Exactly what `step` (aggregate, render, checks) reads: the item keys of STEP_KEYS, the
-        display names, and for rendering the runs actually planned under the preset."""
+        display names, and for rendering the runs actually planned under the preset; with
+        replication, the checks' level at `look` (0: the item's own checks)."""
         spec = {key: copy.deepcopy(self.cfg[key]) for key in STEP_KEYS[step] if key in self.cfg}
         spec.update(paper=self.paper, item=self.item, module=self.module)
         spec["names"] = self.step_names()
         if step == "aggregate":
             spec["dataset_entries"] = {d: self.dataset_entries[d] for d in self.data_inputs}
         if step == "checks" and self.replication:
-            # look 0 of the replication: the paper's runs decide at their share of α
-            spec["alpha"] = alpha_schedule(len(self.replication["rounds"]))[0]
+            spec["alpha"] = self.look_levels[look]   # the paper's runs (look 0) decide at their share of α
         if step == "render":
             spec["preset"] = self.preset
             # what the figure shows was run: the sensitivity's variant groups are not drawn
