@@ -151,5 +151,48 @@ def test_the_variant_runs_are_their_own_batches_and_figure_6_reads_them(preset):
         "eugkm_theta10"
     assert all("sensitivity" in fig2.step_spec(step) for step in ("aggregate", "render", "checks"))
     # an item without one gets no key: its steps' specs (and so their jobs) are unchanged
-    assert not any("sensitivity" in the_plan.item("su2016", "fig1").step_spec(step)
+    assert not any("sensitivity" in the_plan.item("su2016", "fig3").step_spec(step)
                    for step in ("aggregate", "render", "checks"))
+
+
+SETTING = {"what": "ρ (EXT 0.225)", "declared": "0.225", "groups": {"rho_half": "h", "rho_double": "h"},
+           "values": {"rho_half": "0.1125", "rho_double": "0.45"}}
+
+
+def _setting_table():
+    """Group h runs algorithms x and y on s and t; the variant groups rerun x on s only."""
+    return pd.DataFrame({"dataset": ["s", "s", "t", "t", "s", "s"],
+                         "group": ["h", "h", "h", "h", "rho_half", "rho_double"],
+                         "algorithm": ["x", "y", "x", "y", "x", "x"],
+                         "value": [1.0, 5.0, 1.0, 5.0, 9.0, 2.0]})
+
+
+def test_settings_variants_take_their_own_groups_place_on_their_datasets_and_algorithms():
+    table = _setting_table()
+    own = own_rows(table, SETTING)
+    assert list(own["group"]) == ["h"] * 4
+
+    def checks(rows, item):
+        assert set(rows["group"]) == {"h"} and len(rows) == len(item["options"]["datasets"]) * 2
+        x, y = (rows.loc[rows["algorithm"] == a, "value"].to_numpy() for a in ("x", "y"))
+        return [Check("x beats y", bool((x < y).all()), why="genuine", cells=len(x))]
+
+    spec = {"options": {"datasets": ["s", "t"]}, "claims": {}}
+    main = checks(own, spec)
+    declared, others, scope = alternatives(checks, table, own, spec, SETTING, main)
+    # scoped to s, the one dataset the variants ran; x's rows of group h replaced, y's kept
+    assert scope == "on s only: " and declared[0].holds is True
+    assert others["0.1125"][0].holds is False and others["0.45"][0].holds is True
+    (labelled,) = label_checks(main, others, SETTING, declared, scope)
+    assert labelled.holds is True
+    assert labelled.sensitivity == ("on s only: setting-dependent: ρ (EXT 0.225) (holds at 0.225 (declared), 0.45; "
+                                    "does not hold at 0.1125)")
+
+
+def test_settings_variants_need_the_run_group_and_a_declared_own_group():
+    with pytest.raises(DPClustError, match="needs the item's table to keep the run group"):
+        own_rows(_setting_table().drop(columns="group"), SETTING)
+    stray = dict(SETTING, groups={"rho_half": "h"})
+    with pytest.raises(DPClustError, match="'rho_double' is in `values` but not in `groups`"):
+        alternatives(lambda rows, item: [], _setting_table(), own_rows(_setting_table(), stray),
+                     {"options": {}}, stray, [])

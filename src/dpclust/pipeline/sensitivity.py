@@ -11,6 +11,10 @@ verdict), and its alternatives as either
   group → the item's own group it stands for). The variant runs are ordinary run groups on the
   variant datasets (`<dataset><suffix>`); each variant's rows are read as the item's own
   (`variant_rows`), and the item's own rows are the others (`own_rows`), the only ones drawn; or
+* settings: `values` (a variant run group → the value it stands for) and `groups` (that group → the
+  item's own group it stands for). A variant group runs some of its own group's algorithms on some of
+  its datasets with one setting changed (`params`); its rows (told apart by the table's `group`)
+  take the place of those algorithms' rows in the own group, on those datasets; or
 * thresholds: `claims` (the value → overrides of the item's `claims`), the same rows checked again
   with the overrides, for the claims whose text contains one of `applies_to` (default: every claim).
 The checks step (`dpclust.pipeline.steps.check_item`) runs the item's own check function on its own
@@ -47,15 +51,35 @@ def _variant_mask(table: pd.DataFrame, spec: dict) -> pd.Series:
     return mask
 
 
+def _settings_mask(table: pd.DataFrame, spec: dict) -> pd.Series:
+    """Rows of a settings declaration's variant groups (the table must keep the run group)."""
+    if "group" not in table:
+        raise DPClustError(f"sensitivity over {spec['what']!r}: `values` needs the item's table to keep the run "
+                           "group (a `group` column); declare data `variants` or `claims` instead")
+    return table["group"].isin(list(spec["values"]))
+
+
 def own_rows(table: pd.DataFrame, spec: dict | list | None) -> pd.DataFrame:
     """The item's own rows: every row but the variant runs' (all rows without a declaration)."""
-    decls = [d for d in declarations(spec) if d.get("variants")]
+    decls = [d for d in declarations(spec) if d.get("variants") or d.get("values")]
     if not decls or "dataset" not in table:
         return table
     mask = pd.Series(False, index=table.index)
     for decl in decls:
-        mask |= _variant_mask(table, decl)
+        mask |= _settings_mask(table, decl) if decl.get("values") else _variant_mask(table, decl)
     return table[~mask].reset_index(drop=True)
+
+
+def setting_rows(table: pd.DataFrame, own: pd.DataFrame, spec: dict, group: str) -> pd.DataFrame:
+    """The item's own rows with one settings variant in place: the rows of variant `group` read as
+    the own group it stands for, replacing that group's rows of the same algorithms and datasets."""
+    rows = table[table["group"] == group].copy()
+    target = spec["groups"][group]
+    rows["group"] = target
+    replaced = (own["group"] == target) & own["dataset"].isin(set(rows["dataset"]))
+    if "algorithm" in own and "algorithm" in rows:
+        replaced &= own["algorithm"].isin(set(rows["algorithm"]))
+    return pd.concat([own[~replaced], rows], ignore_index=True)
 
 
 def alternatives(check_function, full: pd.DataFrame, own: pd.DataFrame, spec: dict, decl: dict,
@@ -64,17 +88,31 @@ def alternatives(check_function, full: pd.DataFrame, own: pd.DataFrame, spec: di
     declaration. Thresholds: the item's own rows with the declared overrides of its `claims`, beside
     `main`. Data: each variant's rows read as the item's own, beside the item's own rows of the same
     datasets (every list of dataset names in its `options` and `claims`, e.g. `options.datasets`, cut
-    to those too), so that like is compared with like; the scope then names those datasets."""
-    if not decl.get("variants"):
+    to those too), so that like is compared with like; the scope then names those datasets. Settings:
+    the same, with each variant group's rows in the place of its own group's (`setting_rows`)."""
+    if not decl.get("variants") and not decl.get("values"):
         return main, {value: list(check_function(own, dict(spec, claims=dict(spec.get("claims") or {}, **over))))
                       for value, over in (decl.get("claims") or {}).items()}, ""
     names = set(full["dataset"].astype(str))
-    base = [d for d in dict.fromkeys(own["dataset"].astype(str))
-            if any(d + suffix in names for suffix in decl["variants"])]
+    if decl.get("values"):   # settings: the variant groups' datasets, each variant in its own group's place
+        stray = [g for g in decl["values"] if g not in (decl.get("groups") or {})]
+        if stray:
+            raise DPClustError(f"sensitivity over {decl['what']!r}: variant group {stray[0]!r} is in `values` "
+                               "but not in `groups` (variant group -> the item's group it stands for)")
+        varied = set(full.loc[_settings_mask(full, decl), "dataset"].astype(str))
+        base = [d for d in dict.fromkeys(own["dataset"].astype(str)) if d in varied]
+    else:
+        base = [d for d in dict.fromkeys(own["dataset"].astype(str))
+                if any(d + suffix in names for suffix in decl["variants"])]
     scoped = dict(spec, options=_cut(spec.get("options"), base, names), claims=_cut(spec.get("claims"), base, names))
-    declared = list(check_function(own[own["dataset"].astype(str).isin(base)].reset_index(drop=True), scoped))
-    out = {value: list(check_function(variant_rows(full, decl, suffix), scoped))
-           for suffix, value in decl["variants"].items()}
+    own_base = own[own["dataset"].astype(str).isin(base)].reset_index(drop=True)
+    declared = list(check_function(own_base, scoped))
+    if decl.get("values"):
+        out = {value: list(check_function(setting_rows(full, own_base, decl, group), scoped))
+               for group, value in decl["values"].items()}
+    else:
+        out = {value: list(check_function(variant_rows(full, decl, suffix), scoped))
+               for suffix, value in decl["variants"].items()}
     scope = ""
     if set(base) != set(own["dataset"].astype(str)):
         from dpclust.pipeline.itemkit import dataset_name
