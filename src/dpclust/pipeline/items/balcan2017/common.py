@@ -30,7 +30,7 @@ DIAGNOSTICS = {"recovery_cost": "recovery_cost", "recovery_nonempty_clusters": "
                "nonempty_clusters": "nonempty"}
 COLUMNS = ["dataset", "d", "algorithm", "guarantee", "k", "epsilon", "status", "reason", "mean", "std", "n",
            "eps_spent_max", "eps_spent_min", "recovery_cost", "recovery_cost_std", "recovery_nonempty",
-           "nonempty", "nonempty_min", "nonempty_max"]
+           "nonempty", "nonempty_min", "nonempty_max", "group"]
 DP_KINDS = ("ε-DP", "(ε, δ)-DP")
 NOT_DP = "not DP as published"
 
@@ -55,8 +55,9 @@ def _guarantees(records: Iterable[dict]) -> dict[str, str]:
 
 
 def summary(records: list[dict]) -> pd.DataFrame:
-    """Mean/std/n of the k-means objective per (dataset, algorithm, k, ε), unavailable rows kept,
-    with the guarantee kind and the means of the diagnostics (`DIAGNOSTICS`)."""
+    """Mean/std/n of the k-means objective per (dataset, algorithm, k, ε) and run group (a settings
+    variant of the sensitivity is a group of its own), unavailable rows kept, with the guarantee kind
+    and the means of the diagnostics (`DIAGNOSTICS`)."""
     dims = {r["dataset"]: r.get("d") for r in records if r.get("status", "ok") == "ok"}
     kinds = _guarantees(records)
     df = runs_frame(records, info_keys=tuple(DIAGNOSTICS))
@@ -64,7 +65,7 @@ def summary(records: list[dict]) -> pd.DataFrame:
         return pd.DataFrame(columns=COLUMNS)
     df["epsilon"] = pd.to_numeric(df["epsilon"], errors="coerce")
     rows = []
-    keys = ["dataset", "algorithm", "k", "epsilon"]
+    keys = ["dataset", "algorithm", "k", "epsilon", "group"]
     for key, cell in df.groupby(keys, dropna=False, sort=True):
         row = dict(zip(keys, key))
         ok = cell[cell["status"] == "ok"]
