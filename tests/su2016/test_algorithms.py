@@ -225,7 +225,7 @@ def _naive_weighted_lloyd(P, w, inits, max_iter, tol, bounds):
 
 @pytest.mark.parametrize("m,d,k", [(7, 2, 3), (4, 3, 4), (3, 5, 2), (5, 1, 2)])
 def test_grid_lloyd_is_the_weighted_lloyd_over_every_cell(m, d, k):
-    """The fast grid Lloyd (labels from the Cython kernel, separable sums) equals a direct weighted
+    """The fast grid Lloyd (the compiled float64 labels + separable sums) equals a direct weighted
     Lloyd over every cell centre, negative weights included."""
     rng = np.random.default_rng(m * 10 + d)
     grid = eugkm.Grid(m, d, -1.0, 2.0 / m)
@@ -260,41 +260,6 @@ def test_eugkm_refuses_a_grid_above_the_memory_guard():
 
     with pytest.raises(Refused, match="max_grid_cells"):
         eugkm.eugkm(blobs(), 3, 1.0, 0.0, np.random.default_rng(0), settings(eugkm.eugkm, max_grid_cells=10))
-
-
-@pytest.mark.parametrize("m,d,k", [(4, 6, 5), (3, 7, 3), (6, 2, 4), (5, 1, 2), (2, 9, 7)])
-@pytest.mark.parametrize("rows", [1, 2, 5, None])
-def test_grid_sums_in_blocks_are_the_bytes_of_one_bincount(m, d, k, rows, monkeypatch):
-    """_GridLayout.sums works in blocks of whole rows u (SUMS_BLOCK_CELLS, speed only): its counts,
-    coordinate sums and squared-norm sums must be the very bits of one bincount over every cell
-    (the formula before blocking): blocks of one row, of several with a short last block, or one."""
-    monkeypatch.setattr(eugkm, "SUMS_BLOCK_CELLS", rows * m ** (d - d // 2) if rows else 10 ** 9)
-    rng = np.random.default_rng(m * 100 + d * 10 + k)
-    grid = eugkm.Grid(m, d, -1.0, 2.0 / m)
-    w = rng.laplace(0, 1, grid.total) * 10.0 ** rng.integers(-8, 9, grid.total)   # order-sensitive sums
-    lay = eugkm._GridLayout(grid, w, k)
-    assert lay.rows_per_block == min(rows or lay.M1, lay.M1)
-    labels = rng.integers(0, k, grid.total).astype(np.int32)
-    count, total, sq = lay.sums(labels)
-    u, v = np.divmod(np.arange(grid.total), lay.M2)
-    R = np.bincount(u * k + labels, weights=lay.w, minlength=lay.M1 * k).reshape(lay.M1, k)
-    Cv = np.bincount(v * k + labels, weights=lay.w, minlength=lay.M2 * k).reshape(lay.M2, k)
-    want_total = np.empty((k, d))
-    want_total[:, :lay.d1] = R.T @ lay.P1
-    want_total[:, lay.d1:] = Cv.T @ lay.P2
-    assert count.tobytes() == R.sum(axis=0).tobytes()
-    assert total.tobytes() == want_total.tobytes()
-    assert sq.tobytes() == (R.T @ lay.h1 + Cv.T @ lay.h2).tobytes()
-
-
-def test_grid_labels_fallback_matches_the_kernel():
-    rng = np.random.default_rng(0)
-    lay = eugkm._GridLayout(eugkm.Grid(4, 6, -1.0, 0.5), rng.normal(size=4 ** 6), 5)
-    C = rng.uniform(-1, 1, (5, 6)).astype(np.float32)
-    a = lay.assign(C).copy()
-    b = np.empty_like(a)
-    eugkm._nearest_numpy(lay.points, C, b)
-    assert (a == b).all()
 
 
 def test_gkm_blocks_and_range():

@@ -24,22 +24,24 @@ sampled or merged, so the released synopsis and centres have exactly the paper's
 earlier version kept only ~5,000 cells — those with |ñ| above a threshold — "for speed"; that
 post-processing dropped most of the empty cells' noise and made EUGkM better than the paper's
 mechanism in high d: Adult-num ε = 1, 0.2383 vs 0.2421.) Speed comes from the computation, not from
-the mechanism: the cell centres are never materialised in float64, labels come from one
-GEMM + argmin pass per Lloyd step (`_nearest`: scikit-learn's Cython Lloyd kernel, labels only,
-float32; a NumPy fallback computes the same formula, its labels can differ at float32 near-ties:
-a float32 GEMM rounds a product by where its row falls in the BLAS tiles, which is also why the
-labelling is not batched across the 30 sets), and the weighted cluster sums are separable on a
-grid: with the cell index split as (u, v) — u the first ⌊d/2⌋ coordinates, v the rest — every
-coordinate of a cell centre depends on u or on v only, so two accumulations per step (row sums
-R[u, j] and column sums C[v, j] of the noisy counts per cluster, in cache-sized blocks of whole
-rows, in grid order) give every count, coordinate sum and Σ ñ‖x‖² exactly (`_GridLayout`). On a
+the mechanism: the cell centres are never materialised. With the cell index split as (u, v) — u
+the first ⌊d/2⌋ coordinates, v the rest — every coordinate of a cell centre depends on u or on v
+only, so ‖x − c_j‖² = a[u, j] + b[v, j] (the two halves' squared distances, float64), and one
+compiled pass over the cells in grid order (`_label_and_sum`) gives each cell its nearest centre —
+the first j minimising a + b, exact float64 labels that depend on neither float32 rounding nor a
+BLAS's tiling — and adds its noisy count to its cluster's row sum R[u, j] and column sum C[v, j],
+from which every count and coordinate sum of §4.2's update follows exactly, and to the weighted cost
+Σ ñ·min_j ‖x − c_j‖² (`_GridLayout`). The pass is a numba loop because fusing labels and sums costs
+about m^d × k additions and comparisons a step, where array code needs a GEMM of m^d × k × d, an
+argmin and two bincounts over m^d-long arrays (0.13–0.21 of their time, `benchmarks/bench_eugkm.py`);
+it is compiled on first use and cached on disk (importing this module does not import numba). On a
 noise-dominated synopsis the weighted Lloyd does not settle (the empty cells' noise keeps moving
 the centres), so most sets run all `lloyd_max_iter` steps: the cost is about n_init_sets ×
-lloyd_max_iter × m^d × k, e.g. ≈ 1 s for d = 10, N = 10^4, ε = 1, k = 10 (3^10 = 59,049 cells;
-`benchmarks/su2016_eugkm.py`) and tens of seconds for the 4^10 ≈ 10^6 cells of d = 10 at θ = 5 or
-ε = 2. Grids above `max_grid_cells` (REC, memory) are refused (`dpclust.api.Refused`: the
-workflow's run record says `refused`, with the grid) rather than approximated; e.g. Shuttle (d =
-9) at ε = 3 asks for 6^9 ≈ 10^7 cells (measured: 1.6 GB, 155 s CPU a run at k = 5).
+lloyd_max_iter × m^d × k, e.g. ≈ 0.5 s CPU for d = 10, N = 10^4, ε = 1, k = 10 (3^10 = 59,049 cells;
+`benchmarks/su2016_eugkm.py`) and ≈ 7 s for the 4^10 ≈ 10^6 cells of d = 10 at θ = 5 or ε = 2.
+Grids above `max_grid_cells` (REC, memory) are refused (`dpclust.api.Refused`: the workflow's run
+record says `refused`, with the grid) rather than approximated; e.g. Shuttle (d = 9) at ε = 3 asks
+for 6^9 ≈ 10^7 cells (measured: 0.46 GB peak, 53 s CPU a run at k = 5).
 
 Neighbouring relation: add/remove one tuple (§3.1), under which the cell-count histogram has L1
 sensitivity 1 (§4.2.1), with N a public parameter: the grid size m follows N through Eq. 4 and is
@@ -155,7 +157,7 @@ def grid_for(n: int, epsilon: float, d: int, settings, bounds) -> tuple[float, G
     if m ** d > cap:
         raise Refused(f"EUGkM grid of {m}^{d} = {m ** d:,} cells (Eq. 4, N = {n}, ε = {epsilon:g}, "
                       f"θ = {settings['theta']:g}) exceeds max_grid_cells = {cap:,} (a memory guard: raise the "
-                      "setting where memory allows, about 160 bytes a cell)")
+                      "setting where memory allows, about 40 bytes a cell)")
     return M, Grid(m, d, float(lo), (hi - lo) / m)
 
 
@@ -175,16 +177,12 @@ def synopsis(X, epsilon, rng, settings, acc: Accountant) -> Synopsis:
 # ---------------------------------------------------------------------------------------------
 # weighted Lloyd on every cell of the grid
 # ---------------------------------------------------------------------------------------------
-#: Cells per block of `_GridLayout.sums` (whole rows u; speed only, the sums are the same bytes).
-SUMS_BLOCK_CELLS = 131_072
-
-
 class _GridLayout:
     """What the weighted Lloyd needs of a grid and its weights, precomputed once per synopsis.
 
-    Cell t = u·M2 + v, u over the first d1 = ⌊d/2⌋ coordinates (M1 = m^d1 values), v over the rest
-    (M2 values). P1 (M1, d1) and P2 (M2, d − d1) are the centre coordinates of the two halves, h1, h2
-    their squared norms; `points` (M_tot, d) float32 are the cell centres for the labelling pass.
+    Cell t = u·M2 + v (the grid's row-major order), u over the first d1 = ⌊d/2⌋ coordinates
+    (M1 = m^d1 values), v over the rest (M2 values). P1 (M1, d1) and P2 (M2, d − d1) are the
+    centre coordinates of the two halves (`Grid.centres` of each half), w the noisy counts.
     """
 
     def __init__(self, grid: Grid, weights: np.ndarray, k: int):
@@ -195,99 +193,97 @@ class _GridLayout:
         half1 = Grid(m, self.d1, grid.lo, grid.width) if self.d1 else None
         self.P1 = half1.centres() if half1 else np.zeros((1, 0))
         self.P2 = Grid(m, d - self.d1, grid.lo, grid.width).centres()
-        self.h1 = np.einsum("ij,ij->i", self.P1, self.P1)
-        self.h2 = np.einsum("ij,ij->i", self.P2, self.P2)
         self.w = np.ascontiguousarray(weights, dtype=float)
-        self.points = _centres32(grid)
-        self.w32 = np.ones(grid.total, dtype=np.float32)                   # unused by the labelling pass
-        # the cells are summed in blocks of whole rows u (rows_per_block · M2 cells, about
-        # SUMS_BLOCK_CELLS): a block's keys come from two fixed patterns and stay in cache; keys
-        # are int32 where they fit (a cheaper add than int32 labels + intp keys; the same keys)
-        self.rows_per_block = max(1, min(self.M1, SUMS_BLOCK_CELLS // self.M2))
-        block = self.rows_per_block * self.M2
-        key_type = _key_type(max(self.rows_per_block, self.M2) * k)
-        self.ubase = np.repeat(np.arange(self.rows_per_block, dtype=key_type) * k, self.M2)
-        self.vbase = np.tile(np.arange(self.M2, dtype=key_type) * k, self.rows_per_block)
-        self.labels = np.empty(grid.total, dtype=np.int32)
-        self.key = np.empty(block, dtype=key_type)
+        self._no_labels = np.empty(0, dtype=np.intp)
 
-    def assign(self, C: np.ndarray) -> np.ndarray:
-        """Nearest centre of every cell centre (ties: the lowest index), in float32."""
-        _nearest(self.points, np.ascontiguousarray(C, dtype=np.float32), self.labels, self.w32)
-        return self.labels
-
-    def sums(self, labels: np.ndarray):
-        """Per cluster: Σ ñ (k,), Σ ñ·x (k, d) and Σ ñ‖x‖² (k,) over the cells labelled j, exactly
-        (the cell centre's coordinates are separable in (u, v): R[u, j] and Cv[v, j] are the
-        noisy counts summed per row u and per column v, each in grid order as one bincount over all
-        cells would add them: a block of whole rows holds every cell of its R[u, ·], and Cv
-        accumulates block after block with `np.add.at`, which adds in index order)."""
-        k, M2, rows = self.k, self.M2, self.rows_per_block
-        R = np.empty(self.M1 * k)
-        Cv = np.zeros(M2 * k)
-        for u0 in range(0, self.M1, rows):
-            u1 = min(self.M1, u0 + rows)
-            cells = slice(u0 * M2, u1 * M2)
-            n = (u1 - u0) * M2
-            key, lab, w = self.key[:n], labels[cells], self.w[cells]
-            np.add(self.ubase[:n], lab, out=key)
-            R[u0 * k:u1 * k] = np.bincount(key, weights=w, minlength=(u1 - u0) * k)
-            np.add(self.vbase[:n], lab, out=key)
-            np.add.at(Cv, key, w)
-        R, Cv = R.reshape(self.M1, k), Cv.reshape(M2, k)
+    def sums(self, C: np.ndarray, labels: np.ndarray | None = None):
+        """Per cluster, over the cells whose nearest centre is C[j] (float64, ties: the lowest j):
+        Σ ñ (k,) and Σ ñ·x (k, d); and the weighted cost Σ ñ·min_j ‖x − C[j]‖² (a float). The
+        coordinates of a cell centre are separable in (u, v): R[u, j] and Cv[v, j], the noisy counts
+        summed per row u and per column v in grid order (`_label_and_sum`), give both sums exactly.
+        `labels` (M_tot,) intp, if given, receives every cell's label (tests; the Lloyd needs none)."""
+        C = np.ascontiguousarray(C, dtype=float)
+        out = self._no_labels if labels is None else labels
+        R, Cv, cost = _kernel()(self.P1, self.P2, C, self.w, out)
         count = R.sum(axis=0)
-        total = np.empty((k, self.d))
+        total = np.empty((self.k, self.d))
         total[:, :self.d1] = R.T @ self.P1
         total[:, self.d1:] = Cv.T @ self.P2
-        sq = R.T @ self.h1 + Cv.T @ self.h2
-        return count, total, sq
+        return count, total, cost
 
 
-def _key_type(n_keys: int) -> type[np.signedinteger]:
-    """Integer type of `_GridLayout.sums`' bincount keys 0 … n_keys − 1: int32 where they fit."""
-    return np.int32 if n_keys <= 2 ** 31 else np.intp
+def _label_and_sum(P1, P2, C, w, labels):
+    """One pass over the cells in grid order (u outer, v inner; compiled by `_kernel`).
 
-
-def _centres32(grid: Grid) -> np.ndarray:
-    """`grid.centres()` as float32 (M_tot, d), the same values (each an axis value cast to float32),
-    written one coordinate at a time by broadcasting instead of through int64 cell indices and a
-    float64 copy (at 10^6 cells: a quarter of the memory, a third of the time)."""
-    m, d = grid.m, grid.d
-    axis32 = grid.axis.astype(np.float32)
-    out = np.empty((m,) * d + (d,), dtype=np.float32)
-    for f in range(d):
-        out[..., f] = axis32.reshape((1,) * f + (m,) + (1,) * (d - 1 - f))
-    return out.reshape(grid.total, d)
-
-
-def _nearest(points32, C32, labels, dummy_w):
-    """labels[i] = argmin_j ‖points[i] − C[j]‖² (first index on ties)."""
-    kernel = _lloyd_kernel()
-    if kernel is not None:
-        kernel(points32, dummy_w, C32, None, None, labels, None, 1, False)
-        return
-    _nearest_numpy(points32, C32, labels)
-
-
-def _nearest_numpy(points32, C32, labels, chunk: int = 65_536):
-    """Fallback of `_nearest` (GEMM + argmin per chunk, the same formula in float32; at near-ties a
-    label can differ from the kernel's, whose GEMM has other shapes)."""
-    c_sq = np.einsum("ij,ij->i", C32, C32)
-    for s0 in range(0, points32.shape[0], chunk):
-        D = points32[s0:s0 + chunk] @ (C32.T * np.float32(-2.0))
-        D += c_sq
-        labels[s0:s0 + chunk] = D.argmin(axis=1)
+    a[u, j] = ‖P1[u] − C[j, :d1]‖², b[j, v] = ‖P2[v] − C[j, d1:]‖² (float64, coordinates summed in
+    order); cell (u, v) goes to the first j minimising a[u, j] + b[j, v] (as numpy's argmin) and
+    adds its weight w[u·M2 + v] to R[u, j] and Cv[v, j] (each in grid order, so R and Cv are the
+    bytes of one bincount over every cell) and w·(a + b) to the cost. Labels are written to
+    `labels` only if it is not empty. Returns (R (M1, k), Cv (M2, k), cost)."""
+    M1, d1 = P1.shape
+    M2, d2 = P2.shape
+    k = C.shape[0]
+    a = np.zeros((M1, k))
+    for u in range(M1):
+        for j in range(k):
+            s = 0.0
+            for f in range(d1):
+                t = P1[u, f] - C[j, f]
+                s += t * t
+            a[u, j] = s
+    b = np.zeros((k, M2))
+    for j in range(k):
+        for v in range(M2):
+            s = 0.0
+            for f in range(d2):
+                t = P2[v, f] - C[j, d1 + f]
+                s += t * t
+            b[j, v] = s
+    R = np.zeros((M1, k))
+    Cv = np.zeros((M2, k))
+    cost = 0.0
+    best = np.empty(M2)
+    lab = np.empty(M2, dtype=np.intp)
+    write = labels.shape[0] > 0
+    for u in range(M1):
+        # one row of cells: a running minimum over j (a loop over v the compiler vectorises) ...
+        au = a[u, 0]
+        for v in range(M2):
+            best[v] = au + b[0, v]
+            lab[v] = 0
+        for j in range(1, k):
+            au = a[u, j]
+            for v in range(M2):
+                dist = au + b[j, v]
+                less = dist < best[v]
+                best[v] = dist if less else best[v]
+                lab[v] = j if less else lab[v]
+        # ... then its weights, in grid order
+        t0 = u * M2
+        for v in range(M2):
+            j = lab[v]
+            wt = w[t0 + v]
+            R[u, j] += wt
+            Cv[v, j] += wt
+            cost += wt * best[v]
+        if write:
+            for v in range(M2):
+                labels[t0 + v] = lab[v]
+    return R, Cv, cost
 
 
 @functools.lru_cache(maxsize=1)
-def _lloyd_kernel():
-    """scikit-learn's Cython Lloyd step (labels only: GEMM + argmin per chunk, no Python loop),
-    imported on first use so that importing this module (every run job does) stays light."""
+def _kernel():
+    """`_label_and_sum` compiled by numba (no parallel, no fastmath: the same operations in the same
+    order, so the same bytes for the same inputs), on first use: importing this module, or
+    `dpclust`, neither imports numba nor compiles anything. The machine code is cached beside this
+    file, else in numba's user cache directory; with neither writable it is compiled per process."""
+    import numba
+
     try:
-        from sklearn.cluster._k_means_lloyd import lloyd_iter_chunked_dense
-    except ImportError:  # pragma: no cover - the pinned scikit-learn has it
-        return None
-    return lloyd_iter_chunked_dense
+        return numba.njit(cache=True, nogil=True)(_label_and_sum)
+    except RuntimeError:    # numba: "cannot cache function ...: no locator available"
+        return numba.njit(nogil=True)(_label_and_sum)
 
 
 def grid_lloyd(syn: Synopsis, inits: np.ndarray, max_iter: int, tol: float, bounds):
@@ -309,7 +305,7 @@ def grid_lloyd(syn: Synopsis, inits: np.ndarray, max_iter: int, tol: float, boun
     for s in range(S):
         C = inits[s].copy()
         for _ in range(max_iter):
-            count, total, _ = lay.sums(lay.assign(C))
+            count, total, _ = lay.sums(C)
             new = C.copy()
             pos = count > 0
             new[pos] = total[pos] / count[pos, None]
@@ -319,9 +315,8 @@ def grid_lloyd(syn: Synopsis, inits: np.ndarray, max_iter: int, tol: float, boun
             iters[s] += 1
             if shift <= tol:
                 break
-        count, total, sq = lay.sums(lay.assign(C))
         out[s] = C
-        cost[s] = float((sq - 2.0 * np.einsum("kd,kd->k", C, total) + np.einsum("kd,kd->k", C, C) * count).sum())
+        cost[s] = lay.sums(C)[2]
     return out, cost, iters
 
 
