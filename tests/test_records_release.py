@@ -192,19 +192,19 @@ def test_the_leaderboard_shows_blank_epsilon_for_a_not_dp_method(data_path, tmp_
 
     recs = [R.flatten(_run(fn, data_path, group=group, delta=1e-6))
             for fn, group in ((reference, "reference_kmeans"), (not_dp_nominal, "kmeans"), (honest, "kmeans"))]
-    board = table.aggregate_table(recs, LEADERBOARD_ITEM, None)
+    board = table.aggregate(recs, LEADERBOARD_ITEM, None)
     rows = board.set_index("algorithm")
     for alg in ("test.not_dp_nominal", "test.reference"):
         assert rows.loc[alg, ["eps_spent_mean", "eps_spent_max", "delta_spent_max"]].isna().all(), alg
     assert rows.loc["test.honest", "eps_spent_mean"] == 1.0 and rows.loc["test.honest", "eps_spent_max"] == 1.0
     # an older record holding a nominal number for a not-DP method is blank too
     old = [dict(r, runs=[dict(run, epsilon_spent=1.0) for run in r["runs"]]) for r in recs]
-    old_rows = table.aggregate_table(old, LEADERBOARD_ITEM, None).set_index("algorithm")
+    old_rows = table.aggregate(old, LEADERBOARD_ITEM, None).set_index("algorithm")
     assert math.isnan(old_rows.loc["test.not_dp_nominal", "eps_spent_mean"])
-    [check] = table.check_table(board, {"claims": {}})
+    [check] = table.checks(board, {"claims": {}})
     assert check.holds is True and "not counted" in check.detail
 
-    table.render_table(board, LEADERBOARD_ITEM, tmp_path / "board")
+    table.render(board, LEADERBOARD_ITEM, tmp_path / "board")
     lines = (tmp_path / "board.md").read_text().splitlines()
     header = [c.strip() for c in next(line for line in lines if "ε spent (mean)" in line).strip("|").split("|")]
     column = header.index("ε spent (mean)")

@@ -101,7 +101,7 @@ def test_the_checks_step_decides_on_the_own_rows_and_labels_from_the_alternative
     csv = tmp_path / "table.csv"
     _table().to_csv(csv, index=False)
     limits = {"what": "the limit (REC)", "declared": "2.5", "claims": {"0.5": {"limit": 0.5}}}
-    spec = {"paper": "toy", "item": "x", "checks": "toy_items:checks", "claims": {"limit": 2.5},
+    spec = {"paper": "toy", "item": "x", "module": "toy_items", "claims": {"limit": 2.5},
             "sensitivity": [SPEC, limits]}
     frame = check_item(spec, csv, tmp_path / "checks")
     assert list(frame["result"]) == ["holds"]

@@ -159,6 +159,6 @@ def test_a_claim_that_holds_beside_refused_cells_is_not_evaluable(tmp_path, monk
 
 
 def test_the_leaderboard_ranks_refused_cells_itself():
-    from dpclust.pipeline.items.leaderboard.table import check_table
+    from dpclust.pipeline.items.leaderboard.table import checks
 
-    assert check_table.handles_refused is True
+    assert checks.handles_refused is True

@@ -12,7 +12,7 @@ import pytest
 
 from dpclust.pipeline.audit_job import run_audit
 from dpclust.pipeline.configuration import load_config
-from dpclust.pipeline.items import audit as I
+from dpclust.pipeline.items.audit import common as I
 from dpclust.pipeline.planning import plan
 
 REPO = Path(__file__).resolve().parents[2]

@@ -33,7 +33,7 @@ from dpclust.pipeline.audit_labels import (
 )
 from dpclust.pipeline.audit_plan import GAUSSIAN_CONTROL_ALGORITHM
 from dpclust.pipeline.configuration import load_config
-from dpclust.pipeline.items import audit as I
+from dpclust.pipeline.items.audit import common as I
 from dpclust.pipeline.planning import plan
 
 REPO = Path(__file__).resolve().parents[2]

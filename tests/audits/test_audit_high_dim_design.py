@@ -30,7 +30,7 @@ from dpclust.balcan2017.algorithm import _authors_recovery, _noisy_mean_recovery
 from dpclust.pipeline.audit_job import run_audit
 from dpclust.pipeline.audit_labels import PUBLIC_N_FIXED
 from dpclust.pipeline.configuration import load_config
-from dpclust.pipeline.items import audit as I
+from dpclust.pipeline.items.audit import common as I
 from dpclust.pipeline.planning import plan
 
 REPO = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ import pytest
 
 from dpclust.audit.designs import ADD_REMOVE, REPLACE_ONE
 from dpclust.pipeline.audit_job import evaluate, run_audit
-from dpclust.pipeline.items import audit as I
+from dpclust.pipeline.items.audit import common as I
 
 from .fake_algorithms import register
 

@@ -35,9 +35,9 @@ def _fig2_costs(sulq_factor_hi):
 
 
 def test_fig2_checks_hold_and_fail():
-    good = fig2.check_fig2(_table(_fig2_costs(5.0), {"lo": 3, "hi": 100}), FIG2)
+    good = fig2.checks(_table(_fig2_costs(5.0), {"lo": 3, "hi": 100}), FIG2)
     assert [c.holds for c in good] == [True, True, True, True, True]
-    bad = fig2.check_fig2(_table(_fig2_costs(0.5), {"lo": 3, "hi": 100}), FIG2)
+    bad = fig2.checks(_table(_fig2_costs(0.5), {"lo": 3, "hi": 100}), FIG2)
     assert bad[0].holds is False and bad[1].holds is False      # SuLQ wins on "hi"; gap shrinks with d
     assert bad[0].claim.startswith("Ours-name has a lower mean k-means objective than SuLQ-name")  # names table
     assert "High k=2" in bad[0].detail
@@ -46,7 +46,7 @@ def test_fig2_checks_hold_and_fail():
 def test_fig2_thresholds_come_from_claims():
     table = _table(_fig2_costs(5.0), {"lo": 3, "hi": 100})     # S&A/ours = 1000/(12/k) ∈ [166, 333]
     strict = {**FIG2, "claims": {**CLAIMS, "orders_of_magnitude": 500.0, "competitive_ratio": 1.1}}
-    res = fig2.check_fig2(table, strict)
+    res = fig2.checks(table, strict)
     assert res[2].holds is False and "≥ 500×" in res[2].claim     # ours/k-means++ = 1.2 > 1.1
     assert res[3].holds is False and "≤ 1.1×" in res[3].claim
 
@@ -55,13 +55,13 @@ def test_fig2_checks_not_evaluable_when_unavailable():
     t = pd.DataFrame([{"dataset": "lo", "d": None, "algorithm": "o", "k": 2, "epsilon": 1.0,
                        "status": "data_unavailable", "reason": "no file", "mean": np.nan, "std": np.nan, "n": 0}],
                      columns=common.COLUMNS)
-    assert all(c.holds is None for c in fig2.check_fig2(t, FIG2))
+    assert all(c.holds is None for c in fig2.checks(t, FIG2))
 
 
 def test_fig2_aggregate_keeps_the_configured_datasets():
     records = [{"dataset": ds, "algorithm": "o", "k": 2, "epsilon": 1.0, "d": 3, "status": "ok",
                 "runs": [{"seed": 0, "cost_kmeans": 1.0, "epsilon_spent": 1.0}]} for ds in ("lo", "hi", "other")]
-    table = fig2.aggregate_fig2(records, {"options": {"datasets": ["hi", "lo"]}})
+    table = fig2.aggregate(records, {"options": {"datasets": ["hi", "lo"]}})
     assert sorted(table["dataset"]) == ["hi", "lo"]
 
 
@@ -85,13 +85,13 @@ def test_fig2d_checks():
             extra.append({"dataset": "x", "d": 3, "algorithm": alg, "k": 10, "epsilon": eps, "status": "ok",
                           "reason": "", "mean": m, "std": 0.0, "n": 5, "eps_spent_max": eps, "eps_spent_min": eps})
     t = pd.concat([t, pd.DataFrame(extra, columns=common.COLUMNS)], ignore_index=True)
-    res = fig2d.check_fig2d(t, {"claims": claims, "names": {}})
+    res = fig2d.checks(t, {"claims": claims, "names": {}})
     assert [c.holds for c in res] == [True, True, True, True]
-    res = fig2d.check_fig2d(t, {"claims": {**claims, "competitive_ratio": 1.2}, "names": {}})
+    res = fig2d.checks(t, {"claims": {**claims, "competitive_ratio": 1.2}, "names": {}})
     assert res[1].holds is False                                  # ours/k-means++ = 1.5 at ε = 0.1
     assert res[1].why.startswith("genuine:") and "ε=0.1" in res[1].why
     t1 = t.assign(n=t["n"].where(t["algorithm"] == "b", 1))      # one run per private cell: nothing decidable
-    res = fig2d.check_fig2d(t1, {"claims": claims, "names": {}})
+    res = fig2d.checks(t1, {"claims": claims, "names": {}})
     assert [c.result for c in res[:3]] == ["not decidable"] * 3
 
 
@@ -100,10 +100,10 @@ def test_supp3d_checks():
               "order_of_magnitude": 10.0, "spent_rel_tol": 1e-9}
     t = _table({("x", "g", 3): 1.0, ("x", "a", 3): 2.0, ("x", "s", 3): 2.5, ("x", "o", 3): 3.0, ("x", "kv", 3): 30.0},
                {"x": 3})
-    assert [c.holds for c in supp3d.check_supp3d(t, {"claims": claims})] == [True, True, True, True]
+    assert [c.holds for c in supp3d.checks(t, {"claims": claims})] == [True, True, True, True]
     t.loc[t["algorithm"] == "kv", "mean"] = 4.0
     t.loc[t["algorithm"] == "o", "mean"] = 0.5
-    res = supp3d.check_supp3d(t, {"claims": claims})
+    res = supp3d.checks(t, {"claims": claims})
     assert res[0].holds is False and res[1].holds is False and res[2].holds is False
 
 
@@ -111,7 +111,7 @@ def test_supp3d_table_keeps_the_papers_labels(tmp_path):
     t = _table({("x", "o", 3): 3.0, ("x", "zz", 3): 4.0}, {"x": 3})
     item = {"title": "T", "figure": {"labels": {"o": "Ours"}},
             "names": {"algorithms": {"o": "Balcan et al."}}}
-    supp3d.render_supp3d(t, item, str(tmp_path / "s"))
+    supp3d.render(t, item, str(tmp_path / "s"))
     md = (tmp_path / "s.md").read_text(encoding="utf-8")
     assert "| Ours |" in md and "| zz |" in md and "Balcan et al." not in md
 
@@ -119,7 +119,7 @@ def test_supp3d_table_keeps_the_papers_labels(tmp_path):
 def test_table1_is_static_from_config():
     cfg = load_config(overrides={"papers": ["baselines", "su2016", "balcan2017"]})
     item = cfg["paper_configs"]["balcan2017"]["items"]["table1"]
-    t = table1.aggregate_table1([], item)
+    t = table1.aggregate([], item)
     assert list(t.columns)[0] == "Reference" and len(t) == 6 and t.iloc[-1, 0] == "Ours"
 
 
@@ -194,15 +194,15 @@ def test_fig2_claims_are_decided_on_intervals():
     c = _fig2_costs(1.01)                                         # SuLQ only 1 % above ours on "hi"
     t = _table(c, {"lo": 3, "hi": 100})
     noisy = _with(t, "s", std=1.0)
-    first = fig2.check_fig2(noisy, FIG2)[0]
+    first = fig2.checks(noisy, FIG2)[0]
     assert first.result == "not decidable" and "High k=2: Δ: -0.009901" in first.detail and "(open)" in first.detail
     assert "Holm" in first.rule and first.cells == 4
-    tight = fig2.check_fig2(_with(t, "s", std=1e-4), FIG2)[0]
+    tight = fig2.checks(_with(t, "s", std=1e-4), FIG2)[0]
     # decided: a 1 % gap lies inside the rubric's ±1 % null margin (docs/VERDICTS.md): effect absent
     assert tight.result == "does not hold" and "effect absent" in tight.why
     wide = _table(_fig2_costs(1.05), {"lo": 3, "hi": 100})
-    assert fig2.check_fig2(_with(wide, "s", std=1e-4), FIG2)[0].result == "holds"
-    sa = fig2.check_fig2(_with(t, "a", std=1.0), FIG2)[2]
+    assert fig2.checks(_with(wide, "s", std=1e-4), FIG2)[0].result == "holds"
+    sa = fig2.checks(_with(t, "a", std=1.0), FIG2)[2]
     assert sa.threshold == "every cell" and "[" in sa.detail or sa.result == "holds"
 
 
@@ -215,7 +215,7 @@ def test_fig2_why_gives_the_evidence_of_a_collapse():
     for alg, rec, ne in (("o", 20.0, 1.0), ("s", np.nan, 1.0), ("x", 7.0, 2.0)):
         t.loc[t["algorithm"] == alg, ["recovery_cost", "nonempty", "nonempty_min", "nonempty_max"]] = [rec, ne, ne, ne]
     item = {**FIG2, "claims": {**CLAIMS, "authors": "x"}}
-    first = fig2.check_fig2(t, item)[0]
+    first = fig2.checks(t, item)[0]
     # ours collapsed (1 of 2 clusters) in the failing cells: the shared cause tag leads the why
     assert first.result == "does not hold" and first.why.startswith(common.CAUSE_CALIBRATION)
     assert "genuine:" in first.why
@@ -226,11 +226,11 @@ def test_fig2_why_gives_the_evidence_of_a_collapse():
 def test_claims_never_compare_a_variant_that_is_not_dp():
     t = _table(_fig2_costs(5.0), {"lo": 3, "hi": 100})
     t.loc[t["algorithm"] == "o", "guarantee"] = "not DP as published"
-    res = fig2.check_fig2(t, FIG2)
+    res = fig2.checks(t, FIG2)
     assert all(c.result == "not evaluable" and "refused" in c.detail for c in res[:4])
     t2 = _table({("x", "b", 10): 10.0, ("x", "o", 10): 11.0}, {"x": 3})
     t2.loc[t2["algorithm"] == "o", ["epsilon", "guarantee"]] = [1.0, "not DP as published"]
-    res = fig2d.check_fig2d(t2, {"claims": {"ours": "o", "sulq": "s", "nonprivate": "b", "competitive_ratio": 2.0,
+    res = fig2d.checks(t2, {"claims": {"ours": "o", "sulq": "s", "nonprivate": "b", "competitive_ratio": 2.0,
                                             "spent_rel_tol": 1e-9}, "names": {}})
     assert "refused" in res[0].detail and "refused" in res[1].detail
 
@@ -265,19 +265,19 @@ def test_not_dp_variant_is_labelled_in_the_legend_and_table(tmp_path, monkeypatc
     monkeypatch.setattr(mod, "save_figure", capture)
     item = {"title": "T", "options": {"datasets": ["hi"]}, "figure": {"plotted": ["o", "x"]},
             "names": {"algorithms": {"o": "Ours", "x": "Ours, authors' calibration"}}}
-    mod.render_fig2(t, item, str(tmp_path / "f"))
+    mod.render(t, item, str(tmp_path / "f"))
     assert "Ours, authors' calibration — not DP as published" in seen["labels"] and "Ours" in seen["labels"]
     assert "--" in seen["styles"]
     item = {"title": "T",
             "figure": {"columns": ["o", "x"], "diagnostics": ["x"], "labels": {"o": "ours", "x": "authors"}}}
-    mod.render_fig2_table(t, item, str(tmp_path / "t"))
+    mod.render_table(t, item, str(tmp_path / "t"))
     md = (tmp_path / "t.md").read_text(encoding="utf-8")
     assert "authors (not DP as published, no ε guarantee)" in md
 
 
 # --- the claims engine (docs/VERDICTS.md) ------------------------------------------------------------------
 def test_checks_are_on_the_engine_and_bookkeeping_is_ours():
-    res = fig2.check_fig2(_table(_fig2_costs(5.0), {"lo": 3, "hi": 100}), FIG2)
+    res = fig2.checks(_table(_fig2_costs(5.0), {"lo": 3, "hi": 100}), FIG2)
     assert all(c.rule and not c.rule.startswith("legacy") for c in res)
     assert [c.kind for c in res] == ["paper"] * 4 + ["bookkeeping"]
     assert res[0].cells == 4 and "Holm" in res[0].rule
@@ -291,7 +291,7 @@ def test_a_claim_over_the_figures_datasets_with_one_missing_is_not_evaluable():
                           "status": "data_unavailable", "reason": "no public source", "mean": np.nan, "std": np.nan,
                           "n": 0}], columns=common.COLUMNS)
     item = {**FIG2, "options": {"datasets": ["lo", "gone", "hi"]}}
-    res = fig2.check_fig2(pd.concat([t, gone], ignore_index=True), item)
+    res = fig2.checks(pd.concat([t, gone], ignore_index=True), item)
     assert all(c.result == "not evaluable" for c in res[:4])
     assert res[0].detail.startswith("not evaluable (2 of 3 datasets; unavailable: gone)")
     assert "on the available datasets: does not hold" in res[0].detail
@@ -305,15 +305,15 @@ def test_competitive_never_holds_on_a_degenerate_solution():
     is infinite: not evaluable as a comparison) but still fails past the threshold; one cluster of k = 2
     is not fewer than k/2."""
     t = _table(_fig2_costs(5.0), {"lo": 3, "hi": 100})             # ours/k-means++ = 1.2 < 2 everywhere
-    assert fig2.check_fig2(t, FIG2)[3].result == "holds"
+    assert fig2.checks(t, FIG2)[3].result == "holds"
     t.loc[t["algorithm"] == "o", ["nonempty", "nonempty_min", "nonempty_max"]] = [1.0, 1.0, 1.0]
-    comp = fig2.check_fig2(t, FIG2)[3]
+    comp = fig2.checks(t, FIG2)[3]
     assert comp.result == "not decidable"                           # k = 4 cells degenerate, k = 2 hold
     assert "lo k=4 — degenerate, 1/4 non-empty clusters" in comp.detail and "(holds)" in comp.detail
     assert "degenerate (fewer than k/2 non-empty clusters in some run" in comp.detail
     # a degenerate cell never rescues a failing claim either: the failing cells still decide it
     t.loc[(t["algorithm"] == "b") & (t["k"] == 2), "mean"] = 1.0    # ours/k-means++ = 6 at k = 2
-    comp = fig2.check_fig2(t, FIG2)[3]
+    comp = fig2.checks(t, FIG2)[3]
     assert comp.result == "does not hold" and comp.why.startswith(common.CAUSE_CALIBRATION)
     # fig2d alike
     claims = {"ours": "o", "sulq": "s", "nonprivate": "b", "competitive_ratio": 2.0, "spent_rel_tol": 1e-9}
@@ -325,7 +325,7 @@ def test_competitive_never_holds_on_a_degenerate_solution():
                   "nonempty": ne, "nonempty_min": ne, "nonempty_max": ne}
                  for a, m, ne in (("o", o, 1.0), ("s", s, 1.0))]
     t2 = pd.DataFrame(rows, columns=common.COLUMNS)
-    res = fig2d.check_fig2d(t2, {"claims": claims, "names": {}})
+    res = fig2d.checks(t2, {"claims": claims, "names": {}})
     assert res[1].result == "not decidable" and "degenerate" in res[1].detail
 
 
@@ -340,6 +340,6 @@ def test_the_mnist_fails_share_one_cause_tag():
                   "mean": m, "std": 0.1, "n": 5, "eps_spent_max": eps, "eps_spent_min": eps,
                   "nonempty": ne, "nonempty_min": 5.0, "nonempty_max": ne}
                  for a, m, ne in (("o", o, 4.0), ("s", s, 4.0))]
-    res = fig2d.check_fig2d(pd.DataFrame(rows, columns=common.COLUMNS), {"claims": claims, "names": {}})
+    res = fig2d.checks(pd.DataFrame(rows, columns=common.COLUMNS), {"claims": claims, "names": {}})
     failing = [c for c in res if c.result == "does not hold"]
     assert len(failing) == 3 and all(c.why.startswith(common.CAUSE_CALIBRATION) for c in failing)

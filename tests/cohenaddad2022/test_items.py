@@ -58,7 +58,7 @@ def _fig2_records(datasets=("skin", "shuttle"), ks=(5, 10), eps_costs=None):
 def _checks(table, preset="full", **claims):
     item = spec("fig2", "checks", preset)
     item = {**item, "claims": {**item["claims"], **claims}}
-    return fig2.check_fig2(table, item)
+    return fig2.checks(table, item)
 
 
 def test_step_specs_hold_only_their_steps_options():
@@ -243,7 +243,7 @@ def test_fig3_unavailable_is_not_evaluable_and_renders(tmp_path):
             for ds in ("covertype", "higgs") for alg in ("cohenaddad2022.hst", "cohenaddad2022.coreset")]
     table = fig3.aggregate_normalised(recs, spec("fig3", "aggregate"), None)
     assert set(table["status"]) == {"data_unavailable"}
-    checks = fig3.check_fig3(table, spec("fig3", "checks"))
+    checks = fig3.checks(table, spec("fig3", "checks"))
     assert checks and all(c.holds is None for c in checks)
     assert "HIGGS: data unavailable" in checks[0].detail
     fig3.render_normalised(table, spec("fig3", "render"), tmp_path / "fig3")
@@ -271,14 +271,14 @@ def test_fig3_comparable_band_is_the_claims_threshold():
             _record("covertype", "cohenaddad2022.coreset", 5, 1.0, _noisy(1.0))]
     table = fig3.aggregate_normalised(recs, spec("fig3", "aggregate"), None)
     claim = "on Covertype HST k-median is comparable to Coreset"
-    held = {c.claim.split(" (")[0]: c for c in fig3.check_fig3(table, item)}
+    held = {c.claim.split(" (")[0]: c for c in fig3.checks(table, item)}
     assert held[claim].holds is False and held[claim].ci[0] > 2          # ratio 3 outside [0.5, 2]
     wide = {**item, "claims": {**item["claims"], "comparable_band": [0.25, 4.0]}}
-    held = {c.claim.split(" (")[0]: c.holds for c in fig3.check_fig3(table, wide)}
+    held = {c.claim.split(" (")[0]: c.holds for c in fig3.checks(table, wide)}
     assert held[claim] is True
     # a ratio whose interval crosses the band's edge is not decidable
     edge = {**item, "claims": {**item["claims"], "comparable_band": [0.5, 3.0]}}
-    held = {c.claim.split(" (")[0]: c for c in fig3.check_fig3(table, edge)}
+    held = {c.claim.split(" (")[0]: c for c in fig3.checks(table, edge)}
     assert held[claim].holds is None and held[claim].undecided
 
 
@@ -335,19 +335,19 @@ def test_fig1_table_figure_and_claims(tmp_path):
             out.append(rec)
         return out
 
-    table = fig1.aggregate_fig1(recs({0.1: _noisy(9.0), 1.0: _noisy(4.0)}), agg, ctx)
+    table = fig1.aggregate(recs({0.1: _noisy(9.0), 1.0: _noisy(4.0)}), agg, ctx)
     assert (table["kind"] == "point").sum() == 50 and (table["kind"] == "centre").sum() == 4
-    checks = fig1.check_fig1(table, spec("fig1", "checks", "quick"))
+    checks = fig1.checks(table, spec("fig1", "checks", "quick"))
     assert [c.holds for c in checks] == [True, True]
     assert checks[1].claim.startswith("as ε increases the HST k-median solution")
     assert checks[1].ci[1] < 1 and checks[1].quantity == pytest.approx(4 / 9)
-    worse = fig1.check_fig1(fig1.aggregate_fig1(recs({0.1: _noisy(9.0), 1.0: _noisy(20.0)}), agg, ctx),
+    worse = fig1.checks(fig1.aggregate(recs({0.1: _noisy(9.0), 1.0: _noisy(20.0)}), agg, ctx),
                             spec("fig1", "checks", "quick"))[1]
     assert worse.holds is False and worse.why.startswith("genuine")
-    one_run = fig1.check_fig1(fig1.aggregate_fig1(recs({0.1: [9.0], 1.0: [4.0]}), agg, ctx),
+    one_run = fig1.checks(fig1.aggregate(recs({0.1: [9.0], 1.0: [4.0]}), agg, ctx),
                               spec("fig1", "checks", "quick"))[1]
     assert one_run.holds is None and one_run.undecided                   # one run: no interval
-    fig1.render_fig1(table, spec("fig1", "render", "quick"), tmp_path / "fig1")
+    fig1.render(table, spec("fig1", "render", "quick"), tmp_path / "fig1")
     assert (tmp_path / "fig1.png").exists()
 
 

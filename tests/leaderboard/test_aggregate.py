@@ -22,7 +22,7 @@ def agg_spec():
 
 @pytest.fixture(scope="module")
 def board(agg_spec):
-    return table.aggregate_table(board_records(), agg_spec, None)
+    return table.aggregate(board_records(), agg_spec, None)
 
 
 def cell(frame, algorithm, eps, dataset="s1", objective="kmeans"):
@@ -50,7 +50,7 @@ def test_a_kmeans_solution_can_be_the_best_kmedian_reference(agg_spec):
     recs = [record("s1", KMEANSPP, 5, None, "reference_kmeans", kmeans=[10], kmedian=[20], guarantee="nonprivate"),
             record("s1", KMEDIANPP, 5, None, "reference_kmedian", kmeans=[12], kmedian=[25], guarantee="nonprivate"),
             record("s1", HST, 5, 1.0, "kmedian", kmedian=[40, 40], guarantee="eps")]
-    t = table.aggregate_table(recs, agg_spec, None)
+    t = table.aggregate(recs, agg_spec, None)
     assert cell(t, HST, 1.0, objective="kmedian")["best_nonprivate"] == 20.0
 
 
@@ -73,7 +73,7 @@ def test_equal_means_share_a_rank(agg_spec):
             record("s1", DPLLOYD, 5, 1.0, "kmeans", kmeans=[20, 20], guarantee="eps"),
             record("s1", BALCAN, 5, 1.0, "kmeans", kmeans=[20, 20], guarantee="approx"),
             record("s1", "su2016.eugkm", 5, 1.0, "kmeans", kmeans=[30, 30], guarantee="eps")]
-    t = table.aggregate_table(recs, agg_spec, None)
+    t = table.aggregate(recs, agg_spec, None)
     assert sorted(t["rank"].dropna()) == [1, 1, 3]
 
 
@@ -93,11 +93,11 @@ def test_a_refused_cell_keeps_its_row_and_reason_and_is_never_ranked(agg_spec, t
                    reason="EUGkM grid of 6^9 = 10,077,696 cells exceeds max_grid_cells = 8,388,608")
     recs = [record("s1", KMEANSPP, 5, None, "reference_kmeans", kmeans=[10], guarantee="nonprivate"),
             record("s1", DPLLOYD, 5, 1.0, "kmeans", kmeans=[20, 30], guarantee="eps"), refused]
-    t = table.aggregate_table(recs, agg_spec, None)
+    t = table.aggregate(recs, agg_spec, None)
     row = cell(t, "su2016.eugkm", 1.0)
     assert row["status"] == "refused" and "max_grid_cells" in row["reason"] and math.isnan(row["rank"])
     assert row["n"] == 0 and cell(t, DPLLOYD, 1.0)["rank"] == 1 and cell(t, DPLLOYD, 1.0)["dp_methods"] == 1
-    table.render_table(t, agg_spec, str(tmp_path / "board"))
+    table.render(t, agg_spec, str(tmp_path / "board"))
     md = (tmp_path / "board.md").read_text()
     assert "Refused (the algorithm's documented limit" in md and "| refused |" in md
     assert "su2016.eugkm on s1 (k = 5, ε = 1)." in md              # (this test spec has no display names)
@@ -109,8 +109,8 @@ def test_the_note_names_each_refused_algorithm_and_dataset_once_with_its_k_and_e
     recs = [record("s1", KMEANSPP, k, None, "reference_kmeans", kmeans=[10], guarantee="nonprivate") for k in (5, 10)]
     recs += [dict(record("s1", "su2016.eugkm", k, eps, "kmeans", guarantee="eps", status="refused"), reason=reason)
              for k in (5, 10) for eps in (0.1, 0.3, 1.0, 3.0)]
-    t = table.aggregate_table(recs, agg_spec, None)
-    table.render_table(t, agg_spec, str(tmp_path / "board"))
+    t = table.aggregate(recs, agg_spec, None)
+    table.render(t, agg_spec, str(tmp_path / "board"))
     md = (tmp_path / "board.md").read_text()
     assert "su2016.eugkm on s1 (k ∈ {5, 10}, ε ∈ {0.1, 0.3, 1, 3})." in md
     assert md.count("su2016.eugkm on s1 (") == 1
@@ -120,7 +120,7 @@ def test_seed_blocks_of_one_cell_are_pooled(agg_spec):
     recs = [record("s1", KMEANSPP, 5, None, "reference_kmeans", kmeans=[10], guarantee="nonprivate"),
             record("s1", DPLLOYD, 5, 1.0, "kmeans", kmeans=[20, 30], guarantee="eps"),
             record("s1", DPLLOYD, 5, 1.0, "kmeans", kmeans=[40], guarantee="eps")]
-    t = table.aggregate_table(recs, agg_spec, None)
+    t = table.aggregate(recs, agg_spec, None)
     assert cell(t, DPLLOYD, 1.0)["n"] == 3 and cell(t, DPLLOYD, 1.0)["mean"] == pytest.approx(3.0)
 
 
@@ -131,11 +131,11 @@ def test_non_empty_clusters_are_counted_and_named_where_the_best_is_decided(agg_
             record("s1", HST, 3, 1.0, "kmeans", kmeans=[20, 20], guarantee="eps", sizes=[[15, 0, 0], [0, 15, 0]]),
             record("s1", DPLLOYD, 3, 1.0, "kmeans", kmeans=[30, 30], guarantee="eps", sizes=[[5, 10, 0], [5, 5, 5]]),
             record("s1", BALCAN, 3, 1.0, "kmeans", kmeans=[40, 40], guarantee="eps")]   # no sizes recorded
-    t = table.aggregate_table(recs, agg_spec, None)
+    t = table.aggregate(recs, agg_spec, None)
     assert cell(t, HST, 1.0)["nonempty_mean"] == 1.0 and cell(t, DPLLOYD, 1.0)["nonempty_mean"] == 2.5
     assert cell(t, KMEANSPP, None)["nonempty_mean"] == 3.0 and math.isnan(cell(t, BALCAN, 1.0)["nonempty_mean"])
     assert "non-empty clusters (mean)" in common.display_frame(t, agg_spec).columns
-    b = best.aggregate_best(recs, agg_spec, None).iloc[0]
+    b = best.aggregate(recs, agg_spec, None).iloc[0]
     assert (b["best_nonempty"], b["runner_up_nonempty"]) == (1.0, 2.5)
     text = best.how_decided(b, spec("best", "render"))
     assert "(1 of 3 clusters non-empty)" in text and "(2.5 of 3 clusters non-empty)" in text
@@ -143,7 +143,7 @@ def test_non_empty_clusters_are_counted_and_named_where_the_best_is_decided(agg_
 
 def test_a_group_without_an_objective_is_a_clear_error(agg_spec):
     with pytest.raises(DPClustError, match="run group 'elsewhere' has no objective"):
-        table.aggregate_table([record("s1", DPLLOYD, 5, 1.0, "elsewhere", kmeans=[1.0])], agg_spec, None)
+        table.aggregate([record("s1", DPLLOYD, 5, 1.0, "elsewhere", kmeans=[1.0])], agg_spec, None)
 
 
 def test_every_run_group_of_the_board_has_an_objective():
@@ -155,7 +155,7 @@ def test_every_run_group_of_the_board_has_an_objective():
 
 
 def test_best_is_decided_by_the_intervals(board, agg_spec):
-    b = best.aggregate_best(board_records(), agg_spec, None)
+    b = best.aggregate(board_records(), agg_spec, None)
     one = b[(b["dataset"] == "s1") & (b["objective"] == "kmeans") & (b["epsilon"] == 1.0)].iloc[0]
     assert one["best"] == BALCAN and one["runner_up"] == DPLLOYD and one["decided"] == "separated"
     assert one["best_ci_high"] < one["runner_up_ci_low"] and one["dp_methods"] == 2
@@ -175,19 +175,19 @@ def test_best_is_decided_by_the_intervals(board, agg_spec):
 
 def test_spent_check_holds_fails_and_ignores_methods_without_a_dp_guarantee(agg_spec):
     item = spec("table", "checks", preset="test")
-    good = table.aggregate_table(board_records(), agg_spec, None)
-    [check] = table.check_table(good, item)
+    good = table.aggregate(board_records(), agg_spec, None)
+    [check] = table.checks(good, item)
     assert check.holds is True and "16 runs in 6 cells of 3 DP methods" in check.detail
     assert "not counted" in check.detail                       # Posterior and Prior are not DP-ranked
     over = board_records() + [record("iris", BALCAN, 3, 1.0, "kmeans", kmeans=[7], guarantee="approx", spent=1.5)]
-    [check] = table.check_table(table.aggregate_table(over, agg_spec, None), item)
+    [check] = table.checks(table.aggregate(over, agg_spec, None), item)
     assert check.holds is False and "balcan2017.balcan on iris (k=3, ε=1) spent ε 1.5" in check.detail
     delta = board_records() + [record("iris", BALCAN, 3, 1.0, "kmeans", kmeans=[7], guarantee="approx",
                                       delta=1e-6, delta_spent=2e-6)]
-    assert table.check_table(table.aggregate_table(delta, agg_spec, None), item)[0].holds is False
+    assert table.checks(table.aggregate(delta, agg_spec, None), item)[0].holds is False
     notdp = [record("s1", KMEANSPP, 5, None, "reference_kmeans", kmeans=[10], guarantee="nonprivate"),
              record("s1", NOTDP, 5, 1.0, "kmeans", kmeans=[20], guarantee="notdp", spent=5.0)]
-    [check] = table.check_table(table.aggregate_table(notdp, agg_spec, None), item)
+    [check] = table.checks(table.aggregate(notdp, agg_spec, None), item)
     assert check.holds is None and "no run of a method with a declared DP guarantee" in check.detail
 
 
@@ -200,5 +200,5 @@ def test_the_table_round_trips_through_csv(board, tmp_path):
     assert list(back.columns) == common.COLUMNS
     assert back["epsilon"].isna().sum() == board["epsilon"].isna().sum()
     assert np.allclose(back["rank"].fillna(-1), board["rank"].fillna(-1))
-    b = best.aggregate_best(board_records(), spec("best", "aggregate", preset="test"), None)
+    b = best.aggregate(board_records(), spec("best", "aggregate", preset="test"), None)
     assert set(b["decided"].dropna()) >= {"separated", "overlapping", "only DP method", "no DP method"}

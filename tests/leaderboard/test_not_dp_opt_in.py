@@ -75,7 +75,7 @@ def test_the_note_names_every_not_dp_candidate():
 
 
 def test_the_notes_say_what_was_left_out_and_how_to_add_it_back(tmp_path, monkeypatch):
-    board = table.aggregate_table(board_records(), spec("table", "aggregate"), None)
+    board = table.aggregate(board_records(), spec("table", "aggregate"), None)
     note = common.left_out_note(spec("table", "render"))
     assert note.startswith("Not run by default (not DP as published")
     assert "config/papers/leaderboard.yaml" in note and "\n" not in note
@@ -83,17 +83,17 @@ def test_the_notes_say_what_was_left_out_and_how_to_add_it_back(tmp_path, monkey
                   "Nguyen et al. (Alg. 1), authors' sampler"):
         assert shown in note, shown
     assert common.left_out_note(spec("table", "render", opted_in=True)) == ""   # they ran: nothing left out
-    table.render_table(board, spec("table", "render"), tmp_path / "table")
+    table.render(board, spec("table", "render"), tmp_path / "table")
     assert note in (tmp_path / "table.md").read_text()
     assert "Not run by default" in (tmp_path / "table.html").read_text()   # (escaped there)
-    table.render_table(board, spec("table", "render", opted_in=True), tmp_path / "opted")
+    table.render(board, spec("table", "render", opted_in=True), tmp_path / "opted")
     assert "Not run by default" not in (tmp_path / "opted.md").read_text()
-    b = best.aggregate_best(board_records(), spec("best", "aggregate"), None)
-    best.render_best(b, spec("best", "render"), tmp_path / "best")
+    b = best.aggregate(board_records(), spec("best", "aggregate"), None)
+    best.render(b, spec("best", "render"), tmp_path / "best")
     assert note in (tmp_path / "best.md").read_text()
     captured = {}
     monkeypatch.setattr(figure, "save_figure", lambda fig, stem: captured.setdefault("fig", fig))
-    figure.render_figure(board, spec("figure", "render"), tmp_path / "figure")
+    figure.render(board, spec("figure", "render"), tmp_path / "figure")
     title = captured["fig"]._suptitle.get_text()
     assert "Not run by default" in title and "BLUM" in title and "config/papers/leaderboard.yaml" in title
 
@@ -108,18 +108,18 @@ def test_a_not_dp_row_is_never_ranked_nor_the_best(tmp_path):
             record("s1", NOTDP, 5, 1.0, "kmeans", kmeans=[10, 10, 10], guarantee="notdp"),
             record("s1", NOTDP, 5, 3.0, "kmeans", kmeans=[10, 10, 10], guarantee="notdp")]
     for opted_in in (False, True):
-        t = table.aggregate_table(recs, spec("table", "aggregate", opted_in=opted_in), None)
+        t = table.aggregate(recs, spec("table", "aggregate", opted_in=opted_in), None)
         rows = t[t["epsilon"] == 1.0].set_index("algorithm")
         assert math.isnan(rows.loc[NOTDP, "rank"]) and rows.loc[NOTDP, "guarantee"] == NOT_DP_KIND
         assert math.isnan(rows.loc[NOTDP, "eps_spent_mean"])
         assert rows.loc[DPLLOYD, "rank"] == 1 and rows.loc[BALCAN, "rank"] == 2
         assert (rows["dp_methods"] == 2).all()
         assert t.loc[t["epsilon"] == 3.0, "rank"].isna().all()
-        b = best.aggregate_best(recs, spec("best", "aggregate", opted_in=opted_in), None).set_index("epsilon")
+        b = best.aggregate(recs, spec("best", "aggregate", opted_in=opted_in), None).set_index("epsilon")
         assert b.loc[1.0, "best"] == DPLLOYD and b.loc[1.0, "runner_up"] == BALCAN
         assert b.loc[1.0, "unranked_better"] == NOTDP and b.loc[1.0, "unranked_better_guarantee"] == NOT_DP_KIND
         assert b.loc[3.0, "decided"] == "no DP method" and not isinstance(b.loc[3.0, "best"], str)
-        [check] = table.check_table(t, spec("table", "checks"))
+        [check] = table.checks(t, spec("table", "checks"))
         assert check.holds is True and "6 runs of 1 methods without a DP guarantee not counted" in check.detail
 
 

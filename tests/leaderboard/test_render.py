@@ -11,11 +11,11 @@ from .helpers import board_records, spec
 
 @pytest.fixture(scope="module")
 def board():
-    return table.aggregate_table(board_records(), spec("table", "aggregate"), None)
+    return table.aggregate(board_records(), spec("table", "aggregate"), None)
 
 
 def test_table_renders_markdown_sortable_html_and_rank_maps(board, tmp_path):
-    table.render_table(board, spec("table", "render"), tmp_path / "table")
+    table.render(board, spec("table", "render"), tmp_path / "table")
     for ext in (".md", ".html", ".png", ".pdf"):
         assert (tmp_path / f"table{ext}").stat().st_size > 0, ext
     html = (tmp_path / "table.html").read_text()
@@ -34,7 +34,7 @@ def test_figure_labels_every_method_without_a_dp_guarantee(board, tmp_path, monk
         captured["fig"] = fig
 
     monkeypatch.setattr(figure, "save_figure", keep)
-    figure.render_figure(board, spec("figure", "render"), tmp_path / "figure")
+    figure.render(board, spec("figure", "render"), tmp_path / "figure")
     fig = captured["fig"]
     legend = fig.legends[0]
     labels = [t.get_text() for t in legend.get_texts()]
@@ -51,10 +51,10 @@ def test_figure_labels_every_method_without_a_dp_guarantee(board, tmp_path, monk
 
 
 def test_figure_and_best_write_their_files(board, tmp_path):
-    figure.render_figure(board, spec("figure", "render"), tmp_path / "figure")
+    figure.render(board, spec("figure", "render"), tmp_path / "figure")
     assert (tmp_path / "figure.png").stat().st_size > 0 and (tmp_path / "figure.pdf").exists()
-    b = best.aggregate_best(board_records(), spec("best", "aggregate"), None)
-    best.render_best(b, spec("best", "render"), tmp_path / "best")
+    b = best.aggregate(board_records(), spec("best", "aggregate"), None)
+    best.render(b, spec("best", "render"), tmp_path / "best")
     for ext in (".md", ".html", ".png", ".pdf"):
         assert (tmp_path / f"best{ext}").stat().st_size > 0, ext
     md = (tmp_path / "best.md").read_text()
@@ -69,16 +69,16 @@ def test_everything_unavailable_still_renders_every_item(tmp_path):
     recs = [record("iris", DPLLOYD, 3, 1.0, "kmeans", guarantee="eps", status="data_unavailable"),
             record("iris", HST, 3, 1.0, "kmedian", guarantee="eps", status="data_unavailable"),
             record("iris", KMEANSPP, 3, None, "reference_kmeans", guarantee="nonprivate", status="data_unavailable")]
-    t = table.aggregate_table(recs, spec("table", "aggregate"), None)
+    t = table.aggregate(recs, spec("table", "aggregate"), None)
     assert set(t["status"]) == {"data_unavailable"} and t["rank"].isna().all()
-    table.render_table(t, spec("table", "render"), tmp_path / "table")
-    figure.render_figure(t, spec("figure", "render"), tmp_path / "figure")
-    b = best.aggregate_best(recs, spec("best", "aggregate"), None)
+    table.render(t, spec("table", "render"), tmp_path / "table")
+    figure.render(t, spec("figure", "render"), tmp_path / "figure")
+    b = best.aggregate(recs, spec("best", "aggregate"), None)
     assert set(b["status"]) == {"data_unavailable"}
-    best.render_best(b, spec("best", "render"), tmp_path / "best")
+    best.render(b, spec("best", "render"), tmp_path / "best")
     for stem in ("table", "figure", "best"):
         assert (tmp_path / f"{stem}.png").stat().st_size > 0
-    [check] = table.check_table(t, spec("table", "checks"))
+    [check] = table.checks(t, spec("table", "checks"))
     assert check.holds is None
 
 
@@ -108,7 +108,7 @@ def test_a_narrow_log_panel_labels_at_least_three_y_ticks(board, tmp_path, monke
     narrow = board.copy()
     ok = narrow["status"] == "ok"
     narrow.loc[ok, ["mean", "ci_low", "ci_high"]] = 1.0 + (narrow.loc[ok, ["mean", "ci_low", "ci_high"]] % 0.7)
-    figure.render_figure(narrow, spec("figure", "render"), tmp_path / "figure")
+    figure.render(narrow, spec("figure", "render"), tmp_path / "figure")
     fig = captured["fig"]
     fig.canvas.draw()
     drawn = [ax for ax in fig.axes if ax.lines]

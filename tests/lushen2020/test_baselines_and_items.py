@@ -152,7 +152,7 @@ def _fig7_records(alg1_cost, dp_cost, not_dp_cost=(1.01, 1.01), missing=True):
 
 
 FIG7 = {"claims": {"cap_slack": 1e-9, "large_datasets": ["image", "lifesci"]}, "table": {"n_boot": 500}}
-#: check_fig7's order: claim 1 (beats), 2 (growth), 3 (larger datasets), each for the Posterior and the Prior
+#: fig7.checks' order: claim 1 (beats), 2 (growth), 3 (larger datasets), each for the Posterior and the Prior
 #: against the paper's baselines, then the same against the DP baselines (alternative reading); the cap last.
 BEATS, BEATS_DP, GROWTH, GROWTH_DP, LARGE, LARGE_DP = (slice(i, i + 2) for i in range(0, 12, 2))
 
@@ -162,7 +162,7 @@ def _results(checks, part):
 
 
 def test_fig7_checks_hold_and_fail_on_the_numbers():
-    good = fig7.aggregate_fig7(_fig7_records([1.5, 1.1], [3.0, 2.5], not_dp_cost=(3.0, 2.5)), FIG7)
+    good = fig7.aggregate(_fig7_records([1.5, 1.1], [3.0, 2.5], not_dp_cost=(3.0, 2.5)), FIG7)
     cells = good[good["row"] == "cell"]
     assert set(cells["eps_step"].dropna()) == {0.1, 1.0}
     prior = cells[cells["algorithm"] == common.PRIOR]
@@ -174,7 +174,7 @@ def test_fig7_checks_hold_and_fail_on_the_numbers():
     assert cells.loc[cells["guarantee"] == "ε-DP", "eps_spent_mean"].notna().all()
     # a dataset of the claims is missing (image): every claim of the paper is not evaluable (1 of 2 datasets),
     # what iris shows in the detail; the cap is our bookkeeping
-    checks = fig7.check_fig7(good, FIG7)
+    checks = fig7.checks(good, FIG7)
     assert len(checks) == 13 and all(c.result == "not evaluable" for c in checks[:12])
     assert all(c.detail.startswith("not evaluable (1 of 2 datasets: no runs on image); on the 1 available: ")
                for c in checks[:12])
@@ -184,13 +184,13 @@ def test_fig7_checks_hold_and_fail_on_the_numbers():
     assert all(c.claim.startswith("alternative reading: ") == (i in alternative) for i, c in enumerate(checks))
     assert all(c.kind == ("alternative" if i in alternative else "paper") for i, c in enumerate(checks[:12]))
     # on iris alone: claims 1-2 hold against the paper's baselines and the DP ones; claim 3 needs Image, Lifesci
-    checks = fig7.check_fig7(fig7.aggregate_fig7(
+    checks = fig7.checks(fig7.aggregate(
         _fig7_records([1.5, 1.1], [3.0, 2.5], not_dp_cost=(3.0, 2.5), missing=False), FIG7), FIG7)
     assert _results(checks, slice(0, 8)) == ["holds"] * 8
     assert _results(checks, slice(8, 12)) == ["not evaluable"] * 4
     assert all("most of 2 cells" in c.rule for c in checks[:4]) and "every of 1 cell" in checks[4].rule
-    bad = fig7.aggregate_fig7(_fig7_records([1.5, 2.6], [3.0, 2.5], missing=False), FIG7)
-    checks = fig7.check_fig7(bad, FIG7)
+    bad = fig7.aggregate(_fig7_records([1.5, 2.6], [3.0, 2.5], missing=False), FIG7)
+    checks = fig7.checks(bad, FIG7)
     assert _results(checks, slice(0, 8)) == ["does not hold"] * 8
     assert all(c.why.startswith("genuine") for c in checks[:8])
 
@@ -199,8 +199,8 @@ def test_fig7_decides_on_the_papers_baselines_and_reads_the_dp_ones_as_an_altern
     """Lu & Shen compare Algorithm 1 with their baselines as run (§7.1): BLUM (not DP as configured) at
     Lloyd's cost beats Algorithm 1 here, and that decides the claim; against the DP baselines (BLUM-DP at
     3.0 → 2.5) Algorithm 1 wins, the alternative reading, which does not change the paper's verdict."""
-    table = fig7.aggregate_fig7(_fig7_records([1.5, 1.1], [3.0, 2.5], missing=False), FIG7)
-    checks = fig7.check_fig7(table, FIG7)
+    table = fig7.aggregate(_fig7_records([1.5, 1.1], [3.0, 2.5], missing=False), FIG7)
+    checks = fig7.checks(table, FIG7)
     assert _results(checks, BEATS) == ["does not hold"] * 2 and _results(checks, BEATS_DP) == ["holds"] * 2
     assert "lushen2020.blum:" in checks[0].why and "blum_dp" not in checks[0].detail
     assert "lushen2020.blum_dp" in checks[2].detail and "vs lushen2020.blum:" not in checks[2].detail
@@ -211,25 +211,25 @@ def test_fig7_gap_growth_is_measured_on_the_gap_not_the_ratio():
     """The old check compared log ratios: Alg. 1 1.5 → 1.1 against a baseline 3.0 → 2.0 shrinks in
     log ratio (0.301 → 0.260) but grows on the paper's log gap axis (gap 0.5 → 0.1 vs 2.0 → 1.0:
     log10 4 → log10 10)."""
-    table = fig7.aggregate_fig7(_fig7_records([1.5, 1.1], [3.0, 2.0], missing=False), FIG7)
+    table = fig7.aggregate(_fig7_records([1.5, 1.1], [3.0, 2.0], missing=False), FIG7)
     assert math.log10(3.0 / 1.5) > math.log10(2.0 / 1.1)
     growth = table[(table["row"] == "growth") & (table["algorithm"] == common.PRIOR)
                    & (table["comparators"] == "dp")].iloc[0]
     assert growth["quantity"] == pytest.approx(math.log10(10) - math.log10(4), abs=0.05)
-    assert fig7.check_fig7(table, FIG7)[GROWTH_DP][1].holds is True
+    assert fig7.checks(table, FIG7)[GROWTH_DP][1].holds is True
 
 
 def test_fig7_gap_growth_is_decided_on_every_dataset():
     """The paper shows every dataset: a best baseline at Lloyd's cost (gap within the 1 % resolution, off the
     paper's log axis) is named in the detail but decided all the same (the old check dropped that dataset,
     where the claim fails); a dataset where the claim holds no longer decides it alone."""
-    at_lloyd = fig7.aggregate_fig7(_fig7_records([1.5, 1.1], [3.0, 1.0], missing=False), FIG7)
-    checks = fig7.check_fig7(at_lloyd, FIG7)
+    at_lloyd = fig7.aggregate(_fig7_records([1.5, 1.1], [3.0, 1.0], missing=False), FIG7)
+    checks = fig7.checks(at_lloyd, FIG7)
     assert _results(checks, GROWTH_DP) == ["does not hold"] * 2
     assert all("at or below Lloyd's" in c.detail and "iris" in c.detail for c in checks[GROWTH_DP])
     defined = [dict(r, dataset="s1") for r in _fig7_records([1.5, 1.1], [3.0, 2.0], missing=False)]
-    both = fig7.aggregate_fig7(_fig7_records([1.5, 1.1], [3.0, 1.0], missing=False) + defined, FIG7)
-    checks = fig7.check_fig7(both, FIG7)
+    both = fig7.aggregate(_fig7_records([1.5, 1.1], [3.0, 1.0], missing=False) + defined, FIG7)
+    checks = fig7.checks(both, FIG7)
     assert _results(checks, GROWTH_DP) == ["does not hold"] * 2
     assert all("iris: " in c.why and "s1: " not in c.why for c in checks[GROWTH_DP])
     assert all(c.cells == 2 for c in checks[GROWTH_DP])
@@ -262,15 +262,15 @@ def test_fig8_and_iteration_checks_fail_when_the_claims_fail():
     n = 100
     recs = _alg1_records({common.PRIOR: [True] * 60 + [False] * 40, common.POSTERIOR: [True] * 100},
                          {common.PRIOR: [9] * n, common.POSTERIOR: [5] * n}, [4] * n)
-    t8 = fig8.aggregate_fig8(recs, {})
-    c8 = fig8.check_fig8(t8, {"claims": {"prior_min_match": 0.84, "posterior_max_match": 0.80}})
+    t8 = fig8.aggregate(recs, {})
+    c8 = fig8.checks(t8, {"claims": {"prior_min_match": 0.84, "posterior_max_match": 0.80}})
     assert [c.result for c in c8] == ["does not hold"] * 3
     assert all(c.why.startswith("genuine") for c in (c8[0], c8[2]))
     opts = {"strategy": common.PRIOR, "count": "iterations", "paper_table": PRIOR_TABLE}
-    t10 = iterations.aggregate_iterations(recs, {"options": opts})
+    t10 = iterations.aggregate(recs, {"options": opts})
     overall = t10[t10["eps_step"].isna()].iloc[0]
     assert overall["count_mean"] == 9 and overall["lloyd_iterations_mean"] == 4
-    c10 = iterations.check_iterations(t10, {"options": opts, "claims": {"max_ratio": 2.0, "lloyd_tolerance": 0.25}})
+    c10 = iterations.checks(t10, {"options": opts, "claims": {"max_ratio": 2.0, "lloyd_tolerance": 0.25}})
     assert c10[0].holds is False            # 2.25 × Lloyd
     assert c10[1].holds is False            # 4 vs 6.1 is −34 %
     assert c10[2].holds is True             # both above 1
@@ -281,7 +281,7 @@ def test_fig8_decides_on_intervals_and_says_when_it_cannot():
     def prior_check(k, n):
         recs = _alg1_records({common.PRIOR: [True] * k + [False] * (n - k), common.POSTERIOR: [False] * n},
                              {common.PRIOR: [5] * n, common.POSTERIOR: [5] * n}, [5] * n)
-        return fig8.check_fig8(fig8.aggregate_fig8(recs, {}), {"claims": {"prior_min_match": 0.84,
+        return fig8.checks(fig8.aggregate(recs, {}), {"claims": {"prior_min_match": 0.84,
                                                                           "posterior_max_match": 0.8}})[0]
     assert prior_check(17, 20).result == "not decidable"
     assert prior_check(170, 200).result == "not decidable"
@@ -294,7 +294,7 @@ def test_fig8_pools_the_epsilons_of_a_dataset():
     match = {common.PRIOR: {10.0: [True] * n, 100.0: [True] * (n - 4) + [False] * 4},
              common.POSTERIOR: {10.0: [False] * n, 100.0: [False] * n}}
     recs = _alg1_records(match, {common.PRIOR: [5] * n, common.POSTERIOR: [5] * n}, [5] * n, eps=(10.0, 100.0))
-    t8 = fig8.aggregate_fig8(recs, {})
+    t8 = fig8.aggregate(recs, {})
     overall = t8[(t8["algorithm"] == common.PRIOR) & t8["eps_step"].isna()].iloc[0]
     assert (overall["matches"], overall["n"]) == (76, 80)
     assert overall["ci_low"] == pytest.approx(proportion_ci(76, 80).low)
@@ -307,11 +307,11 @@ def test_iteration_counts_the_prior_look_ahead_when_asked():
                          steps={common.PRIOR: [9] * n})
     for count, expected, side in (("iterations", 5 / 6, "does not hold"), ("lloyd_steps", 9 / 6, "holds")):
         opts = {"strategy": common.PRIOR, "count": count, "paper_table": PRIOR_TABLE}
-        table = iterations.aggregate_iterations(recs, {"options": opts})
+        table = iterations.aggregate(recs, {"options": opts})
         overall = table[table["eps_step"].isna()].iloc[0]
         assert overall["ratio_of_means"] == pytest.approx(expected)
         assert overall["loop_ratio_of_means"] == pytest.approx(5 / 6)
-        checks = iterations.check_iterations(table, {"options": opts, "claims": {"max_ratio": 2.0,
+        checks = iterations.checks(table, {"options": opts, "claims": {"max_ratio": 2.0,
                                                                                  "lloyd_tolerance": 0.25}})
         assert checks[2].result == side and COUNT_WORDS[count] in checks[2].claim
 
@@ -326,11 +326,11 @@ def test_fig9_the_papers_count_decides_and_ours_is_the_alternative_reading():
         run["info"]["sampling_iterations"] = 5
     table_opts = {"strategy": common.POSTERIOR, "count": "iterations",
                   "paper_table": {"algorithm": {"iris": 5.89}, "lloyd": {"iris": 6.07}, "ratio": {"iris": 0.97}}}
-    table = iterations.aggregate_iterations(recs, {"options": table_opts})
+    table = iterations.aggregate(recs, {"options": table_opts})
     overall = table[table["eps_step"].isna()].iloc[0]
     assert overall["sampling_ratio_of_means"] == pytest.approx(5 / 6) and overall["ratio_of_means"] == 1.5
     claims = {"max_ratio": 2.0, "lloyd_tolerance": 0.25, "paper_count": "sampling_iterations"}
-    checks = iterations.check_iterations(table, {"options": table_opts, "claims": claims,
+    checks = iterations.checks(table, {"options": table_opts, "claims": claims,
                                                  "reproduces": "Lu & Shen 2020, Figure 9"})
     assert [c.result for c in checks] == ["holds", "holds", "holds", "does not hold"]
     assert "sampling iterations" in checks[0].claim and "sampling iterations" in checks[2].claim
@@ -340,17 +340,17 @@ def test_fig9_the_papers_count_decides_and_ours_is_the_alternative_reading():
     assert checks[3].why.startswith("genuine:")
     # the claims range over the paper's table: a dataset of it without runs makes them not evaluable
     two = dict(table_opts, paper_table={k: dict(v, image=v["iris"]) for k, v in table_opts["paper_table"].items()})
-    checks = iterations.check_iterations(table, {"options": two, "claims": claims})
+    checks = iterations.checks(table, {"options": two, "claims": claims})
     assert [c.result for c in checks] == ["not evaluable", "holds", "not evaluable", "not evaluable"]
     assert checks[0].detail.startswith("not evaluable (1 of 2 datasets: no runs on image)")
     with pytest.raises(ValueError, match="paper_count"):
-        iterations.check_iterations(table, {"options": table_opts, "claims": dict(claims, paper_count="x")})
+        iterations.checks(table, {"options": table_opts, "claims": dict(claims, paper_count="x")})
     # further counts the claims name are alternative readings too (Fig. 10 reads Fig. 9's count so)
-    more = iterations.check_iterations(table, {"options": table_opts,
+    more = iterations.checks(table, {"options": table_opts,
                                                "claims": dict(claims, alternative_counts=["lloyd_steps"])})
     assert len(more) == 5 and more[4].claim.startswith("alternative reading: ") and "look-ahead" in more[4].claim
     with pytest.raises(ValueError, match="alternative_counts"):
-        iterations.check_iterations(table, {"options": table_opts, "claims": dict(claims, alternative_counts=["x"])})
+        iterations.checks(table, {"options": table_opts, "claims": dict(claims, alternative_counts=["x"])})
 
 
 def test_fig8_is_not_evaluable_while_a_dataset_of_the_paper_is_missing():
@@ -359,10 +359,10 @@ def test_fig8_is_not_evaluable_while_a_dataset_of_the_paper_is_missing():
     n = 100
     recs = _alg1_records({common.PRIOR: [True] * 60 + [False] * 40, common.POSTERIOR: [True] * 10 + [False] * 90},
                          {common.PRIOR: [9] * n, common.POSTERIOR: [5] * n}, [4] * n)
-    t8 = fig8.aggregate_fig8(recs, {})
+    t8 = fig8.aggregate(recs, {})
     claims = {"prior_min_match": 0.84, "posterior_max_match": 0.80}
-    assert [c.result for c in fig8.check_fig8(t8, {"claims": claims})] == ["does not hold", "holds", "holds"]
-    c8 = fig8.check_fig8(t8, {"claims": dict(claims, paper_datasets=["iris", "image"])})
+    assert [c.result for c in fig8.checks(t8, {"claims": claims})] == ["does not hold", "holds", "holds"]
+    c8 = fig8.checks(t8, {"claims": dict(claims, paper_datasets=["iris", "image"])})
     assert [c.result for c in c8] == ["not evaluable"] * 3
     assert c8[0].detail.startswith("not evaluable (1 of 2 datasets: no runs on image); on the 1 available: "
                                    "does not hold (genuine: below 84%")
@@ -373,10 +373,10 @@ COUNT_WORDS = {"iterations": "until termination", "lloyd_steps": "look-ahead"}
 
 
 def test_renderers_write_files(tmp_path):
-    t7 = fig7.aggregate_fig7(_fig7_records([1.5, 1.1], [3.0, 2.5]), FIG7)
-    fig7.render_fig7(t7, {"title": "fig7"}, str(tmp_path / "fig7"))
-    t1 = table1.aggregate_table1([], {"static": [["a", "b"]]})
-    table1.render_table1(t1, {"title": "t1"}, str(tmp_path / "t1"))
+    t7 = fig7.aggregate(_fig7_records([1.5, 1.1], [3.0, 2.5]), FIG7)
+    fig7.render(t7, {"title": "fig7"}, str(tmp_path / "fig7"))
+    t1 = table1.aggregate([], {"static": [["a", "b"]]})
+    table1.render(t1, {"title": "t1"}, str(tmp_path / "t1"))
     assert (tmp_path / "fig7.png").exists() and (tmp_path / "t1.md").read_text().count("|") > 4
     assert isinstance(t1, pd.DataFrame)
 

@@ -159,9 +159,9 @@ def _records(prior_match, posterior_match, it=(9, 4)):
 
 def test_fig8_thresholds_come_from_claims():
     """Prior 120/200 (CI ≈ 0.53–0.67), Posterior 40/200 (≈ 0.15–0.26): the verdicts follow the thresholds."""
-    table = fig8.aggregate_fig8(_records([True] * 120 + [False] * 80, [True] * 40 + [False] * 160), {})
-    strict = fig8.check_fig8(table, {"claims": {"prior_min_match": 0.84, "posterior_max_match": 0.1}})
-    loose = fig8.check_fig8(table, {"claims": {"prior_min_match": 0.5, "posterior_max_match": 0.3}})
+    table = fig8.aggregate(_records([True] * 120 + [False] * 80, [True] * 40 + [False] * 160), {})
+    strict = fig8.checks(table, {"claims": {"prior_min_match": 0.84, "posterior_max_match": 0.1}})
+    loose = fig8.checks(table, {"claims": {"prior_min_match": 0.5, "posterior_max_match": 0.3}})
     assert [c.holds for c in strict] == [False, True, False]
     assert [c.holds for c in loose] == [True, True, True]
     assert "84%" in strict[0].claim and "50%" in loose[0].claim and "30%" in loose[2].claim
@@ -174,10 +174,10 @@ def test_iteration_thresholds_come_from_claims():
     for i, run in enumerate(recs[0]["runs"]):    # a little spread, so that the intervals have a width
         run["iterations"] = 9 + (i % 3) - 1
         run["info"]["lloyd_iterations"] = 5 + (i % 2)
-    table = iterations.aggregate_iterations(recs, {"options": opts})
+    table = iterations.aggregate(recs, {"options": opts})
     item = {"options": opts, "reproduces": "Lu & Shen 2020, Figure 10"}
-    strict = iterations.check_iterations(table, dict(item, claims={"max_ratio": 1.5, "lloyd_tolerance": 0.05}))
-    loose = iterations.check_iterations(table, dict(item, claims={"max_ratio": 2.0, "lloyd_tolerance": 0.25}))
+    strict = iterations.checks(table, dict(item, claims={"max_ratio": 1.5, "lloyd_tolerance": 0.05}))
+    loose = iterations.checks(table, dict(item, claims={"max_ratio": 2.0, "lloyd_tolerance": 0.25}))
     assert [c.holds for c in strict] == [False, False, True]     # 1.64×; 5.5 vs 6.1 is −10 %
     assert [c.holds for c in loose] == [True, True, True]
     assert "Fig. 10(b)" in loose[1].claim and "±25%" in loose[1].claim
@@ -189,15 +189,15 @@ def test_fig7_cap_slack_comes_from_claims():
              "runs": [{"seed": 0, "cost_kmeans": 1.0, "epsilon_spent": 10.0 + 1e-6, "info": {},
                        "ledger": [["all", 10.0 + 1e-6, 0.0]]}]}   # the nominal total: the ledger's
             for alg in (*common.ALG1, *common.BASELINES)]
-    table = fig7.aggregate_fig7(recs, {})
-    assert fig7.check_fig7(table, {"claims": {"cap_slack": 1e-9}})[-1].holds is False
-    assert fig7.check_fig7(table, {"claims": {"cap_slack": 1e-5}})[-1].holds is True
+    table = fig7.aggregate(recs, {})
+    assert fig7.checks(table, {"claims": {"cap_slack": 1e-9}})[-1].holds is False
+    assert fig7.checks(table, {"claims": {"cap_slack": 1e-5}})[-1].holds is True
 
 
 def test_names_come_from_the_step_spec():
     names = {"algorithms": {common.PRIOR: "PRIOR-X", common.POSTERIOR: "POST-Y"}, "datasets": {}}
-    table = fig8.aggregate_fig8(_records([True] * 40, [False] * 40), {})
-    checks = fig8.check_fig8(table, {"claims": {"prior_min_match": 0.84, "posterior_max_match": 0.8},
+    table = fig8.aggregate(_records([True] * 40, [False] * 40), {})
+    checks = fig8.checks(table, {"claims": {"prior_min_match": 0.84, "posterior_max_match": 0.8},
                                      "names": names})
     assert "PRIOR-X" in checks[0].claim and "POST-Y" in checks[2].claim
     assert "iris: prior-x − post-y = 1" in checks[1].detail
@@ -226,7 +226,7 @@ def test_table2_labels_and_the_runs_k_are_table_2s(config, monkeypatch):
     items = {t.item: t for t in plan(config).items if t.paper == "lushen2020"}
     spec = items["table2"].step_spec("aggregate")
     ctx = Context(dataset_paths={d: f"{d}.h5" for d in spec["datasets"]})
-    table = table2.aggregate_table2([], spec, ctx)
+    table = table2.aggregate([], spec, ctx)
     assert table["dataset"].tolist() == ["Iris", "House (origin unverified)", "S1", "Birch2", "Image", "Lifesci"]
     assert table["name"].tolist() == ["iris", "house", "s1", "birch2_12k", "image", "lifesci"]
     assert (table["status"] == "data_unavailable").all()

@@ -31,7 +31,7 @@ def _table(ours, balcan, lloyd, ks=(2, 6, 10), dataset="nguyen_synth", sd=0.1, n
 
 
 def _verdicts(table, item=ITEM):
-    return [c.holds for c in fig1.check_fig1(table, item)]
+    return [c.holds for c in fig1.checks(table, item)]
 
 
 def test_checks_hold_when_the_paper_claims_hold():
@@ -56,18 +56,18 @@ def test_thresholds_come_from_claims():
     assert _verdicts(t)[1] is True
     strict = dict(ITEM, claims={"plateau_ratio": 0.4, "budget_rel_tol": 1e-9})
     assert _verdicts(t, strict)[1] is False
-    assert "< 0.4 ×" in fig1.check_fig1(t, strict)[1].claim
+    assert "< 0.4 ×" in fig1.checks(t, strict)[1].claim
     t.loc[t["algorithm"] == fig1.BALCAN, "budget_error"] = 1e-6
     assert _verdicts(t)[2] is False
     loose = dict(ITEM, claims={"plateau_ratio": 0.5, "budget_rel_tol": 1e-5})
     assert _verdicts(t, loose)[2] is True
     with pytest.raises(KeyError):
-        fig1.check_fig1(t, dict(ITEM, claims={}))
+        fig1.checks(t, dict(ITEM, claims={}))
 
 
 def test_claim_texts_use_the_names_table():
     t = _table(ours=[10, 9.8, 25], balcan=[20, 19.5, 19.6], lloyd=[10, 6, 3])
-    first, second, _ = fig1.check_fig1(t, ITEM)
+    first, second, _ = fig1.checks(t, ITEM)
     assert first.claim.startswith("Nguyen et al. (Alg. 1) has a lower mean k-means objective than Balcan et al.")
     assert "Synthetic (50k × 100) k=10" in first.detail
     assert "Synthetic (50k × 100): Lloyd (10 iterations) falls" in second.detail
@@ -80,7 +80,7 @@ def test_unavailable_dataset_is_not_evaluable_and_renders_a_panel(tmp_path):
                          "status": "data_unavailable", "reason": "no mirror", "budget_error": np.nan}
                         for a in fig1.ORDER])
     t = pd.concat([t, bad], ignore_index=True)
-    checks = fig1.check_fig1(t, ITEM)
+    checks = fig1.checks(t, ITEM)
     assert checks[0].holds is None and not checks[0].undecided and "not evaluable on MNIST (train)" in checks[0].detail
     assert checks[0].detail.startswith("not evaluable (1 of 2 datasets: no runs on MNIST (train)); on the 1 "
                                        "available: holds")
@@ -89,9 +89,9 @@ def test_unavailable_dataset_is_not_evaluable_and_renders_a_panel(tmp_path):
     # one fails the claim; its verdict and why stay in the detail
     losing = pd.concat([_table(ours=[10, 9.8, 25], balcan=[20, 19.5, 19.6], lloyd=[10, 6, 3]), bad],
                        ignore_index=True)
-    first = fig1.check_fig1(losing, ITEM)[0]
+    first = fig1.checks(losing, ITEM)[0]
     assert first.result == "not evaluable" and "on the 1 available: does not hold (genuine:" in first.detail
-    fig1.render_fig1(t, ITEM, str(tmp_path / "fig1"))
+    fig1.render(t, ITEM, str(tmp_path / "fig1"))
     assert (tmp_path / "fig1.png").stat().st_size > 0 and (tmp_path / "fig1.pdf").exists()
 
 
@@ -104,13 +104,13 @@ def _plan(repo, preset="full"):
 
 def test_table1_is_rendered_from_its_step_specs(repo, tmp_path):
     target = _plan(repo).item("nguyen2021", "table1")
-    table = table1.aggregate_table1([], target.step_spec("aggregate"))
+    table = table1.aggregate([], target.step_spec("aggregate"))
     assert list(table.columns) == ["Reference", "Mult. Approx.", "Add. Approx."]
     assert list(table["Reference"]) == ["Balcan et al. (2017)", "Stemmer and Kaplan (2018)",
                                         "Jones, Nguyen, and Nguyen (2020)", "This work"]
     assert table.iloc[3].tolist() == ["This work", "O(1)", "Õ(k √d)"]
     spec = target.step_spec("render")
-    table1.render_table1(table, spec, str(tmp_path / "table1"))
+    table1.render(table, spec, str(tmp_path / "table1"))
     md = (tmp_path / "table1.md").read_text()
     assert "Õ(k² + d)" in md and "δ_p = 1/n^1.5" in md
 
@@ -139,23 +139,23 @@ def test_fig1_step_specs_split_the_options_by_step(repo):
 def test_checks_are_decided_by_the_engine_and_the_budget_is_bookkeeping():
     """Both claims are unqualified in the paper ("every"); the budget check is our bookkeeping."""
     t = _table(ours=[10, 9.8, 9.7], balcan=[20, 19.5, 19.6], lloyd=[10, 6, 3])
-    first, second, spent = fig1.check_fig1(t, ITEM)
+    first, second, spent = fig1.checks(t, ITEM)
     assert first.cells == 3 and "every of 3 cells" in first.rule and "Holm" in first.rule
     assert second.cells == 3 and first.kind == second.kind == "paper"
     assert spent.kind == "bookkeeping" and spent.cells == 1
     # ours at Balcan's cost with a tight interval (inside ±1 % of Balcan's cost): no effect, it does not hold
     t = _table(ours=[10, 10, 10], balcan=[10, 10, 10], lloyd=[10, 6, 3], sd=0.001, n=5)
-    first = fig1.check_fig1(t, ITEM)[0]
+    first = fig1.checks(t, ITEM)[0]
     assert first.result == "does not hold" and "effect absent" in first.why
 
 
 def test_overlapping_intervals_are_not_decidable():
     """Ours 1 % below Balcan with 10 % sd over 3 runs: the Welch interval straddles 0."""
     t = _table(ours=[9.9, 9.8, 9.7], balcan=[10, 9.9, 9.8], lloyd=[10, 6, 3], n=3)
-    first = fig1.check_fig1(t, ITEM)[0]
+    first = fig1.checks(t, ITEM)[0]
     assert first.holds is None and first.undecided
     t = _table(ours=[9.9, 9.8, 9.7], balcan=[10, 9.9, 9.8], lloyd=[10, 6, 3], n=3, sd=0.001)
-    assert fig1.check_fig1(t, ITEM)[0].holds is True
+    assert fig1.checks(t, ITEM)[0].holds is True
 
 
 def test_not_dp_variant_is_labelled_never_compared_and_its_why_is_evidence(monkeypatch):
@@ -164,19 +164,19 @@ def test_not_dp_variant_is_labelled_never_compared_and_its_why_is_evidence(monke
     base = _table(ours=[10, 9.8, 25], balcan=[20, 19.5, 19.6], lloyd=[10, 6, 3])
     with_authors = _table(ours=[10, 9.8, 25], balcan=[20, 19.5, 19.6], lloyd=[10, 6, 3], authors=[1, 1, 1])
     assert _verdicts(with_authors) == _verdicts(base)
-    first = fig1.check_fig1(with_authors, ITEM)[0]
+    first = fig1.checks(with_authors, ITEM)[0]
     assert first.holds is False and first.why.startswith("genuine:") and fig1.NOT_DP in first.why
     assert fig1._label(with_authors, ITEM, fig1.AUTHORS).endswith("— not DP as published")
     figs = []
     monkeypatch.setattr(fig1, "save_figure", lambda fig, stem: figs.append(fig))
-    fig1.render_fig1(with_authors, ITEM, "unused")
+    fig1.render(with_authors, ITEM, "unused")
     legend = [t.get_text() for t in figs[0].legends[0].get_texts()]
     assert f"{fig1.AUTHORS} — not DP as published" in legend and "Balcan et al." in legend
     dashed = [line for line in figs[0].axes[0].get_lines() if line.get_linestyle() == "--"]
     assert len(dashed) == 1
     relabelled = with_authors.copy()
     relabelled.loc[relabelled["algorithm"] == fig1.OURS, "guarantee"] = fig1.NOT_DP
-    refused = fig1.check_fig1(relabelled, ITEM)
+    refused = fig1.checks(relabelled, ITEM)
     assert refused[0].holds is None and refused[0].detail.startswith("refused:")
     assert refused[1].holds is None and refused[1].detail.startswith("refused:")
 
@@ -186,5 +186,5 @@ def test_aggregate_with_every_record_unavailable_keeps_the_rows():
     KeyError 'nonempty_clusters')."""
     records = [{"group": "g", "dataset": "mnist60k", "algorithm": a, "k": 2, "epsilon": 1.0, "delta": 1e-6,
                 "status": "data_unavailable", "reason": "offline", "runs": []} for a in fig1.ORDER]
-    table = fig1.aggregate_fig1(records, ITEM)
+    table = fig1.aggregate(records, ITEM)
     assert not table.empty and set(table["status"]) == {"data_unavailable"}

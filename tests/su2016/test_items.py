@@ -51,7 +51,7 @@ def test_aggregate_baseline_is_min_over_lloyd_runs_and_unavailable_rows_kept():
 
 def fig1_checks(values, adult_unavailable=False, **changed):
     spec = dict(CHECK_SPEC, claims=dict(CLAIMS, **changed))
-    return {c.claim.split(" (")[0]: c for c in fig1.check_fig1(table_for(values, adult_unavailable), spec)}
+    return {c.claim.split(" (")[0]: c for c in fig1.checks(table_for(values, adult_unavailable), spec)}
 
 
 def claims(values, adult_unavailable=False, **changed):
@@ -95,7 +95,7 @@ def test_fig1_thresholds_come_from_the_claims():
 
     def holds(**changed):
         spec = dict(CHECK_SPEC, claims=dict(CLAIMS, **changed))
-        return {c.claim.split(" (")[0]: c.holds for c in fig1.check_fig1(t, spec)}
+        return {c.claim.split(" (")[0]: c.holds for c in fig1.checks(t, spec)}
     # §5.2 "always much worse": every cell (the paper's reading); the configured fraction is our
     # alternative reading, reported beside it and never changing it
     assert holds()["GkM is the worst method"] is False
@@ -126,7 +126,7 @@ def test_fig3_exponent_is_derived_from_the_swept_blocks_exactly():
     unavailable = {"group": "e03", "dataset": "tiger", "algorithm": "su2016.gkm", "k": 2, "epsilon": 1.0,
                    "status": "data_unavailable", "reason": "offline", "runs": [],
                    "sweep": {"setting": "blocks", "value": "n^0.7"}}
-    t = fig3.aggregate_fig3(recs + [unavailable], {"table": {"labels": {"su2016.gkm": "GkM"}}})
+    t = fig3.aggregate(recs + [unavailable], {"table": {"labels": {"su2016.gkm": "GkM"}}})
     assert dict(zip(t["group"], t["exponent"])) == {"e01": 0.1, "e02": 0.2, "e03": 0.3}
 
 
@@ -150,7 +150,7 @@ def test_fig2_theta_check_uses_the_reference_group_and_slack():
             + synth_records("eugkm_theta5", "su2016.eugkm", dict(zip(datasets, five)))
         t = common.aggregate_nicv(recs, {"table": {"labels": labels}})
         assert set(t.loc[t["algorithm"] == "su2016.eugkm", "method"]) == {"EUGkM θ=10", "EUGkM θ=5"}
-        out = fig2.check_fig2(t, {"claims": dict(claims, theta_slack=slack), "names": NAMES})
+        out = fig2.checks(t, {"claims": dict(claims, theta_slack=slack), "names": NAMES})
         return [c.holds for c in out if "works well" in c.claim][0]
     assert theta_check([0.100, 0.100], [0.095, 0.095]) is True            # θ=10 within 10 % of the best
     assert theta_check([0.100, 0.100], [0.050, 0.050]) is False           # θ=5 twice as good
@@ -169,7 +169,7 @@ def test_table1_compares_every_number_the_paper_prints():
            'su_synth_k2_d2\n'
            'Bad synthetic,10000.0,10000,"[2, 10]","[2, 10]","[2, 10]","[2, 10]",41.0,40,N/(3k),10000/(3k),ok,,x\n'
            "Lifesci,,26733,,10,3,3,,59,,2970,data_unavailable,offline,lifesci\n")
-    out = table1.check_table1(pd.read_csv(io.StringIO(csv)), {})
+    out = table1.checks(pd.read_csv(io.StringIO(csv)), {})
     assert [c.holds for c in out] == [True, False, True, False, None]
     # facts of the data (N, d, k), not claims of the paper: bookkeeping, decided by the engine
     assert {c.kind for c in out} == {"bookkeeping"} and out[1].cells == 5 and "every of 5 cells" in out[1].rule
@@ -343,7 +343,7 @@ FIG2_SPEC = {"claims": {"reference": "eugkm_theta10", "variants": {"eugkm_theta1
 
 
 def fig2_claims(values):
-    return {c.claim.split(":")[0].split(" (")[0]: c.holds for c in fig2.check_fig2(synth_table(values), FIG2_SPEC)}
+    return {c.claim.split(":")[0].split(" (")[0]: c.holds for c in fig2.checks(synth_table(values), FIG2_SPEC)}
 
 
 def test_fig2_scalability_in_d_is_the_growth_of_the_gap_not_who_wins_at_d10():
@@ -358,7 +358,7 @@ def test_fig2_scalability_in_d_is_the_growth_of_the_gap_not_who_wins_at_d10():
                       "su2016.eugkm": {(2, 2): 0.01, (2, 10): 0.30, (10, 2): 0.01, (10, 10): 0.30}}
     assert fig2_claims(loses_but_flat)[key] is True
     noisy = synth_table(loses_but_flat, spread=0.3)                         # wide intervals: undecided
-    assert [c.holds for c in fig2.check_fig2(noisy, FIG2_SPEC) if c.claim.startswith(key)] == [None]
+    assert [c.holds for c in fig2.checks(noisy, FIG2_SPEC) if c.claim.startswith(key)] == [None]
 
 
 def test_fig6_scalability_uses_growth_in_both_k_and_d():
@@ -367,15 +367,15 @@ def test_fig6_scalability_uses_growth_in_both_k_and_d():
     spec = {"claims": dict(FIG2_SPEC["claims"]), "names": NAMES}
     flat = {(2, 2): 0.02, (2, 10): 0.03, (10, 2): 0.03, (10, 10): 0.04}
     steep = {(2, 2): 0.02, (2, 10): 0.20, (10, 2): 0.10, (10, 10): 0.30}
-    out = fig6.check_fig6(synth_table({"su2016.hybrid": flat, "su2016.eugkm": steep}), spec)
+    out = fig6.checks(synth_table({"su2016.hybrid": flat, "su2016.eugkm": steep}), spec)
     assert [c.holds for c in out] == [True, True, True]
-    out = fig6.check_fig6(synth_table({"su2016.hybrid": steep, "su2016.eugkm": flat}), spec)
+    out = fig6.checks(synth_table({"su2016.hybrid": steep, "su2016.eugkm": flat}), spec)
     assert [c.holds for c in out] == [False, False, False]
     # evidence at both ends of each growth; a failing claim without a written reason says so
     assert "k=2: gap Hybrid" in out[2].detail and "k=10: gap Hybrid" in out[2].detail
     assert out[2].why.startswith("not yet explained")
     spec["claims"]["why"] = {"scalable_k": "genuine: {failing}"}
-    out = fig6.check_fig6(synth_table({"su2016.hybrid": steep, "su2016.eugkm": flat}), spec)
+    out = fig6.checks(synth_table({"su2016.hybrid": steep, "su2016.eugkm": flat}), spec)
     assert out[2].why.startswith("genuine: d=2 (growth difference") and "k=10: gap Hybrid" in out[2].why
 
 
@@ -418,15 +418,15 @@ def test_fig4_gene_claim_is_decided_at_the_horizon_only():
     from dpclust.pipeline.items.su2016 import fig4
 
     def by_kind(table):
-        return {("overtakes" if "overtakes" in c.claim else "faster"): c for c in fig4.check_fig4(table, FIG4_ITEM)}
-    short = fig4.aggregate_fig4(gene_records(30, 0.010), FIG4_ITEM)
+        return {("overtakes" if "overtakes" in c.claim else "faster"): c for c in fig4.checks(table, FIG4_ITEM)}
+    short = fig4.aggregate(gene_records(30, 0.010), FIG4_ITEM)
     out = by_kind(short)
     assert out["overtakes"].holds is None and "fewer than the horizon" in out["overtakes"].detail
-    full = fig4.aggregate_fig4(gene_records(100, 0.010), FIG4_ITEM)
+    full = fig4.aggregate(gene_records(100, 0.010), FIG4_ITEM)
     out = by_kind(full)
     assert out["overtakes"].holds is True and out["faster"].holds is True
-    frozen = fig4.aggregate_fig4(gene_records(100, 0.014), FIG4_ITEM)
-    assert [c.holds for c in fig4.check_fig4(frozen, FIG4_ITEM) if "overtakes" in c.claim] == [False]
+    frozen = fig4.aggregate(gene_records(100, 0.014), FIG4_ITEM)
+    assert [c.holds for c in fig4.checks(frozen, FIG4_ITEM) if "overtakes" in c.claim] == [False]
     assert set(full["decay"].dropna()) == {0.97}
 
 
@@ -447,7 +447,7 @@ def test_fig5_cluster_sizes_are_compared_at_the_section_5_1_baseline_the_restart
               "quoted": {"adult_eps005": {"dataset": "adult_num", "epsilon": 0.05, "fallback": 0.37, "forced": 0.244},
                          "adult_baseline_sizes": {"dataset": "adult_num", "largest": 13894, "smallest": 3160},
                          "gowalla_eps07": {"dataset": "gowalla", "epsilon": 0.7, "hybrid": 0.02172, "eugkm": 0.02174}}}
-    out = fig5.check_fig5(t, {"claims": claims, "options": {"panels": ["adult_num"]}, "names": NAMES})
+    out = fig5.checks(t, {"claims": claims, "options": {"panels": ["adult_num"]}, "names": NAMES})
     paper = {("largest" if "largest" in c.claim else "smallest"): c for c in out
              if "clusters" in c.claim and not c.claim.startswith("alternative reading")}
     alt = {("largest" if "largest" in c.claim else "smallest"): c for c in out
@@ -467,7 +467,7 @@ def test_fig3_marks_block_counts_clamped_to_the_same_configuration():
         for run in rec["runs"]:
             run["info"] = {"blocks": ell}
         recs.append(rec)
-    t = fig3.aggregate_fig3(recs, {"table": {"labels": {"su2016.gkm": "GkM"}}})
+    t = fig3.aggregate(recs, {"table": {"labels": {"su2016.gkm": "GkM"}}})
     same = dict(zip(t["exponent"], t["same_as"]))
     assert same[0.2] == 0.1 and same[0.3] == 0.1 and np.isnan(same[0.1]) and np.isnan(same[0.4])
 
@@ -483,10 +483,10 @@ def test_fig7_decides_speed_on_log_wall_time_intervals():
     spec = {"options": {"panels": ["s1"], "epsilon": 0.1}, "names": NAMES}
     t = common.aggregate_nicv([timed("su2016.dplloyd", [5.0, 0.010, 0.011, 0.009]),      # first run: imports
                                timed("su2016.eugkm", [5.0, 0.100, 0.120, 0.090])], {"table": {"labels": LABELS}})
-    assert fig7.check_fig7(t, spec)[0].holds is True
+    assert fig7.checks(t, spec)[0].holds is True
     t = common.aggregate_nicv([timed("su2016.dplloyd", [5.0, 0.010, 0.030, 0.009]),
                                timed("su2016.eugkm", [5.0, 0.012, 0.008, 0.020])], {"table": {"labels": LABELS}})
-    assert fig7.check_fig7(t, spec)[0].holds is None                  # overlapping: not decidable
+    assert fig7.checks(t, spec)[0].holds is None                  # overlapping: not decidable
 
 
 def test_table1_mismatch_carries_its_explanation():
@@ -496,7 +496,7 @@ def test_table1_mismatch_carries_its_explanation():
 
     csv = ("dataset,N,paper_N,d,paper_d,k,paper_k,l_gkm,paper_l_gkm,l_gkm3k,paper_l_gkm3k,status,reason,name\n"
            "Adult-num,48842.0,48841,6,6,5,5,75.0,75,3256,3256,ok,,adult_num\n")
-    out = table1.check_table1(pd.read_csv(io.StringIO(csv)), {"claims": {"why": {"adult_num": "genuine: x"}}})
+    out = table1.checks(pd.read_csv(io.StringIO(csv)), {"claims": {"why": {"adult_num": "genuine: x"}}})
     assert out[0].holds is False and out[0].why.startswith("genuine: x") and "N ours 48842 vs paper 48841" in out[0].why
 
 
@@ -525,7 +525,7 @@ def test_fig4_keeps_unavailable_rows_beside_available_ones():
     unavailable = {"group": "decay_0.9", "dataset": "s1", "algorithm": "su2016.gene", "k": 15, "epsilon": None,
                    "status": "data_unavailable", "reason": "offline", "runs": [],
                    "settings": {"mutation_decay": 0.9}}
-    table = fig4.aggregate_fig4(gene_records(30, 0.010) + [unavailable], FIG4_ITEM)
+    table = fig4.aggregate(gene_records(30, 0.010) + [unavailable], FIG4_ITEM)
     row = table[table["status"] == "data_unavailable"]
     assert len(row) == 1 and row["decay"].iloc[0] == 0.9
     assert (table["status"] == "ok").any()

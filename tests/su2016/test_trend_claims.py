@@ -49,13 +49,13 @@ def table(cells, spread=1e-4, dataset="s1", extra=()):
 
 def gap_check(cells, spread=1e-4, extra=()):
     spec = {"options": {"panels": ["s1", "adult_num"]}, "claims": FIG1_CLAIMS, "names": NAMES}
-    [check] = [c for c in fig1.check_fig1(table(cells, spread, extra=extra), spec) if c.claim.startswith(GAP)]
+    [check] = [c for c in fig1.checks(table(cells, spread, extra=extra), spec) if c.claim.startswith(GAP)]
     return check
 
 
 def slightly_check(cells, spread=1e-4, panels=("s1",)):
     spec = {"options": {"panels": list(panels)}, "claims": FIG5_CLAIMS, "names": NAMES}
-    [check] = [c for c in fig5.check_fig5(table(cells, spread), spec) if c.claim.startswith(SLIGHTLY)]
+    [check] = [c for c in fig5.checks(table(cells, spread), spec) if c.claim.startswith(SLIGHTLY)]
     return check
 
 

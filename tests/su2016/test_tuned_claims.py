@@ -57,12 +57,12 @@ def fig4_table(gene_final: dict, lloyd_final=0.012, dataset="s1", extra=()):
         recs.append({"group": group, "dataset": dataset, "algorithm": "su2016.gene", "k": 15, "epsilon": None,
                      "status": "ok", "settings": {"mutation_decay": DECAYS[group]},
                      "runs": [{"seed": i, "info": {"trace_nicv": t}} for i, t in enumerate(traces(final, 0.05, 3))]})
-    return fig4.aggregate_fig4([*recs, *extra], fig4_item())
+    return fig4.aggregate([*recs, *extra], fig4_item())
 
 
 def overtakes(table, item=None):
     """(the paper's row, the alternative rows) of "Gene overtakes Lloyd"."""
-    rows = [c for c in fig4.check_fig4(table, item or fig4_item()) if OVERTAKES in c.claim]
+    rows = [c for c in fig4.checks(table, item or fig4_item()) if OVERTAKES in c.claim]
     paper = [c for c in rows if not c.claim.startswith("alternative reading")]
     assert len(paper) == 1
     return paper[0], [c for c in rows if c.claim.startswith("alternative reading")]
@@ -129,14 +129,14 @@ def test_gene_claim_names_a_dataset_the_fixed_beforehand_group_did_not_run():
 
 def test_lloyd_faster_is_decided_at_the_declared_decay_with_the_sweep_beside_it():
     table = fig4_table({"gene_d080": 0.015, "gene_d090": 0.014, "gene": 0.008, "gene_d099": 0.008})
-    [faster] = [c for c in fig4.check_fig4(table, fig4_item()) if "improves faster" in c.claim]
+    [faster] = [c for c in fig4.checks(table, fig4_item()) if "improves faster" in c.claim]
     assert faster.holds is True and "Gene at mutation_decay 0.97" in faster.detail
     assert "robust over mutation_decay" in faster.detail
 
 
 def test_without_a_tuned_flag_the_claim_is_decided_at_the_declared_decay_alone():
     table = fig4_table({"gene_d080": 0.015, "gene": 0.008})
-    rows = [c for c in fig4.check_fig4(table, fig4_item(tuned=False)) if OVERTAKES in c.claim]
+    rows = [c for c in fig4.checks(table, fig4_item(tuned=False)) if OVERTAKES in c.claim]
     assert [c.holds for c in rows] == [True] and not rows[0].claim.startswith("alternative")
 
 
@@ -144,7 +144,7 @@ def test_a_tuned_decay_needs_its_value_fixed_beforehand():
     item = fig4_item()
     del item["claims"]["fixed_beforehand"]
     with pytest.raises(ValueError, match="fixed_beforehand"):
-        fig4.check_fig4(fig4_table({"gene": 0.008}), item)
+        fig4.checks(fig4_table({"gene": 0.008}), item)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -186,7 +186,7 @@ def fig5_checks(base_sizes, restart_sizes, tuned=True):
     if tuned:
         claims["tuned"] = {"best_optimum": "chosen so that the largest-cluster check holds; fixed beforehand: "
                                            "su2016.lloyd"}
-    out = fig5.check_fig5(table, {"claims": claims, "options": {"panels": ["adult_num"]}, "names": NAMES})
+    out = fig5.checks(table, {"claims": claims, "options": {"panels": ["adult_num"]}, "names": NAMES})
     rows = [c for c in out if "clusters" in c.claim]
     assert len(rows) == 4
     return {("alt" if c.claim.startswith("alternative reading") else "paper",

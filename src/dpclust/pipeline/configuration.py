@@ -32,9 +32,9 @@ REGISTRY_DOC_KEYS = ("citation", "note", "paper_k")
 #: `table`, `figure` and `claims` hold the options of one step each; `options` (read by all three)
 #: is for options that every step needs.
 STEP_KEYS = {
-    "aggregate": ("kind", "aggregate", "table", "options", "normalize", "static", "datasets", "sensitivity"),
-    "render": ("kind", "title", "caption", "reproduces", "render", "figure", "options", "static", "sensitivity"),
-    "checks": ("kind", "title", "reproduces", "checks", "claims", "options", "sensitivity"),
+    "aggregate": ("kind", "table", "options", "normalize", "static", "datasets", "sensitivity"),
+    "render": ("kind", "title", "caption", "reproduces", "figure", "options", "static", "sensitivity"),
+    "checks": ("kind", "title", "reproduces", "claims", "options", "sensitivity"),
 }
 
 

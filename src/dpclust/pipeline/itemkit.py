@@ -1,8 +1,8 @@
 """The items layer's shared toolkit: what every paper item needs, so that an item's own module is
 only what is specific to it.
 
-An item module (`dpclust.<paper>.items.<item>` or a paper-level module) defines up to three step
-functions named in the item's config; each receives the item's *step spec* (see
+An item module (`dpclust.pipeline.items.<paper>.<item>`, `dpclust.pipeline.item_modules`) exposes up
+to three step functions under fixed names (aggregate, render, checks); each receives the item's *step spec* (see
 `dpclust.pipeline.run_plan.ItemTarget.step_spec`): a dict with the step's options (`table`, `figure` or
 `claims`, and `options` shared by all steps), `title`/`caption` (render), `names` (display names
 of the item's algorithms and datasets, from config/names.yaml), `runs` (render: what was run under

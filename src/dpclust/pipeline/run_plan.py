@@ -40,6 +40,7 @@ from dpclust.pipeline.configuration import (
     resolve_algorithm,
     select_algorithms,
 )
+from dpclust.pipeline.item_modules import check_item_module, defined_steps, item_module
 from dpclust.pipeline.replication import alpha_schedule, declaration, look_jobs, round_group, round_jobs
 from dpclust.pipeline.resolve import sensitivity_declarations
 
@@ -254,7 +255,7 @@ class ItemTarget:
 
     @property
     def has_checks(self) -> bool:
-        return bool(self.cfg.get("checks"))
+        return "checks" in defined_steps(self.module)
 
     @property
     def checks_stem(self) -> str:
@@ -323,8 +324,8 @@ class ItemTarget:
         return canonical_json(self.step_spec(step))
 
     @property
-    def module(self) -> str | None:
-        return self.cfg.get("module")
+    def module(self) -> str:
+        return item_module(self.paper, self.item)
 
 
 def _words(obj) -> set[str]:
@@ -433,7 +434,7 @@ def plan_runs(config: dict) -> Plan:
     for paper, paper_cfg in config["paper_configs"].items():
         for item_name, item in paper_cfg["items"].items():
             item = dict(item)
-            item.setdefault("module", paper_cfg.get("module"))
+            check_item_module(paper, item_name)
             target = ItemTarget(paper, item_name, item, results_dir=results_dir,
                                 names=config.get("names") or {}, preset=config.get("preset", "full"),
                                 dataset_entries={d: planner.entry(d) for d in item.get("datasets") or []})

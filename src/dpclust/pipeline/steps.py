@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import importlib
 import sys
 import traceback
 from pathlib import Path
@@ -31,7 +32,6 @@ from dpclust.fileio import write_csv_atomic, write_text_atomic
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import CHECK_KINDS, PAPER_KINDS, Context, checks_frame, tidy
 from dpclust.pipeline.integrity import load_records
-from dpclust.pipeline.resolve import import_object
 from dpclust.pipeline.sensitivity import alternatives, declarations, label_checks, own_rows
 
 
@@ -53,14 +53,9 @@ def run_logged(log_path, label: str, step):
 
 
 def step_function(spec: dict, step: str, default=None):
-    """The function named by the spec's `step` entry (a name in the item's module, or
-    'module:function'), or `default`."""
-    name = spec.get(step)
-    if isinstance(name, dict):
-        name = name.get("function")
-    if not name:
-        return default
-    return import_object(name, spec.get("module"))
+    """The item module's function `step` (aggregate, render, checks: `dpclust.pipeline.item_modules`),
+    or `default` when the module does not define it."""
+    return getattr(importlib.import_module(spec["module"]), step, default)
 
 
 def aggregate_item(spec: dict, record_paths, dataset_paths: dict, out_csv) -> pd.DataFrame:

@@ -1,5 +1,5 @@
 """The items: each paper's figures and tables (one package per paper), the baselines, the leaderboard
-and the audit. An item module defines its steps (aggregate, render, checks), named in the paper's
-config (`config/papers/<paper>.yaml`, `module:` and the step keys) and called by
+and the audit. The item `<item>` of `config/papers/<paper>.yaml` is the module `<paper>.<item>` here, which exposes
+its steps under fixed names (aggregate, render, checks; `dpclust.pipeline.item_modules`), called by
 `dpclust.pipeline.steps`.
 """

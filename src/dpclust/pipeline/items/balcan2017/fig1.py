@@ -19,7 +19,7 @@ from dpclust.pipeline.plotting import mark_unavailable, save_figure
 FIG1_COLUMNS = ["kind", "x", "y", "side", "depth", "note"]
 
 
-def aggregate_fig1(records, item, ctx) -> pd.DataFrame:
+def aggregate(records, item, ctx) -> pd.DataFrame:
     """Rows: kind ∈ {cube, candidate, point, box}; x, y (lower corner / point), side, depth."""
     rows = []
     rec = next((r for r in records if r.get("status", "ok") == "ok" and r.get("runs")), None)
@@ -52,7 +52,7 @@ def aggregate_fig1(records, item, ctx) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=FIG1_COLUMNS)
 
 
-def render_fig1(table: pd.DataFrame, item: dict, stem: str) -> None:
+def render(table: pd.DataFrame, item: dict, stem: str) -> None:
     import matplotlib.patches as mpatches
     import matplotlib.pyplot as plt
 

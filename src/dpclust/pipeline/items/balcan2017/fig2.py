@@ -55,7 +55,7 @@ from dpclust.pipeline.plotting import mark_unavailable, mean_sd_line, panel_grid
 from dpclust.pipeline.sensitivity import with_variants
 
 
-def aggregate_fig2(records, item, ctx=None) -> pd.DataFrame:
+def aggregate(records, item, ctx=None) -> pd.DataFrame:
     table = summary(records)
     wanted = step_options(item, "table").get("datasets")
     if wanted:   # the item's datasets, and their sensitivity variants (dpclust.pipeline.sensitivity)
@@ -76,7 +76,7 @@ def panel_title(table: pd.DataFrame, item: dict, dataset: str) -> str:
     return f"({letter}) {text}" if letter else text
 
 
-def render_fig2(table: pd.DataFrame, item: dict, stem: str) -> None:
+def render(table: pd.DataFrame, item: dict, stem: str) -> None:
     plotted = step_options(item, "figure")["plotted"]
     datasets = panel_datasets(table, item)
     fig, axes = panel_grid(max(len(datasets), 1), ncols=min(max(len(datasets), 1), 3), panel_size=(3.6, 2.9))
@@ -117,7 +117,7 @@ def variant_style(table: pd.DataFrame, alg: str, index: int) -> dict:
     return style
 
 
-def render_fig2_table(table: pd.DataFrame, item: dict, stem: str) -> None:
+def render_table(table: pd.DataFrame, item: dict, stem: str) -> None:
     """One row per dataset and k; one column per algorithm (`figure.columns`), headed by the paper's
     own method labels (`figure.labels`; a not-DP variant's header says so), then, for the algorithms
     of `figure.diagnostics`, the mean cost right after the recovery and the non-empty clusters
@@ -157,7 +157,7 @@ def render_fig2_table(table: pd.DataFrame, item: dict, stem: str) -> None:
     write_table(df, stem, title=item["title"], note=note)
 
 
-def check_fig2(table: pd.DataFrame, item: dict) -> list[Check]:
+def checks(table: pd.DataFrame, item: dict) -> list[Check]:
     """§7's claims on Figure 2 (a–c), decided by the claims engine (`dpclust.pipeline.verdicts`, rubric
     docs/VERDICTS.md) over the cells dataset × k, with the roles and thresholds of `claims`. Figure 2
     (a–c) is three datasets: while one is unavailable (CIFAR-10 in3c has no public source) each claim

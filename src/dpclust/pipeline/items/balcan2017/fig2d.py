@@ -45,11 +45,11 @@ from dpclust.pipeline.items.balcan2017.fig2 import variant_style
 from dpclust.pipeline.plotting import mark_unavailable, mean_sd_line, panel_grid, save_figure
 
 
-def aggregate_fig2d(records, item, ctx=None) -> pd.DataFrame:
+def aggregate(records, item, ctx=None) -> pd.DataFrame:
     return summary(records)
 
 
-def render_fig2d(table: pd.DataFrame, item: dict, stem: str) -> None:
+def render(table: pd.DataFrame, item: dict, stem: str) -> None:
     plotted = step_options(item, "figure")["plotted"]
     fig, axes = panel_grid(1, ncols=1, panel_size=(4.6, 3.4))
     ax = axes[0]
@@ -80,7 +80,7 @@ def render_fig2d(table: pd.DataFrame, item: dict, stem: str) -> None:
     save_figure(fig, stem)
 
 
-def check_fig2d(table: pd.DataFrame, item: dict) -> list[Check]:
+def checks(table: pd.DataFrame, item: dict) -> list[Check]:
     """§7's claims on Figure 2 (d), decided by the claims engine (`dpclust.pipeline.verdicts`, rubric
     docs/VERDICTS.md) over the cells ε, with the roles and thresholds of `claims`."""
     claims = step_options(item, "claims")

@@ -34,11 +34,11 @@ from dpclust.pipeline.items.balcan2017.common import (
 from dpclust.pipeline.plotting import write_table
 
 
-def aggregate_supp3d(records, item, ctx=None) -> pd.DataFrame:
+def aggregate(records, item, ctx=None) -> pd.DataFrame:
     return summary(records)
 
 
-def render_supp3d(table: pd.DataFrame, item: dict, stem: str) -> None:
+def render(table: pd.DataFrame, item: dict, stem: str) -> None:
     labels = step_options(item, "figure")["labels"]
     rows = []
     for r in table.itertuples():
@@ -56,7 +56,7 @@ def render_supp3d(table: pd.DataFrame, item: dict, stem: str) -> None:
                      "choice (see config). ε spent is blank for the non-private reference.")
 
 
-def check_supp3d(table: pd.DataFrame, item: dict) -> list[Check]:
+def checks(table: pd.DataFrame, item: dict) -> list[Check]:
     """§7's claims on the 3-D comparison, decided by the claims engine (`dpclust.pipeline.verdicts`,
     rubric docs/VERDICTS.md), with the roles and thresholds of `claims`. Only DP methods take part (a
     variant whose records say otherwise is left out and named)."""

@@ -10,10 +10,10 @@ import pandas as pd
 from dpclust.pipeline.plotting import write_table
 
 
-def aggregate_table1(records, item, ctx=None) -> pd.DataFrame:
+def aggregate(records, item, ctx=None) -> pd.DataFrame:
     static = item["static"]
     return pd.DataFrame(static["rows"], columns=static["columns"])
 
 
-def render_table1(table: pd.DataFrame, item: dict, stem: str) -> None:
+def render(table: pd.DataFrame, item: dict, stem: str) -> None:
     write_table(table, stem, title=item["title"], note="* extra assumptions on the data (as in the paper).")

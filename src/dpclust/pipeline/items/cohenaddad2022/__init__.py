@@ -1,5 +1,5 @@
-"""Items of Cohen-Addad et al. 2022, one module per item (named by `module:` in
-config/papers/cohenaddad2022.yaml):
+"""Items of Cohen-Addad et al. 2022, one module per item of
+config/papers/cohenaddad2022.yaml:
 
   * `fig1` — Figure 1: HST centres on SYNTHETIC (S1) for a small and a large ε;
   * `fig2` — Figure 2: normalised k-median cost vs k on Skin Segmentation and Shuttle (all methods),

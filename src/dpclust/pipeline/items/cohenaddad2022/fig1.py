@@ -22,7 +22,7 @@ from dpclust.pipeline.itemkit import dataset_name, name, runs_note
 from dpclust.pipeline.plotting import mark_unavailable, panel_grid, save_figure
 
 
-def aggregate_fig1(records, item, ctx) -> pd.DataFrame:
+def aggregate(records, item, ctx) -> pd.DataFrame:
     """The table of the module docstring from the run records and the item's dataset (`datasets:`)."""
     from dpclust.data import apply_transform, load_processed
 
@@ -55,7 +55,7 @@ def _planned(item) -> tuple[str, str]:
     return group["datasets"][0], group["algorithms"][0]
 
 
-def render_fig1(table: pd.DataFrame, item, stem) -> None:
+def render(table: pd.DataFrame, item, stem) -> None:
     """One panel per ε: the data in grey, the centres of seed 0 on top (Figure 1 (a), (b))."""
     dataset, algorithm = _planned(item)
     unavailable = "unavailable" in set(table["kind"])
@@ -93,7 +93,7 @@ def render_fig1(table: pd.DataFrame, item, stem) -> None:
     save_figure(fig, stem)
 
 
-def check_fig1(table: pd.DataFrame, item) -> list[Check]:
+def checks(table: pd.DataFrame, item) -> list[Check]:
     """Every run spent exactly its ε (bookkeeping); the mean k-median cost is lower at the largest ε
     than at the smallest — both decided by the claims engine (`dpclust.pipeline.verdicts`)."""
     claims = item["claims"]

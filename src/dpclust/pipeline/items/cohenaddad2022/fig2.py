@@ -49,7 +49,10 @@ from dpclust.pipeline.items.cohenaddad2022.common import (
     spent_cells,
 )
 
-__all__ = ["aggregate_normalised", "check_fig2", "render_normalised"]
+__all__ = ["aggregate", "checks", "render"]
+
+# the normalised-cost table and panels Figures 2 and 3 share (common.py)
+aggregate, render = aggregate_normalised, render_normalised
 
 
 def outperformed(table: pd.DataFrame, item) -> Check:
@@ -163,6 +166,6 @@ def small_factor(table: pd.DataFrame, item) -> list[Check]:
             sentence_check(alt_claim, entries, verdicts.Directional("<=", alt_f, null_margin=0.0), "every", **common)]
 
 
-def check_fig2(table: pd.DataFrame, item) -> list[Check]:
+def checks(table: pd.DataFrame, item) -> list[Check]:
     return [outperformed(table, item), *close_to_nonprivate(table, item), *small_factor(table, item),
             spent_cells(table)]

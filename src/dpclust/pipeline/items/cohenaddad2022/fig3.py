@@ -30,10 +30,13 @@ from dpclust.pipeline.items.cohenaddad2022.common import (
     spent_cells,
 )
 
-__all__ = ["aggregate_normalised", "check_fig3", "render_normalised"]
+__all__ = ["aggregate", "checks", "render"]
+
+# the normalised-cost table and panels Figures 2 and 3 share (common.py)
+aggregate, render = aggregate_normalised, render_normalised
 
 
-def check_fig3(table: pd.DataFrame, item) -> list[Check]:
+def checks(table: pd.DataFrame, item) -> list[Check]:
     claims = item["claims"]
     checks = []
     hst, cor, kv = claims["hst"], claims["coreset"], claims["kvars"]

@@ -5,7 +5,7 @@ By default the board runs only the methods with a declared DP guarantee (and the
 references); the methods not DP as published come back with the opt-in documented in that file,
 labelled and never ranked, and the notes name those left out (`common.left_out_note`).
 
-Items, one module each (named by `module:` in the config):
+Items, one module each (`dpclust.pipeline.item_modules`):
 
   * `table`  — the tidy leaderboard: per (objective, dataset, k, ε, algorithm) the mean normalised
     cost with its 95 % interval, runs, wall time per run, ε spent, the guarantee, and the rank among

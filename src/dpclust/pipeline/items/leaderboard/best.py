@@ -1,6 +1,6 @@
 """The best private method per (objective, dataset, k, ε), and how it was decided.
 
-Table (`aggregate_best`): from the tidy leaderboard (`common.leaderboard`), one row per (objective,
+Table (`aggregate`): from the tidy leaderboard (`common.leaderboard`), one row per (objective,
 dataset, k, ε): the best method among those with a declared DP guarantee (lowest mean cost / best
 non-private), its 95 % interval, the runner-up's, and `decided`:
 
@@ -14,7 +14,7 @@ A method without a DP guarantee (not DP as published, unknown) that beats the be
 mean is named in `unranked_better`, labelled with its guarantee, never as the winner. Cells of
 unavailable data keep one row with the reason.
 
-Render (`render_best`): `stem.md` and `stem.html` (sortable) list every row with a sentence saying
+Render (`render`): `stem.md` and `stem.html` (sortable) list every row with a sentence saying
 how it was decided; `stem.png`/`stem.pdf` show a matrix (rows: objective, dataset, k; columns: ε)
 naming the best DP method, its normalised cost and "✓" (separated) or "≈" (overlapping).
 """
@@ -55,7 +55,7 @@ def decide(best: pd.Series | None, runner: pd.Series | None) -> str:
     return "separated" if float(best["ci_high"]) < float(runner["ci_low"]) else "overlapping"
 
 
-def aggregate_best(records, item, ctx) -> pd.DataFrame:
+def aggregate(records, item, ctx) -> pd.DataFrame:
     """One row per (objective, dataset, k, ε): the best DP method and how it was decided."""
     table = leaderboard(records, item)
     rows = []
@@ -142,7 +142,7 @@ def _display(table: pd.DataFrame, item) -> pd.DataFrame:
     })
 
 
-def render_best(table: pd.DataFrame, item, stem) -> None:
+def render(table: pd.DataFrame, item, stem) -> None:
     """`stem.md`, `stem.html` (every row, sortable) and `stem.png`/`stem.pdf` (the matrix)."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)

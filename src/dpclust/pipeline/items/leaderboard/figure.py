@@ -1,8 +1,8 @@
 """The leaderboard figure: mean normalised cost vs ε, one panel per (objective, dataset, k), one line
 per algorithm with its 95 % interval as a band.
 
-Table (`aggregate_figure`): the tidy leaderboard (`common.leaderboard`), the same as the `table`
-item's. Render (`render_figure`): log–log axes; methods with a DP guarantee are solid lines, "not DP
+Table (`aggregate`): the tidy leaderboard (`common.leaderboard`), the same as the `table`
+item's. Render (`render`): log–log axes; methods with a DP guarantee are solid lines, "not DP
 as published" dashed and "[not DP]" in the legend, an unknown guarantee dotted and
 "[guarantee unknown]"; the non-private references are grey dash-dot horizontal lines at their mean
 (the normaliser, the best single non-private run, is 1). Panels of datasets that could not be
@@ -33,7 +33,7 @@ from dpclust.pipeline.items.leaderboard.common import (
 from dpclust.pipeline.plotting import legend_below, mark_unavailable, panel_grid, panel_status, save_figure
 
 
-def aggregate_figure(records, item, ctx) -> pd.DataFrame:
+def aggregate(records, item, ctx) -> pd.DataFrame:
     """The tidy leaderboard (see `dpclust.pipeline.items.leaderboard.common`)."""
     return leaderboard(records, item)
 
@@ -72,7 +72,7 @@ def _no_reference(ax, title: str) -> None:
         spine.set_linestyle(":")
 
 
-def render_figure(table: pd.DataFrame, item, stem) -> None:
+def render(table: pd.DataFrame, item, stem) -> None:
     """One panel per (objective, dataset, k): normalised cost vs ε (module docstring)."""
     options = step_options(item, "figure")
     panels = panels_of(table, item)

@@ -1,17 +1,17 @@
 """The leaderboard table: every private algorithm × dataset × k × ε on common ground.
 
-Table (`aggregate_table`): the tidy leaderboard of `common.leaderboard`, one row per (objective,
+Table (`aggregate`): the tidy leaderboard of `common.leaderboard`, one row per (objective,
 dataset, k, ε, algorithm): guarantee, rank among the DP methods, mean cost / best non-private cost
 with its 95 % interval, runs, wall time per run, ε and δ spent; the non-private references (ε
 empty) and "data unavailable" cells included.
 
-Render (`render_table`): `stem.md` and `stem.html` (sortable: click a column header) hold the whole
+Render (`render`): `stem.md` and `stem.html` (sortable: click a column header) hold the whole
 table with display names; `stem.png`/`stem.pdf` show it as rank maps, one per (objective, ε): rows
 are algorithms, columns (dataset, k), colour the normalised cost on a log scale, the number in a
 cell the rank among DP methods ("–" for a method that is not ranked: not DP as published, unknown
 guarantee).
 
-Check (`check_table`): every run of a method with a DP guarantee spent at most its ε (and its δ).
+Check (`checks`): every run of a method with a DP guarantee spent at most its ε (and its δ).
 Methods without one report no ε (their ε columns are blank) and are not counted.
 """
 
@@ -40,7 +40,7 @@ from dpclust.pipeline.plotting import html_table, save_figure, to_markdown
 SPENT_CLAIM = "Every DP run spent at most its ε (and its δ)"
 
 
-def aggregate_table(records, item, ctx) -> pd.DataFrame:
+def aggregate(records, item, ctx) -> pd.DataFrame:
     """The tidy leaderboard (see `dpclust.pipeline.items.leaderboard.common`)."""
     return leaderboard(records, item)
 
@@ -73,7 +73,7 @@ def _note(table: pd.DataFrame, item) -> str:
     return " ".join(p for p in parts if p)
 
 
-def render_table(table: pd.DataFrame, item, stem) -> None:
+def render(table: pd.DataFrame, item, stem) -> None:
     """`stem.md`, `stem.html` (the whole table) and `stem.png`/`stem.pdf` (rank maps)."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
@@ -168,7 +168,7 @@ def _wrap_lines(text: str, width: int) -> list[str]:
     return textwrap.wrap(text, width)
 
 
-def check_table(table: pd.DataFrame, item) -> list[Check]:
+def checks(table: pd.DataFrame, item) -> list[Check]:
     """Every run of a method with a DP guarantee spent at most its ε and its δ (relative slack
     `claims.spent_rel_tol`); cells of methods without a declared DP guarantee are not counted (they
     report no ε). A DP cell that reports no ε spent fails: its runs cannot be checked."""
@@ -199,4 +199,4 @@ def check_table(table: pd.DataFrame, item) -> list[Check]:
     return [Check(SPENT_CLAIM, not bad, detail + skipped, quantity=worst, threshold=f"<= {1 + tol:.9g}")]
 
 
-check_table.handles_refused = True   # refused cells are the board's own rows ("refused"), not a gap in a claim
+checks.handles_refused = True   # refused cells are the board's own rows ("refused"), not a gap in a claim

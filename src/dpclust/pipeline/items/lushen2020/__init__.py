@@ -8,9 +8,9 @@
   baselines as run, repeated against the DP baselines as the alternative reading.
 * `fig8`: Figure 8, share of Algorithm 1 runs whose pre-noise output matches Lloyd's (`info.match`),
   Clopper-Pearson intervals, claims per dataset over all ε.
-* `iterations`: Figures 9 and 10, iteration ratio Algorithm 1 / Lloyd (same initial centroids,
-  `info`; the Prior counted with its look-ahead step, as the paper does), and the average-iterations
-  tables (b) beside the paper's numbers.
+* `iterations` (re-exported by `fig9` and `fig10`): Figures 9 and 10, iteration ratio Algorithm 1 /
+  Lloyd (same initial centroids, `info`; the Prior counted with its look-ahead step, as the paper
+  does), and the average-iterations tables (b) beside the paper's numbers.
 * `common`: the per-run table every figure builds on (with each record's guarantee), the paper's
   algorithm ids, legend labels ("not DP as published"), dataset order, the bootstrap helpers.
 

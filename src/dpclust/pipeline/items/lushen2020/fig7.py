@@ -107,7 +107,7 @@ def _lloyd_costs(cell: pd.DataFrame) -> np.ndarray:
     return alg1.drop_duplicates("seed")["lloyd_cost"].astype(float).to_numpy()
 
 
-def aggregate_fig7(records, item, ctx=None) -> pd.DataFrame:
+def aggregate(records, item, ctx=None) -> pd.DataFrame:
     """Rows `cell`: one per (dataset, k, algorithm, ε) with the mean cost, the cell's Lloyd cost, ratio,
     gap and its bootstrap interval, the guarantee, and the ε spent (DP methods only; every method's
     nominal total). Rows `growth` / `advantage`: per (dataset, strategy of Algorithm 1, `comparators`),
@@ -237,7 +237,7 @@ def _decade_ticks(ax, cell, width: float) -> None:
         lambda v, _: "0" if v == 0 else ("−" if v < 0 else "") + f"$10^{{{int(round(math.log10(abs(v))))}}}$"))
 
 
-def render_fig7(table, item, stem) -> None:
+def render(table, item, stem) -> None:
     """One panel per dataset (`figure.dataset_order`), one line per method (gap with its 95 % band,
     asinh axis); the not-DP methods are labelled so; data unavailable panels say so."""
     import matplotlib.lines as mlines
@@ -281,7 +281,7 @@ def render_fig7(table, item, stem) -> None:
     save_figure(fig, stem)
 
 
-def check_fig7(table, item) -> list[Check]:
+def checks(table, item) -> list[Check]:
     """§7.2's three claims against the paper's baselines (each repeated against the DP baselines as the
     alternative reading), and the cap (our bookkeeping); see the module docstring."""
     claims = step_options(item, "claims")

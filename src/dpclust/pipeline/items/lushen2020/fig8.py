@@ -45,7 +45,7 @@ COLUMNS = ["dataset", "algorithm", "eps_step", "n", "matches", "match_rate", "ci
            "below_lloyd", "prenoise_ratio_mean", "status", "reason"]
 
 
-def aggregate_fig8(records, item, ctx=None) -> pd.DataFrame:
+def aggregate(records, item, ctx=None) -> pd.DataFrame:
     """Matches, runs, match rate with its Clopper-Pearson interval, the non-matching runs whose pre-noise
     cost is below Lloyd's (`below_lloyd`) and the mean pre-noise cost ratio per (dataset, strategy,
     ε_step), then per (dataset, strategy) over all ε (eps_step empty, reason 'all ε')."""
@@ -70,7 +70,7 @@ def aggregate_fig8(records, item, ctx=None) -> pd.DataFrame:
     return pd.DataFrame(out, columns=COLUMNS)
 
 
-def render_fig8(table, item, stem) -> None:
+def render(table, item, stem) -> None:
     """(a) Posterior, (b) Prior: match rate (%) against ε_step, one line per dataset, with the
     Clopper-Pearson 95 % interval as error bars."""
     opts = step_options(item, "figure")
@@ -133,7 +133,7 @@ def _newcombe_cell(label: str, k1: int, n1: int, k2: int, n2: int) -> verdicts.C
     return verdicts.Cell(label, lambda level: newcombe_diff(k1, n1, k2, n2, z=_z(level)))
 
 
-def check_fig8(table, item) -> list[Check]:
+def checks(table, item) -> list[Check]:
     """§7.2 per dataset over all ε (see the module docstring); thresholds from `claims`."""
     claims = step_options(item, "claims")
     floor = float(claims["prior_min_match"])

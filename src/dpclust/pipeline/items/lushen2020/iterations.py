@@ -66,7 +66,7 @@ def _ratio_replicates(count: np.ndarray, lloyd: np.ndarray, idx: np.ndarray) -> 
     return count[idx].sum(axis=1) / lloyd[idx].sum(axis=1)
 
 
-def aggregate_iterations(records, item, ctx=None) -> pd.DataFrame:
+def aggregate(records, item, ctx=None) -> pd.DataFrame:
     """Per (dataset, ε_step) and per dataset over all ε (eps_step empty): the mean of the shown count,
     of the loop count and of Lloyd's iterations, and the ratio of means with its bootstrap interval;
     the overall rows carry the paper's Fig. 9(b)/10(b) values."""
@@ -146,7 +146,7 @@ def _table_b(table, item) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def render_iterations(table, item, stem) -> None:
+def render(table, item, stem) -> None:
     import matplotlib.pyplot as plt
 
     opts = step_options(item, "figure")
@@ -212,7 +212,7 @@ def _inverted(cell: verdicts.Cell) -> verdicts.Cell:
     return verdicts.Cell(f"{cell.label} (1/ratio)", interval)
 
 
-def check_iterations(table, item) -> list[Check]:
+def checks(table, item) -> list[Check]:
     """Thm 2 (Posterior) / Thm 4 (Prior): at most `max_ratio` × Lloyd's iterations per dataset; the ratio on
     the same side of 1 as the paper's, counted as the paper counts (`paper_count`) and, where ours differs,
     as we count (alternative reading); our Lloyd counts within ±`lloyd_tolerance` of the paper's

@@ -7,10 +7,10 @@ import pandas as pd
 from dpclust.pipeline.plotting import write_table
 
 
-def aggregate_table1(records, item, ctx=None) -> pd.DataFrame:
+def aggregate(records, item, ctx=None) -> pd.DataFrame:
     """One row per symbol of Table 1 (notation, description), from the item config."""
     return pd.DataFrame([{"notation": a, "description": b} for a, b in item["static"]])
 
 
-def render_table1(table, item, stem) -> None:
+def render(table, item, stem) -> None:
     write_table(table, stem, title=item["title"])

@@ -13,7 +13,7 @@ from dpclust.pipeline.itemkit import dataset_name
 from dpclust.pipeline.plotting import write_table
 
 
-def aggregate_table2(records, item, ctx) -> pd.DataFrame:
+def aggregate(records, item, ctx) -> pd.DataFrame:
     """One row per dataset of the item (Table 2's order): our #records and #dims of the processed
     file, the k of our runs and the paper's three columns; unavailable data keeps its row."""
     from dpclust.data import DatasetUnavailable, load_processed
@@ -33,7 +33,7 @@ def aggregate_table2(records, item, ctx) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def render_table2(table, item, stem) -> None:
+def render(table, item, stem) -> None:
     out = []
     for r in table.itertuples(index=False):
         ok = r.status == "ok"
@@ -47,7 +47,7 @@ def render_table2(table, item, stem) -> None:
                 note="Rows computed from data/processed; 'paper' columns are Lu & Shen's Table 2.")
 
 
-def check_table2(table, item) -> list[Check]:
+def checks(table, item) -> list[Check]:
     """The processed datasets have Table 2's #records and #dims (exact: one point cell per dataset and
     size, |ours − Table 2's| ≤ 0); our bookkeeping."""
     ok = table[table["status"] == "ok"]

@@ -52,7 +52,7 @@ DP_KINDS = ("ε-DP", "(ε, δ)-DP")
 DIAGNOSTICS = ("nonempty_clusters", "empty_picks")
 
 
-def aggregate_fig1(records: list[dict], item: dict, ctx=None) -> pd.DataFrame:
+def aggregate(records: list[dict], item: dict, ctx=None) -> pd.DataFrame:
     """The default tidy table plus, per (dataset, algorithm, k): the largest deviation of the spent
     (ε, δ) from the run's (ε, δ) setting (column `budget_error`, DP runs only: a variant that is not
     DP reports no ε), the algorithm's declared guarantee (column `guarantee`, from the records) and
@@ -119,7 +119,7 @@ def _label(table: pd.DataFrame, item: dict, alg: str) -> str:
     return f"{label} — {NOT_DP}" if _kind(table, alg) == NOT_DP else label
 
 
-def render_fig1(table: pd.DataFrame, item: dict, stem: str) -> None:
+def render(table: pd.DataFrame, item: dict, stem: str) -> None:
     rows = _cost(table)
     datasets = list(dict.fromkeys(rows["dataset"]))  # table order
     fig, axes = panel_grid(max(len(datasets), 1), ncols=2, panel_size=(4.2, 3.2))
@@ -360,7 +360,7 @@ def _spent_exactly(table: pd.DataFrame, item: dict, rows: pd.DataFrame) -> list[
                            kind="bookkeeping")]
 
 
-def check_fig1(table: pd.DataFrame, item: dict) -> list[Check]:
+def checks(table: pd.DataFrame, item: dict) -> list[Check]:
     rows = _cost(table)
     ok_sets = set(rows.loc[rows["status"] == "ok", "dataset"])
     datasets = [d for d in dict.fromkeys(rows["dataset"]) if d in ok_sets]

@@ -14,7 +14,7 @@ from dpclust.pipeline.itemkit import step_options
 from dpclust.pipeline.plotting import write_table
 
 
-def aggregate_table1(records: list[dict], item: dict, ctx=None) -> pd.DataFrame:
+def aggregate(records: list[dict], item: dict, ctx=None) -> pd.DataFrame:
     """The printed rows under the printed headers."""
     columns = list(step_options(item, "table").get("columns") or [])
     rows = item.get("static") or []
@@ -24,5 +24,5 @@ def aggregate_table1(records: list[dict], item: dict, ctx=None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def render_table1(table: pd.DataFrame, item: dict, stem: str) -> None:
+def render(table: pd.DataFrame, item: dict, stem: str) -> None:
     write_table(table, stem, title=item["title"], note=item.get("caption", ""))

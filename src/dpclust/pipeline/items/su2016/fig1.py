@@ -39,14 +39,16 @@ from dpclust.pipeline.items.su2016.common import (
 )
 from dpclust.pipeline.verdicts import QUANTIFIERS, Directional
 
-__all__ = ["aggregate_nicv", "check_fig1", "render_fig1"]
+__all__ = ["aggregate", "checks", "render"]
+
+aggregate = aggregate_nicv   # the NICV table the su2016 items share (common.py)
 
 DPLLOYD, EUGKM, PGKM, GKM, GKM3K = "su2016.dplloyd", "su2016.eugkm", "su2016.pgkm", "su2016.gkm", "su2016.gkm3k"
 #: cells are (mean_a − mean_b) / mean_b of the (dataset, ε) cell (see `relative_cell`)
 RELATIVE = "cells: (mean NICV of the first − the second) / the second's, Welch interval"
 
 
-def render_fig1(table, item, stem):
+def render(table, item, stem):
     nicv_panels(table, item, stem, item["figure"]["lines"])
 
 
@@ -97,7 +99,7 @@ def _alternative(claim, cells, test, need, quantifier, detail):
 
 
 @plain_bools
-def check_fig1(table, item) -> list[Check]:
+def checks(table, item) -> list[Check]:
     claims = item["claims"]
     whys = claims.get("why") or {}
     panels = (item.get("options") or {}).get("panels") or []

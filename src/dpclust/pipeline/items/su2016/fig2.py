@@ -39,12 +39,14 @@ from dpclust.pipeline.items.su2016.common import (
 )
 from dpclust.pipeline.verdicts import Directional
 
-__all__ = ["aggregate_nicv", "check_fig2", "render_fig2"]
+__all__ = ["aggregate", "checks", "render"]
+
+aggregate = aggregate_nicv   # the NICV table the su2016 items share (common.py)
 
 DPLLOYD, EUGKM = "su2016.dplloyd", "su2016.eugkm"
 
 
-def render_fig2(table, item, stem):
+def render(table, item, stem):
     heatmaps(table, item, stem)
 
 
@@ -69,7 +71,7 @@ def growth_difference_cell(table, fixed, v, lo, hi, a, b, group_a=None, group_b=
 
 
 @plain_bools
-def check_fig2(table, item) -> list[Check]:
+def checks(table, item) -> list[Check]:
     claims = item["claims"]
     whys = claims.get("why") or {}
     ref, variants = claims["reference"], claims.get("variants") or {}

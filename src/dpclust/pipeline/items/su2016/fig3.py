@@ -57,7 +57,7 @@ def block_size_exponent(blocks) -> float:
         return float("nan")
 
 
-def aggregate_fig3(records, item, ctx=None):
+def aggregate(records, item, ctx=None):
     """Mean NICV per (dataset, block-size exponent e, method: GkM / SAG / Noise), with the number of
     blocks ℓ of each cell and the smallest e that gives the same ℓ (`same_as`)."""
     table = aggregate_nicv(records, item, ctx)
@@ -83,7 +83,7 @@ def aggregate_fig3(records, item, ctx=None):
     return table
 
 
-def render_fig3(table, item, stem):
+def render(table, item, stem):
     panels = item["options"]["panels"]
     fig, axes = panel_grid(len(panels), ncols=3)
     for ax, ds in zip(axes, panels):
@@ -119,7 +119,7 @@ def render_fig3(table, item, stem):
 
 
 @plain_bools
-def check_fig3(table, item) -> list[Check]:
+def checks(table, item) -> list[Check]:
     e0 = float(item["claims"]["gkm_exponent"])
     whys = item["claims"].get("why") or {}
     n_gkm, n_sag, n_noise = (name(item, a) for a in LINES)

@@ -59,7 +59,7 @@ COLUMNS = ["group", "dataset", "k", "method", "decay", "iteration", "nicv_mean",
            "reason"]
 
 
-def aggregate_fig4(records, item, ctx=None) -> pd.DataFrame:
+def aggregate(records, item, ctx=None) -> pd.DataFrame:
     """Mean NICV after each iteration for Lloyd (over the 30 sets) and Gene (over runs)."""
     labels = (item.get("table") or {}).get("labels") or {}
     rows = []
@@ -117,7 +117,7 @@ def _main(part, methods: dict, main_group: str, alg: str):
     return rows.sort_values("iteration")
 
 
-def render_fig4(table, item, stem):
+def render(table, item, stem):
     figure = item["figure"]
     methods, main_group = figure["methods"], figure.get("main_group", "")
     panels = item["options"]["panels"]
@@ -268,7 +268,7 @@ def _sweep(item, table, datasets, groups, iteration, overtake, quantifier, claim
 
 
 @plain_bools
-def check_fig4(table, item) -> list[Check]:
+def checks(table, item) -> list[Check]:
     claims = item["claims"]
     methods, main_group = claims["methods"], claims.get("main_group", "")
     early, horizon = int(claims["early_iterations"]), int(claims["horizon"])

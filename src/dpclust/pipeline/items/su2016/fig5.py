@@ -55,12 +55,14 @@ from dpclust.pipeline.items.su2016.common import (
 )
 from dpclust.pipeline.verdicts import Directional, point_cell
 
-__all__ = ["aggregate_nicv", "check_fig5", "render_fig5"]
+__all__ = ["aggregate", "checks", "render"]
+
+aggregate = aggregate_nicv   # the NICV table the su2016 items share (common.py)
 
 DPLLOYD, EUGKM, HYBRID, FORCED = "su2016.dplloyd", "su2016.eugkm", "su2016.hybrid", "su2016.hybrid_forced"
 
 
-def render_fig5(table, item, stem):
+def render(table, item, stem):
     nicv_panels(table, item, stem, item["figure"]["lines"])
 
 
@@ -127,7 +129,7 @@ def _size_checks(table, item, claims, n_dpl) -> list[Check]:
 
 
 @plain_bools
-def check_fig5(table, item) -> list[Check]:
+def checks(table, item) -> list[Check]:
     claims = item["claims"]
     whys = claims.get("why") or {}
     quoted = claims["quoted"]

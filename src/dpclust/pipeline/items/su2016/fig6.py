@@ -36,12 +36,14 @@ from dpclust.pipeline.items.su2016.common import (
 )
 from dpclust.pipeline.verdicts import NULL_MARGIN, Directional
 
-__all__ = ["aggregate_nicv", "check_fig6", "render_fig6"]
+__all__ = ["aggregate", "checks", "render"]
+
+aggregate = aggregate_nicv   # the NICV table the su2016 items share (common.py)
 
 EUGKM, HYBRID = "su2016.eugkm", "su2016.hybrid"
 
 
-def render_fig6(table, item, stem):
+def render(table, item, stem):
     heatmaps(table, item, stem)
 
 
@@ -76,7 +78,7 @@ def _scalability(table, fixed_name, fixed_values, lo, hi, ref):
 
 
 @plain_bools
-def check_fig6(table, item) -> list[Check]:
+def checks(table, item) -> list[Check]:
     claims = item["claims"]
     whys = claims.get("why") or {}
     ref, variants = claims["reference"], claims.get("variants") or {}

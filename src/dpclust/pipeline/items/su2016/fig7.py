@@ -40,7 +40,9 @@ from dpclust.pipeline.items.su2016.common import (
 from dpclust.pipeline.plotting import save_figure
 from dpclust.pipeline.verdicts import FAILS, Directional, judge
 
-__all__ = ["aggregate_nicv", "check_fig7", "render_fig7"]
+__all__ = ["aggregate", "checks", "render"]
+
+aggregate = aggregate_nicv   # the NICV table the su2016 items share (common.py)
 
 DPLLOYD, EUGKM = "su2016.dplloyd", "su2016.eugkm"
 BARS = (DPLLOYD, EUGKM)
@@ -52,7 +54,7 @@ def _log_stats(row):
     return float(row["wall_log_mean"]), float(row["wall_log_sd"]), int(row["wall_n"])
 
 
-def render_fig7(table, item, stem):
+def render(table, item, stem):
     import matplotlib.pyplot as plt  # after dpclust.pipeline.plotting chose the Agg backend
 
     options = item["options"]
@@ -84,7 +86,7 @@ def render_fig7(table, item, stem):
 
 
 @plain_bools
-def check_fig7(table, item) -> list[Check]:
+def checks(table, item) -> list[Check]:
     options = item["options"]
     eps = float(options["epsilon"])
     whys = (item.get("claims") or {}).get("why") or {}

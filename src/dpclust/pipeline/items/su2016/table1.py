@@ -53,7 +53,7 @@ def _dataset_shape(path) -> tuple[int, int]:
     return int(ds.X.shape[0]), int(ds.X.shape[1])
 
 
-def aggregate_table1(records, item, ctx) -> pd.DataFrame:
+def aggregate(records, item, ctx) -> pd.DataFrame:
     """Table 1 from the processed datasets (N, d) and the configured k."""
     options = item.get("table") or {}
     labels, ks = options.get("labels") or {}, options.get("k") or {}
@@ -88,7 +88,7 @@ def _intlike(v):
     return v
 
 
-def render_table1(table, item, stem):
+def render(table, item, stem):
     show = table.drop(columns=["name"]).copy()
     for col in show.columns:
         if col not in ("status", "reason", "dataset"):
@@ -114,7 +114,7 @@ def _eq(a, b) -> bool:
 
 
 @plain_bools
-def check_table1(table, item) -> list[Check]:
+def checks(table, item) -> list[Check]:
     whys = ((item.get("claims") or {}).get("why") or {})
     out = []
     for r in table.itertuples(index=False):

@@ -1,0 +1,5 @@
+"""Figure 10 of Lu & Shen (2020): iteration ratios and average iterations, built by `iterations`."""
+
+from dpclust.pipeline.items.lushen2020.iterations import aggregate, checks, render
+
+__all__ = ["aggregate", "checks", "render"]
