@@ -111,3 +111,18 @@ def test_higgs_like_is_written_in_bounded_chunks(reg, tmp_path):
     assert info["sha256"] == hashlib.sha256(X.tobytes()).hexdigest()
     np.testing.assert_array_equal(load_processed(tmp_path / "h.h5").X, X)
     assert X.min() >= entry["bounds"][0] and X.max() <= entry["bounds"][1]
+
+
+def test_synth3d_sigma_variants_share_the_declared_draw_and_seed_variants_are_new_draws():
+    """balcan2017 supp3d's sensitivity data: σ halved / doubled around the same centres and normals (so
+    X_s05 − X = −(X_s2 − X)/2 wherever nothing is clipped); seeds 1 and 2 are other draws."""
+    registry = load_registry()
+    X, y = generate(registry.dataset("synth3d"))
+    Xh, yh = generate(registry.dataset("synth3d_s05"))
+    X2, _ = generate(registry.dataset("synth3d_s2"))
+    Xg, _ = generate(registry.dataset("synth3d_g1"))
+    assert np.array_equal(y, yh) and X.shape == Xh.shape == X2.shape == Xg.shape == (10000, 3)
+    inside = (np.abs(X2) < 1).all(axis=1)
+    assert inside.mean() > 0.99
+    assert np.allclose((Xh - X)[inside], -(X2 - X)[inside] / 2)
+    assert not np.allclose(Xg, X)
