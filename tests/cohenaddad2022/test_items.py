@@ -349,6 +349,19 @@ def test_fig1_table_figure_and_claims(tmp_path):
     assert one_run.holds is None and one_run.undecided                   # one run: no interval
     fig1.render(table, spec("fig1", "render", "quick"), tmp_path / "fig1")
     assert (tmp_path / "fig1.png").exists()
+    # the claim compares the declared pair (claims.epsilons), not the table's ends: the sensitivity's
+    # other pairs (0.05 and 0.5, 0.2 and 2) run beside it, and each is decided on its own pair
+    wide = recs({0.05: _noisy(30.0), 0.1: _noisy(9.0), 1.0: _noisy(4.0), 2.0: _noisy(50.0)})
+    for rec in wide:
+        if rec["epsilon"] in (0.05, 2.0):
+            del rec["runs"][0]["centers"]              # as store_centers: false
+    table = fig1.aggregate(wide, agg, ctx)
+    assert sorted(table.loc[table["kind"] == "centre", "epsilon"].unique()) == [0.1, 1.0]   # drawn: the pair
+    declared = fig1.checks(table, spec("fig1", "checks", "quick"))[1]
+    assert declared.holds is True and declared.quantity == pytest.approx(4 / 9)
+    spec_wide = spec("fig1", "checks", "quick")
+    spec_wide["claims"] = dict(spec_wide["claims"], epsilons=[0.05, 2.0])
+    assert fig1.checks(table, spec_wide)[1].holds is False       # 50 at ε = 2 against 30 at ε = 0.05
 
 
 @pytest.mark.parametrize("item", ["fig1", "fig2", "fig3"])
