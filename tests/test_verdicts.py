@@ -130,3 +130,31 @@ def test_error_rates_under_the_null_stay_at_alpha(m):
     # one-sided α = 0.05; 300 replicates: a binomial 99.9 % upper bound of 0.05 is about 0.094
     assert rate_fail <= 0.094 and rate_hold <= 0.094
     assert ALPHA == 0.05
+
+
+def test_every_dataset_is_one_policy_for_every_paper():
+    """docs/VERDICTS.md: a claim over every dataset with some missing is not evaluable (n of N datasets),
+    whatever the others show; their verdict and a failure's why stay in the detail, the rule says it."""
+    from dpclust.pipeline.aggregate import Check
+    from dpclust.pipeline.verdicts import every_dataset
+
+    failed = Check("c", False, "cells", why="genuine: x", rule="every of 2 cells")
+    out = every_dataset(failed, ["a", "b", "c"], {"c": "data unavailable"}, {"c": "Cee"})
+    assert out.holds is None and not out.undecided and out.why == ""
+    assert out.detail == ("not evaluable (2 of 3 datasets; missing: Cee (data unavailable)); on the 2 available: "
+                          "does not hold (genuine: x) — cells")
+    assert out.rule == "every of 2 cells; not evaluable (2 of 3 datasets; missing: Cee (data unavailable))"
+    assert every_dataset(failed, ["a", "b"], {}) is failed                      # nothing missing: unchanged
+    assert "missing: b (data unavailable)" in every_dataset(failed, ["a", "b"], ["b"]).detail   # a plain list
+
+
+def test_relative_and_ratio_cells_share_one_home():
+    """The comparison cells every item builds: (a − b)/b on the Welch interval, a/b by the delta method."""
+    from dpclust.pipeline.claims import diff_ci, ratio_ci
+    from dpclust.pipeline.verdicts import ratio_cell, relative_cell
+
+    a, b = (9.0, 1.0, 10), (10.0, 1.5, 12)
+    rel, d = relative_cell("r", a, b).interval(0.9), diff_ci(a, b, 0.9)
+    assert rel.estimate == pytest.approx(-0.1) and rel.low == pytest.approx(d.low / 10) \
+        and rel.high == pytest.approx(d.high / 10)
+    assert ratio_cell("q", a, b).interval(0.9) == ratio_ci(a, b, 0.9)

@@ -293,9 +293,9 @@ def test_a_claim_over_the_figures_datasets_with_one_missing_is_not_evaluable():
     item = {**FIG2, "options": {"datasets": ["lo", "gone", "hi"]}}
     res = fig2.checks(pd.concat([t, gone], ignore_index=True), item)
     assert all(c.result == "not evaluable" for c in res[:4])
-    assert res[0].detail.startswith("not evaluable (2 of 3 datasets; unavailable: gone)")
-    assert "on the available datasets: does not hold" in res[0].detail
-    assert "not evaluable: 2 of 3 datasets available" in res[0].rule
+    assert res[0].detail.startswith("not evaluable (2 of 3 datasets; missing: gone (data unavailable))")
+    assert "on the 2 available: does not hold" in res[0].detail
+    assert "not evaluable (2 of 3 datasets" in res[0].rule
     assert res[4].result == "holds" and res[4].kind == "bookkeeping"
 
 

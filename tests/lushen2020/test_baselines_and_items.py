@@ -176,7 +176,7 @@ def test_fig7_checks_hold_and_fail_on_the_numbers():
     # what iris shows in the detail; the cap is our bookkeeping
     checks = fig7.checks(good, FIG7)
     assert len(checks) == 13 and all(c.result == "not evaluable" for c in checks[:12])
-    assert all(c.detail.startswith("not evaluable (1 of 2 datasets: no runs on image); on the 1 available: ")
+    assert all(c.detail.startswith("not evaluable (1 of 2 datasets; missing: image (no runs)); on the 1 available: ")
                for c in checks[:12])
     assert checks[0].detail.split("available: ")[1].startswith("holds")
     assert checks[-1].result == "holds" and checks[-1].kind == "bookkeeping"
@@ -342,7 +342,7 @@ def test_fig9_the_papers_count_decides_and_ours_is_the_alternative_reading():
     two = dict(table_opts, paper_table={k: dict(v, image=v["iris"]) for k, v in table_opts["paper_table"].items()})
     checks = iterations.checks(table, {"options": two, "claims": claims})
     assert [c.result for c in checks] == ["not evaluable", "holds", "not evaluable", "not evaluable"]
-    assert checks[0].detail.startswith("not evaluable (1 of 2 datasets: no runs on image)")
+    assert checks[0].detail.startswith("not evaluable (1 of 2 datasets; missing: image (no runs))")
     with pytest.raises(ValueError, match="paper_count"):
         iterations.checks(table, {"options": table_opts, "claims": dict(claims, paper_count="x")})
     # further counts the claims name are alternative readings too (Fig. 10 reads Fig. 9's count so)
@@ -364,7 +364,7 @@ def test_fig8_is_not_evaluable_while_a_dataset_of_the_paper_is_missing():
     assert [c.result for c in fig8.checks(t8, {"claims": claims})] == ["does not hold", "holds", "holds"]
     c8 = fig8.checks(t8, {"claims": dict(claims, paper_datasets=["iris", "image"])})
     assert [c.result for c in c8] == ["not evaluable"] * 3
-    assert c8[0].detail.startswith("not evaluable (1 of 2 datasets: no runs on image); on the 1 available: "
+    assert c8[0].detail.startswith("not evaluable (1 of 2 datasets; missing: image (no runs)); on the 1 available: "
                                    "does not hold (genuine: below 84%")
     assert all("every of 1 cell" in c.rule for c in c8)
 

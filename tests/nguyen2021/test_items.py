@@ -82,7 +82,7 @@ def test_unavailable_dataset_is_not_evaluable_and_renders_a_panel(tmp_path):
     t = pd.concat([t, bad], ignore_index=True)
     checks = fig1.checks(t, ITEM)
     assert checks[0].holds is None and not checks[0].undecided and "not evaluable on MNIST (train)" in checks[0].detail
-    assert checks[0].detail.startswith("not evaluable (1 of 2 datasets: no runs on MNIST (train)); on the 1 "
+    assert checks[0].detail.startswith("not evaluable (1 of 2 datasets; missing: MNIST (train) (no runs)); on the 1 "
                                        "available: holds")
     assert checks[1].holds is None and checks[1].detail.startswith("not evaluable (1 of 2 datasets")
     # the rubric (docs/VERDICTS.md): not evaluable while a dataset is missing, even where the available

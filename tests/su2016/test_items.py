@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
+from dpclust.pipeline import verdicts
 from dpclust.pipeline.items.su2016 import common, fig1, fig2, fig3, table1
 
 LABELS = {"su2016.dplloyd": "DPLloyd", "su2016.eugkm": "EUGkM", "su2016.pgkm": "PGkM", "su2016.gkm": "GkM",
@@ -267,16 +268,16 @@ def test_extreme_cell_is_a_max_with_bonferroni_only_on_its_failing_side():
     from dpclust.pipeline.verdicts import Directional, judge, t_cell
 
     a, b = t_cell("a", -0.5, 0.1, 20), t_cell("b", -0.4, 0.1, 20)
-    both = common.extreme_cell("both", [a, b], largest=True)
+    both = verdicts.extreme_cell("both", [a, b], largest=True)
     iv = both.interval(0.9)
     assert iv.estimate == pytest.approx(-0.4) and iv.high == pytest.approx(b.interval(0.9).high)
     assert judge([both], Directional("<", 0.0)).result is True
     c = t_cell("c", 0.2, 0.1, 20)                # z = 2: fails alone at one-sided 5 %, not after Bonferroni
     assert judge([c], Directional("<", 0.0)).result is False
-    assert judge([common.extreme_cell("ac", [a, c], largest=True)], Directional("<", 0.0)).result is None
-    lo = common.extreme_cell("ac", [a, c], largest=True).interval(0.9).low
+    assert judge([verdicts.extreme_cell("ac", [a, c], largest=True)], Directional("<", 0.0)).result is None
+    lo = verdicts.extreme_cell("ac", [a, c], largest=True).interval(0.9).low
     assert lo == pytest.approx(c.interval(0.95).low)    # Bonferroni over 2: each at 97.5 % one-sided
-    smallest = common.extreme_cell("min", [a, c], largest=False).interval(0.9)
+    smallest = verdicts.extreme_cell("min", [a, c], largest=False).interval(0.9)
     assert smallest.estimate == pytest.approx(-0.5) and smallest.low == pytest.approx(a.interval(0.9).low)
 
 
@@ -284,10 +285,10 @@ def test_relative_cells_scale_the_welch_difference_by_the_comparator():
     from dpclust.pipeline.claims import diff_ci
 
     a, b = (1.0, 0.3, 10), (2.0, 0.5, 8)
-    cell, ref = common.relative_cell("x", a, b), diff_ci(a, b, 0.9)
+    cell, ref = verdicts.relative_cell("x", a, b), diff_ci(a, b, 0.9)
     iv = cell.interval(0.9)
     assert (iv.estimate, iv.low, iv.high) == pytest.approx((ref.estimate / 2, ref.low / 2, ref.high / 2))
-    assert common.relative_cell("one run", (1.0, 0.0, 1), b).interval(0.9).low == float("-inf")
+    assert verdicts.relative_cell("one run", (1.0, 0.0, 1), b).interval(0.9).low == float("-inf")
 
 
 def test_share_check_is_an_alternative_reading_over_the_engines_cells():
@@ -305,12 +306,12 @@ def test_linear_ci_is_welch_for_two_terms_and_shifts_by_constants():
     from dpclust.pipeline.claims import diff_ci
 
     a, b = (1.0, 0.3, 10), (0.7, 0.5, 8)
-    iv = common.linear_ci([(1.0, a), (-1.0, b)])
+    iv = verdicts.linear_ci([(1.0, a), (-1.0, b)])
     ref = diff_ci(a, b)
     assert (iv.low, iv.high) == pytest.approx((ref.low, ref.high))
-    shifted = common.linear_ci([(1.0, a), (-1.0, b)], shift=-0.3)
+    shifted = verdicts.linear_ci([(1.0, a), (-1.0, b)], shift=-0.3)
     assert shifted.estimate == pytest.approx(0.0) and shifted.high - shifted.low == pytest.approx(iv.high - iv.low)
-    assert common.linear_ci([(1.0, (1.0, 0.1, 1))]).low == float("-inf")     # one run: no interval
+    assert verdicts.linear_ci([(1.0, (1.0, 0.1, 1))]).low == float("-inf")     # one run: no interval
 
 
 def test_runs_sharing_initial_sets_are_summarised_by_their_set_means():

@@ -18,19 +18,24 @@ hold, "almost all" when at least 80 % do; otherwise it does not hold when a fail
 Holm) makes the quantifier impossible, else it is not decidable. An equivalence cell holds by two
 one-sided tests (its (1 − 2α) interval inside the margin band), fails when its Holm-corrected
 interval lies outside the band.
+
+The cells every item compares with (`relative_cell`, `ratio_cell`, `linear_cell`, `extreme_cell`) and
+the one "every dataset" policy (`every_dataset`: with datasets missing, not evaluable (n of N)) live
+here too, so that no paper's items carry a copy of their own.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import functools
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dpclust.pipeline.aggregate import Check
-from dpclust.pipeline.claims import Interval
+from dpclust.pipeline.claims import Interval, ratio_ci
 
 #: one-sided error level of every decision (a two-sided 90 % interval tests both sides at 5 %)
 ALPHA = 0.05
@@ -307,3 +312,111 @@ def point_cell(label: str, value: float) -> Cell:
     """A cell measured exactly (no sampling error): its interval is the point at every level."""
     v = float(value)
     return Cell(label, lambda level: Interval(v, v, v))
+
+
+# ---------------------------------------------------------------------------------------------
+# the cells and rules every item's checks build on (one home: the items import them from here)
+# ---------------------------------------------------------------------------------------------
+def _welch(terms, shift: float = 0.0) -> tuple[float, float, float]:
+    """(estimate, se, df) of Σ c_i·mean_i + shift over (c_i, (mean_i, sd_i, n_i)) (Welch–Satterthwaite);
+    se = inf when a term has n < 2 or no sd, se = 0 when every term is exact."""
+    est = shift + sum(c * float(m) for c, (m, _, _) in terms)
+    if any(n < 2 or not (sd == sd) for _, (_, sd, n) in terms):
+        return est, math.inf, math.inf
+    parts = [(c * c * float(sd) ** 2 / n, n) for c, (_, sd, n) in terms]
+    var = sum(v for v, _ in parts)
+    if var == 0:
+        return est, 0.0, math.inf
+    return est, math.sqrt(var), var ** 2 / sum(v * v / (n - 1) for v, n in parts if v > 0)
+
+
+def linear_ci(terms, shift: float = 0.0, level: float = 0.95) -> Interval:
+    """Welch–Satterthwaite interval of Σ c_i·mean_i + shift for independent samples given as
+    (c_i, (mean_i, sd_i, n_i)); a term with n < 2 makes the interval unbounded."""
+    from scipy import stats
+
+    est, se, df = _welch(terms, shift)
+    if math.isinf(se):
+        return Interval(est, -math.inf, math.inf)
+    if se == 0:
+        return Interval(est, est, est)
+    half = float(stats.t.ppf(0.5 + level / 2, df)) * se
+    return Interval(est, est - half, est + half)
+
+
+def linear_cell(label: str, terms, shift: float = 0.0, scale: float = 1.0) -> Cell:
+    """The cell of Σ c_i·mean_i + shift (`linear_ci`'s Welch–Satterthwaite interval, a Student-t
+    cell), times a positive constant `scale`: relative cells divide by a reference mean, so that the
+    rubric's null margin (±1 %, absolute when the threshold is 0) is 1 % of that reference. Scaling
+    by a constant moves no decision, only the margin's unit."""
+    est, se, df = _welch(terms, shift)
+    scale = float(scale) if scale == scale and scale > 0 and math.isfinite(scale) else 1.0
+    if math.isinf(se):
+        value = est * scale
+        return Cell(label, lambda level: Interval(value, -math.inf, math.inf))
+    if se == 0:
+        return point_cell(label, est * scale)
+    return t_cell(label, est * scale, se * scale, df)
+
+
+def per(reference: float) -> float:
+    """1 / reference, the scale of a cell relative to a (positive) reference mean; 1 without one."""
+    r = float(reference)
+    return 1.0 / r if r == r and r > 0 and math.isfinite(r) else 1.0
+
+
+def relative_cell(label: str, a, b) -> Cell:
+    """(mean_a − mean_b) / mean_b from two (mean, sd, n) triples: the Welch interval of the difference
+    divided by the comparator's mean, so that 0.01 is 1 % of it."""
+    return linear_cell(label, [(1.0, a), (-1.0, b)], scale=per(b[0]))
+
+
+def ratio_cell(label: str, a, b) -> Cell:
+    """mean_a / mean_b from two (mean, sd, n) triples: the delta-method interval (`claims.ratio_ci`)."""
+    return Cell(label, lambda level: ratio_ci(a, b, level))
+
+
+def extreme_cell(label: str, cells, largest: bool) -> Cell:
+    """A cell made of several comparisons, decided as one: the largest (or smallest) of their
+    quantities. "Every comparison < 0" is "max < 0" and "every comparison > 0" is "min > 0".
+    Interval of the max at `level`: its upper end is the largest upper end at `level` (an
+    intersection-union bound: no correction), its lower end the largest lower end at the Bonferroni
+    level 1 − (1 − level)/m; the min mirrors it. Coverage is at least `level` for any m."""
+    cells = list(cells)
+    if len(cells) == 1:
+        return Cell(label, cells[0].interval, cells[0].t)
+    m = len(cells)
+    pick = max if largest else min
+
+    def interval(level: float) -> Interval:
+        plain = [c.interval(level) for c in cells]
+        wide = [c.interval(1.0 - (1.0 - level) / m) for c in cells]
+        est = pick(iv.estimate for iv in plain)
+        if largest:
+            return Interval(est, max(iv.low for iv in wide), max(iv.high for iv in plain))
+        return Interval(est, min(iv.low for iv in plain), min(iv.high for iv in wide))
+
+    return Cell(label, interval)
+
+
+def failing(verdict: Verdict) -> list[str]:
+    """Labels of the cells the engine failed (Holm, or effect absent)."""
+    return [c.label for c in verdict.cells if c.state == FAILS]
+
+
+def every_dataset(check: Check, planned: Sequence[str], missing: Mapping[str, str] | Sequence[str],
+                  names: Mapping[str, str] | None = None) -> Check:
+    """The rubric's one policy for a claim over every dataset (docs/VERDICTS.md): with some of the
+    `planned` datasets `missing` (dataset → why, or a list) it is not evaluable (n of N datasets),
+    whatever the available ones show; their verdict (and the why of a failure) stays in the detail."""
+    missing = dict(missing) if isinstance(missing, Mapping) else {d: "" for d in missing}
+    if not missing:
+        return check
+    names = names or {}
+    n, total = len(planned) - len(missing), len(planned)
+    note = (f"not evaluable ({n} of {total} datasets; missing: "
+            + ", ".join(f"{names.get(d, d)} ({why or 'data unavailable'})" for d, why in missing.items()) + ")")
+    shown = check.result + (f" ({check.why})" if check.holds is False and check.why else "")
+    on = f"on the {n} available: {shown}" + (f" — {check.detail}" if check.detail else "")
+    return dataclasses.replace(check, holds=None, undecided=False, why="", detail=f"{note}; {on}",
+                               rule=f"{check.rule}; {note}" if check.rule else note)

@@ -23,7 +23,7 @@ import pandas as pd
 
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt, runs_frame
-from dpclust.pipeline.claims import LEVEL, Interval, diff_ci, ratio_ci
+from dpclust.pipeline.claims import LEVEL, Interval
 from dpclust.pipeline.itemkit import availability, name
 
 DIAGNOSTICS = {"recovery_cost": "recovery_cost", "recovery_nonempty_clusters": "recovery_nonempty",
@@ -195,24 +195,6 @@ def spent_check(table: pd.DataFrame, private: list[str], rel_tol: float) -> Chec
 # ---------------------------------------------------------------------------------------------
 # cells of the claims engine
 # ---------------------------------------------------------------------------------------------
-def ratio_cell(label: str, a: Sequence[float], b: Sequence[float]) -> verdicts.Cell:
-    """mean_a / mean_b from (mean, sd, n) triples: the delta-method interval (`claims.ratio_ci`) at any level."""
-    return verdicts.Cell(label, lambda level: ratio_ci(a, b, level))
-
-
-def relative_diff_cell(label: str, a: Sequence[float], b: Sequence[float]) -> verdicts.Cell:
-    """(mean_a − mean_b) / mean_b: the Welch interval of the difference (`claims.diff_ci`) divided by
-    b's mean, so that the rubric's null margin of a "better / lower" claim at threshold 0 (±0.01,
-    absolute) is 1 % of b's cost, on every dataset's scale alike."""
-    scale = float(b[0])
-
-    def interval(level: float) -> Interval:
-        iv = diff_ci(a, b, level)
-        return Interval(iv.estimate / scale, iv.low / scale, iv.high / scale)
-
-    return verdicts.Cell(label, interval)
-
-
 def log_linear_cell(label: str, terms: Sequence[tuple[float, float, float, int]]) -> verdicts.Cell:
     """exp(Σ c_i·ln mean_i) with its `log_linear_ci` interval at any level."""
     return verdicts.Cell(label, lambda level: log_linear_ci(terms, level))
@@ -281,20 +263,6 @@ def degenerate_note(notes: Sequence[str], recorded: bool) -> str:
 def states(cells: Sequence[verdicts.Cell], test, quantifier: str = "every") -> list[str]:
     """Each cell's state under the engine (holds / fails / open), in order."""
     return [c.state for c in verdicts.judge(cells, test, quantifier).cells]
-
-
-def over_datasets(chk: Check, wanted: Sequence[str], missing: Sequence[str]) -> Check:
-    """docs/VERDICTS.md: a claim over every dataset with datasets missing is not evaluable (n of N
-    datasets); the verdict on the available ones stays in the detail (and its why, if it fails)."""
-    if not missing or chk.cells == 0:
-        return chk
-    n, total = len(wanted) - len(missing), len(wanted)
-    found = chk.result + (f" ({chk.why})" if chk.holds is False else "")
-    return Check(chk.claim, None,
-                 f"not evaluable ({n} of {total} datasets; unavailable: {', '.join(missing)}); on the available "
-                 f"datasets: {found}; cells: {chk.detail}",
-                 quantity=chk.quantity, ci=chk.ci, threshold=chk.threshold, kind=chk.kind, cells=chk.cells,
-                 rule=f"{chk.rule}; not evaluable: {n} of {total} datasets available")
 
 
 def evidence(table: pd.DataFrame, item: dict, dataset: str, by: str, key, algs: Sequence[str]) -> str:

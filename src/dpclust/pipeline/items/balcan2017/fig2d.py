@@ -33,8 +33,6 @@ from dpclust.pipeline.items.balcan2017.common import (
     log_linear_cell,
     log_linear_ci,
     nonempty_low,
-    ratio_cell,
-    relative_diff_cell,
     require_dp,
     spent_check,
     states,
@@ -43,6 +41,7 @@ from dpclust.pipeline.items.balcan2017.common import (
 )
 from dpclust.pipeline.items.balcan2017.fig2 import variant_style
 from dpclust.pipeline.plotting import mark_unavailable, mean_sd_line, panel_grid, save_figure
+from dpclust.pipeline.verdicts import ratio_cell, relative_cell
 
 
 def aggregate(records, item, ctx=None) -> pd.DataFrame:
@@ -112,7 +111,7 @@ def checks(table: pd.DataFrame, item: dict) -> list[Check]:
     if refused:
         checks.append(refused)
     else:
-        cs = [relative_diff_cell(f"ε={e:g}: Δ", triple(o[e]), triple(s[e])) for e in common]
+        cs = [relative_cell(f"ε={e:g}: Δ", triple(o[e]), triple(s[e])) for e in common]
         test = verdicts.Directional("<", 0.0)
         failing = [e for e, st in zip(common, states(cs, test)) if st == verdicts.FAILS]
         checks.append(verdicts.check(

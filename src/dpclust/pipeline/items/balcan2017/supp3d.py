@@ -25,13 +25,12 @@ from dpclust.pipeline.items.balcan2017.common import (
     guarantee_of,
     guard_degenerate,
     nonempty_low,
-    ratio_cell,
-    relative_diff_cell,
     spent_check,
     summary,
     triple,
 )
 from dpclust.pipeline.plotting import write_table
+from dpclust.pipeline.verdicts import ratio_cell, relative_cell
 
 
 def aggregate(records, item, ctx=None) -> pd.DataFrame:
@@ -72,7 +71,7 @@ def checks(table: pd.DataFrame, item: dict) -> list[Check]:
     # §7 (3-D comparison): griding achieves the best objective — best among the private algorithms:
     # lower than every other one (every cell), one-sided with the 1 % null margin
     if grid in rows:
-        cs = [relative_diff_cell(f"vs {name(item, alg)}: Δ", triple(rows[grid]), triple(r))
+        cs = [relative_cell(f"vs {name(item, alg)}: Δ", triple(rows[grid]), triple(r))
               for alg, r in rows.items() if alg != grid]
         checks.append(verdicts.check(
             f"griding ({name(item, grid)}) achieves the best objective among the private algorithms", cs,

@@ -18,7 +18,7 @@ from dpclust.pipeline.aggregate import Check, fmt
 from dpclust.pipeline.claims import Interval, ratio_ci
 from dpclust.pipeline.itemkit import dataset_name, name
 from dpclust.pipeline.plotting import mark_unavailable, panel_grid, panel_status, save_figure, style_for, write_table
-from dpclust.pipeline.verdicts import Cell, Directional, check
+from dpclust.pipeline.verdicts import Cell, Directional, check, every_dataset
 
 ALGORITHMS = ("baselines.lloyd", "baselines.kmeanspp")
 
@@ -104,14 +104,7 @@ def _over_datasets(c: Check, table: pd.DataFrame) -> Check:
     every = sorted(cost["dataset"].unique())
     missing = sorted(set(cost.loc[cost["status"] == "data_unavailable", "dataset"])
                      - set(cost.loc[cost["status"] == "ok", "dataset"]))
-    if not missing:
-        return c
-    note = (f"not evaluable ({len(every) - len(missing)} of {len(every)} datasets; missing: "
-            + ", ".join(missing) + ")")
-    c.detail = f"{note}; on the available ones: {c.result}" + (f" — {c.detail}" if c.detail else "")
-    c.holds, c.undecided, c.why = None, False, ""
-    c.rule = f"{c.rule}; {note}" if c.rule else note
-    return c
+    return every_dataset(c, every, missing)
 
 
 def check_table(table: pd.DataFrame, item: dict) -> list[Check]:

@@ -20,7 +20,7 @@ at others says "depends on a lost parameter: ε". The table carries each cell's 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -193,17 +193,21 @@ def ratio_to_constant(table: pd.DataFrame, dataset: str, a: str, k, epsilon, con
     return ratio_ci(A, (constant, 0.0, A[2]))
 
 
-def why_not_evaluable(table: pd.DataFrame, item, dataset: str) -> str:
+def why_not_evaluable(table: pd.DataFrame, dataset: str) -> str:
     """Why a claim on `dataset` cannot be evaluated: not run, data unavailable, or no common runs."""
     status, reason = availability(table, dataset)
-    label = dataset_name(item, dataset)
     if status == "absent":
-        return f"{label}: not run in this preset"
+        return "not run in this preset"
     if status == "data_unavailable":
-        return f"{label}: data unavailable ({short_reason(reason)})"
+        return f"data unavailable ({short_reason(reason)})"
     if status == "refused":
-        return f"{label}: refused ({reason})"
-    return f"{label}: no common k"
+        return f"refused ({reason})"
+    return "no common k"
+
+
+def reasons_text(item, missing: dict[str, str]) -> str:
+    """"<dataset>: <why>; ..." of the datasets a claim cannot be evaluated on (`available_datasets`)."""
+    return "; ".join(f"{dataset_name(item, ds)}: {why}" for ds, why in missing.items())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -220,18 +224,13 @@ def _eps_set(values) -> str:
     return "{" + ", ".join(_fmt_eps(e) for e in values) + "}"
 
 
-def ratio_cell(label: str, a: Sequence[float], b: Sequence[float]) -> verdicts.Cell:
-    """mean_a / mean_b from (mean, sd, n): the delta-method interval (`claims.ratio_ci`) at any level."""
-    return verdicts.Cell(label, lambda level: ratio_ci(a, b, level))
-
-
 def reference_cell(label: str, a: Sequence[float], ref: Sequence[float]) -> tuple[verdicts.Cell, bool]:
     """mean_a / a non-private reference's mean: the delta-method interval when the reference has two
     runs or more, else its one run taken as a constant (`ratio_ci` with a zero-variance denominator,
     as before); returns the cell and whether the reference was taken as a constant."""
     m, sd, n = ref
     if n >= 2 and np.isfinite(sd):
-        return ratio_cell(label, a, ref), False
+        return verdicts.ratio_cell(label, a, ref), False
     return verdicts.Cell(label, lambda level: ratio_ci(a, (m, 0.0, a[2]), level)), True
 
 
@@ -292,7 +291,7 @@ def epsilon_table(held, failed, other) -> str:
 
 
 def sentence_check(claim: str, entries: Sequence[Entry], test, quantifier: str, detail: str = "",
-                   why: str = "", wanted: Sequence[str] = (), missing: Sequence[str] = (),
+                   why: str = "", wanted: Sequence[str] = (), missing: Mapping[str, str] | None = None,
                    absent_reason: str = "", item=None) -> Check:
     """One verdict for one sentence of the paper over its cells (`entries`), by the engine. The detail
     tabulates the verdict per ε; a sentence that does not hold says why: "depends on a lost parameter:
@@ -330,19 +329,14 @@ def sentence_check(claim: str, entries: Sequence[Entry], test, quantifier: str, 
         reason = f"genuine: {evidence}"
     chk = verdicts.check(claim, cs, test, quantifier, why=(why + "; " if why else "") + reason)
     chk.detail = "; ".join(x for x in (table, detail, "cells: " + chk.detail) if x)   # the per-ε table first
-    if not missing:
-        return chk
-    n, total = len(wanted) - len(missing), len(wanted)
-    found = chk.result + (f" ({chk.why})" if chk.holds is False else "")
-    return Check(claim, None, f"not evaluable ({n} of {total} datasets; {', '.join(missing)}); on the available "
-                 f"datasets: {found}; cells: {chk.detail}", quantity=chk.quantity, ci=chk.ci,
-                 threshold=chk.threshold, cells=chk.cells, rule=f"{chk.rule}; not evaluable: {n} of {total} datasets")
+    names = {ds: dataset_name(item, ds) for ds in wanted} if item is not None else None
+    return verdicts.every_dataset(chk, wanted, missing or {}, names)
 
 
-def available_datasets(table: pd.DataFrame, item, datasets: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(the datasets with successful runs, the reasons the others cannot be evaluated)."""
+def available_datasets(table: pd.DataFrame, item, datasets: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """(the datasets with successful runs, {each other dataset: why it cannot be evaluated})."""
     ok = [ds for ds in datasets if availability(table, ds)[0] == "ok"]
-    return ok, [why_not_evaluable(table, item, ds) for ds in datasets if ds not in ok]
+    return ok, {ds: why_not_evaluable(table, ds) for ds in datasets if ds not in ok}
 
 
 def refused_roles(table: pd.DataFrame, item, roles: Sequence[str]) -> str:
@@ -368,8 +362,8 @@ def ratio_entries(table: pd.DataFrame, item, datasets: Sequence[str], pairs: Seq
                     B = cell(table, ds, b, k, eps if is_private(table, b) else None)
                     if A is None or B is None:
                         continue
-                    c = ratio_cell(f"{dataset_name(item, ds)} {name(item, a)}/{name(item, b)} ε={_fmt_eps(eps)} k={k}",
-                                   A, B)
+                    label = f"{dataset_name(item, ds)} {name(item, a)}/{name(item, b)} ε={_fmt_eps(eps)} k={k}"
+                    c = verdicts.ratio_cell(label, A, B)
                     if guard:
                         for alg, e in ((a, eps), (b, eps if is_private(table, b) else None)):
                             guarded = guard_degenerate(c, nonempty_low(table, ds, alg, k, e), k)

@@ -42,6 +42,7 @@ from dpclust.pipeline.items.cohenaddad2022.common import (
     nonempty_low,
     private_epsilons,
     ratio_entries,
+    reasons_text,
     reference_cell,
     refused_roles,
     render_normalised,
@@ -72,7 +73,7 @@ def outperformed(table: pd.DataFrame, item) -> Check:
     entries, _ = ratio_entries(table, item, datasets, [(hst, bal), (cor, bal)])
     return sentence_check(claim, entries, verdicts.Directional("<", 1.0), "every",
                           detail=f"mean cost / {name(item, bal)}'s, delta-method interval", wanted=wanted,
-                          missing=missing, absent_reason="; ".join(missing), item=item)
+                          missing=missing, absent_reason=reasons_text(item, missing), item=item)
 
 
 def _reference_entries(table, item, ds, hst, reference) -> tuple[list[Entry], list[str], bool]:
@@ -123,7 +124,7 @@ def close_to_nonprivate(table: pd.DataFrame, item) -> list[Check]:
                  f"found ({best}) on {dataset_name(item, ds)} {within}")
     datasets, missing = available_datasets(table, item, [ds])
     if not datasets:
-        return [Check(c, None, "; ".join(missing), cells=0, rule="no cell") for c in (claim, alt_claim)]
+        return [Check(c, None, reasons_text(item, missing), cells=0, rule="no cell") for c in (claim, alt_claim)]
     entries, degenerate, constant = _reference_entries(table, item, ds, hst, ref)
     detail = (f"{name(item, hst)} / {name(item, ref)}, delta-method interval"
               + (f" ({name(item, ref)} with one run: its cost taken as a constant)" if constant else "")
@@ -161,7 +162,7 @@ def small_factor(table: pd.DataFrame, item) -> list[Check]:
     detail = (f"{name(item, hst)} / {name(item, ref)}, delta-method interval"
               + (f" ({name(item, ref)} with one run: its cost taken as a constant)" if constant else "")
               + f"; {degenerate_text(table, degenerate)}")
-    common = dict(detail=detail, wanted=wanted, missing=missing, absent_reason="; ".join(missing), item=item)
+    common = dict(detail=detail, wanted=wanted, missing=missing, absent_reason=reasons_text(item, missing), item=item)
     return [sentence_check(claim, entries, verdicts.Directional("<", f, null_margin=0.0), "every", **common),
             sentence_check(alt_claim, entries, verdicts.Directional("<=", alt_f, null_margin=0.0), "every", **common)]
 

@@ -24,6 +24,7 @@ from dpclust.pipeline.items.cohenaddad2022.common import (
     degenerate_text,
     name,
     ratio_entries,
+    reasons_text,
     refused_roles,
     render_normalised,
     sentence_check,
@@ -53,7 +54,7 @@ def checks(table: pd.DataFrame, item) -> list[Check]:
         entries, _ = ratio_entries(table, item, datasets, [(hst, cor), (hst, kv)])
         checks.append(sentence_check(claim, entries, verdicts.Directional("<", 1.0), "every",
                                      detail="delta-method interval", wanted=[ds], missing=missing,
-                                     absent_reason="; ".join(missing), item=item))
+                                     absent_reason=reasons_text(item, missing), item=item))
     # §6: "on COVERTYPE [HST] is comparable to the coreset heuristic" — equivalence of HST / Coreset
     # within the config's REC band `comparable_band`; no quantifier: every cell (ε × k)
     ds = claims["comparable_dataset"]
@@ -66,10 +67,11 @@ def checks(table: pd.DataFrame, item) -> list[Check]:
     else:
         datasets, missing = available_datasets(table, item, [ds])
         entries, degenerate = ratio_entries(table, item, datasets, [(hst, cor)], guard=True)
-        reasons = missing or [f"{dataset_name(item, ds)}: no common cell of {name(item, hst)} and {name(item, cor)}"]
+        reasons = missing or {ds: f"no common cell of {name(item, hst)} and {name(item, cor)}"}
         checks.append(sentence_check(claim, entries, verdicts.Equivalent(lo, hi), "every",
                                      detail=f"{name(item, hst)} / {name(item, cor)}, delta-method interval; "
                                      + degenerate_text(table, degenerate),
-                                     wanted=[ds], missing=missing, absent_reason="; ".join(reasons), item=item))
+                                     wanted=[ds], missing=missing, absent_reason=reasons_text(item, reasons),
+                                     item=item))
     checks.append(spent_cells(table))
     return checks

@@ -197,21 +197,6 @@ def difference_cell(label: str, a: verdicts.Cell, b: verdicts.Cell) -> verdicts.
     return verdicts.Cell(label, interval)
 
 
-def welch_cell(label: str, a: Sequence[float], b: Sequence[float], scale: float = 1.0) -> verdicts.Cell:
-    """Welch's interval of mean_a − mean_b from (mean, sd, n) triples (`claims.diff_ci`, at every level),
-    divided by `scale` > 0 (e.g. b's mean: the difference relative to the comparator, so that the rubric's
-    1 % null margin is 1 % of the comparator's cost; the sign, and so every decision, is unchanged)."""
-    (ma, sa, na), (mb, sb, nb) = a, b
-    if na < 2 or nb < 2 or not (np.isfinite(sa) and np.isfinite(sb)):
-        est = (float(ma) - float(mb)) / scale
-        return verdicts.Cell(label, lambda level: Interval(est, -math.inf, math.inf))
-    va, vb = float(sa) ** 2 / na, float(sb) ** 2 / nb
-    if va + vb == 0:
-        return verdicts.point_cell(label, (float(ma) - float(mb)) / scale)
-    df = (va + vb) ** 2 / (va ** 2 / (na - 1) + vb ** 2 / (nb - 1))
-    return verdicts.t_cell(label, (float(ma) - float(mb)) / scale, math.sqrt(va + vb) / scale, max(df, 1.0))
-
-
 def judged_check(claim: str, cells: Sequence[verdicts.Cell], test, quantifier: str, *,
                  why: Callable[[verdicts.Verdict], str] | None = None, detail: str = "",
                  kind: str = "paper") -> Check:
@@ -220,23 +205,9 @@ def judged_check(claim: str, cells: Sequence[verdicts.Cell], test, quantifier: s
     return verdicts.check(claim, cells, test, quantifier, why=reason, detail=detail, kind=kind)
 
 
-def failing(verdict: verdicts.Verdict) -> list[str]:
-    """Labels of the cells the engine failed (Holm, or effect absent)."""
-    return [c.label for c in verdict.cells if c.state == verdicts.FAILS]
-
-
 def over_datasets(check: Check, covered: Iterable[str], expected: Sequence[str], item: Mapping) -> Check:
-    """The rubric (docs/VERDICTS.md): a claim over the paper's datasets with datasets missing is not
-    evaluable (n of N datasets). What the available datasets show stays in the detail."""
-    covered = set(covered)
-    expected = list(dict.fromkeys(expected))
-    missing = [d for d in expected if d not in covered]
-    if not missing:
-        return check
-    n, total = len(expected) - len(missing), len(expected)
-    shown = check.result + (f" ({check.why})" if check.holds is False else "")
-    note = (f"not evaluable ({n} of {total} datasets: no runs on "
-            f"{', '.join(dataset_name(item, d) for d in missing)}); on the {n} available: {shown}")
-    check.detail = f"{note}; {check.detail}" if check.detail else note
-    check.holds, check.undecided, check.why = None, False, ""
-    return check
+    """`verdicts.every_dataset` (the rubric's one policy) over the paper's datasets, those without runs
+    (not in `covered`) missing."""
+    covered, expected = set(covered), list(dict.fromkeys(expected))
+    return verdicts.every_dataset(check, expected, {d: "no runs" for d in expected if d not in covered},
+                                  {d: dataset_name(item, d) for d in expected})

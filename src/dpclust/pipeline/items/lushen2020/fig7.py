@@ -56,7 +56,6 @@ from dpclust.pipeline.items.lushen2020.common import (
     dataset_order,
     difference_cell,
     display_name,
-    failing,
     is_dp,
     judged_check,
     legend_label,
@@ -66,9 +65,9 @@ from dpclust.pipeline.items.lushen2020.common import (
     resample_means,
     runs_table,
     status_rows,
-    welch_cell,
 )
 from dpclust.pipeline.plotting import mark_unavailable, panel_grid, panel_status, save_figure, style_for
+from dpclust.pipeline.verdicts import failing, relative_cell
 
 COLUMNS = ["row", "dataset", "k", "algorithm", "epsilon", "eps_step", "guarantee", "n", "cost_mean", "cost_std",
            "lloyd_cost_mean", "lloyd_cost_std", "lloyd_n", "ratio", "gap", "gap_low", "gap_high",
@@ -347,8 +346,7 @@ def _beats(cells, item, alg: str, comparators: str, expected) -> Check:
             if not is_comparator(r.algorithm, str(r.guarantee), comparators):
                 continue
             text = f"{dataset_name(item, dataset)} ε={fmt(eps)} vs {display_name(item, r.algorithm)}"
-            units.append(welch_cell(text, (m.cost_mean, m.cost_std, m.n), (r.cost_mean, r.cost_std, r.n),
-                                    scale=r.cost_mean if r.cost_mean > 0 else 1.0))
+            units.append(relative_cell(text, (m.cost_mean, m.cost_std, m.n), (r.cost_mean, r.cost_std, r.n)))
             info[text] = (dataset, m.gap, r.gap)
 
     def why(verdict) -> str:

@@ -31,13 +31,13 @@ from dpclust.pipeline.items.lushen2020.common import (
     PRIOR,
     dataset_order,
     display_name,
-    failing,
     judged_check,
     over_datasets,
     runs_table,
     status_rows,
 )
 from dpclust.pipeline.plotting import panel_grid, save_figure, status_note, style_for
+from dpclust.pipeline.verdicts import failing
 
 #: Panel captions of Figure 8 (the strategy's display name is prepended).
 PANELS = {POSTERIOR: "(a) {} (past knowledge)", PRIOR: "(b) {} (past and future knowledge)"}

@@ -37,7 +37,6 @@ from dpclust.pipeline.items.lushen2020.common import (
     bootstrap_cell,
     dataset_order,
     display_name,
-    failing,
     judged_check,
     lloyd_name,
     over_datasets,
@@ -47,6 +46,7 @@ from dpclust.pipeline.items.lushen2020.common import (
     status_rows,
 )
 from dpclust.pipeline.plotting import save_figure, status_note, style_for
+from dpclust.pipeline.verdicts import failing
 
 COLUMNS = ["dataset", "eps_step", "n", "count", "count_mean", "iterations_mean", "lloyd_steps_mean",
            "lloyd_iterations_mean", "lloyd_iterations_std", "ratio_of_means", "ratio_low", "ratio_high",

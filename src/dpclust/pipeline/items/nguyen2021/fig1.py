@@ -31,7 +31,7 @@ import pandas as pd
 
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt, runs_frame, tidy
-from dpclust.pipeline.claims import Interval, diff_ci, ratio_ci
+from dpclust.pipeline.claims import Interval, ratio_ci
 from dpclust.pipeline.itemkit import dataset_name, name
 from dpclust.pipeline.plotting import (
     STATUS_TEXT,
@@ -198,40 +198,16 @@ def _evidence(table: pd.DataFrame, item: dict, dataset: str, k: int) -> str:
     return f"{dataset_name(item, dataset)} k={k}: " + ", ".join(parts)
 
 
-def _welch_cell(label: str, a: tuple, b: tuple, scale: float) -> verdicts.Cell:
-    """Welch's interval of mean_a − mean_b (`claims.diff_ci` at any level) divided by `scale` > 0 (the
-    comparator's mean: the rubric's 1 % null margin is then 1 % of its cost; every decision as on the
-    difference itself)."""
-    s = scale if scale > 0 else 1.0
-
-    def interval(level: float) -> Interval:
-        ci = diff_ci(a, b, level)
-        return Interval(ci.estimate / s, ci.low / s, ci.high / s)
-
-    return verdicts.Cell(label, interval)
-
-
 def _open_cell(label: str) -> verdicts.Cell:
     """A cell without data: never decided."""
     return verdicts.Cell(label, lambda level: Interval(float("nan"), -math.inf, math.inf))
 
 
-def _failing(verdict: verdicts.Verdict) -> list[str]:
-    return [c.label for c in verdict.cells if c.state == verdicts.FAILS]
-
-
 def _over_datasets(check: Check, covered: list[str], unavailable: list[str], item: dict) -> Check:
-    """The rubric (docs/VERDICTS.md): a claim over the figure's datasets with some missing is not evaluable
-    (n of N datasets); what the available ones show stays in the detail."""
-    if not unavailable:
-        return check
-    n, total = len(covered), len(covered) + len(unavailable)
-    shown = check.result + (f" ({check.why})" if check.holds is False else "")
-    note = (f"not evaluable ({n} of {total} datasets: no runs on "
-            f"{', '.join(dataset_name(item, d) for d in unavailable)}); on the {n} available: {shown}")
-    check.detail = f"{note}; {check.detail}" if check.detail else note
-    check.holds, check.undecided, check.why = None, False, ""
-    return check
+    """`verdicts.every_dataset` (the rubric's one policy) over the figure's datasets, `unavailable` missing."""
+    every = list(covered) + list(unavailable)
+    return verdicts.every_dataset(check, every, {d: "no runs" for d in unavailable},
+                                  {d: dataset_name(item, d) for d in every})
 
 
 def _ours_beats_balcan(table: pd.DataFrame, item: dict, datasets: list[str], unavailable: list[str]) -> Check:
@@ -249,7 +225,7 @@ def _ours_beats_balcan(table: pd.DataFrame, item: dict, datasets: list[str], una
         o, b = _cells(rows, dataset, OURS), _cells(rows, dataset, BALCAN)
         for k in sorted(set(o) & set(b)):
             label = f"{dataset_name(item, dataset)} k={k}"
-            cells.append(_welch_cell(label, o[k], b[k], b[k][0]))
+            cells.append(verdicts.relative_cell(label, o[k], b[k]))
             where[label] = (dataset, k)
     if not cells:
         return Check(claim, None, f"needs runs of both algorithms ({balcan}'s algorithm or data missing)", cells=0,
@@ -262,7 +238,7 @@ def _ours_beats_balcan(table: pd.DataFrame, item: dict, datasets: list[str], una
         detail += f"; not evaluable on {', '.join(names)} ({STATUS_TEXT.get(status, status)})"
 
     def why(verdict) -> str:
-        failing = [where[label] for label in _failing(verdict)]
+        failing = [where[label] for label in verdicts.failing(verdict)]
         if not failing:
             return ""
         return ("genuine: Algorithm 2's exponential mechanism as stated (per-call ε_E ≈ 0.004 against the "
@@ -312,7 +288,7 @@ def _private_costs_plateau(table: pd.DataFrame, item: dict, datasets: list[str],
         k0, k1 = min(ll), max(ll)
         ds = dataset_name(item, dataset)
         # Lloyd falls: Welch's interval of cost(k_max) − cost(k_min), relative to cost(k_min)
-        falls = _welch_cell(f"{ds}: {name(item, LLOYD)} cost(k={k1}) < cost(k={k0})", ll[k1], ll[k0], ll[k0][0])
+        falls = verdicts.relative_cell(f"{ds}: {name(item, LLOYD)} cost(k={k1}) < cost(k={k0})", ll[k1], ll[k0])
         cells.append(falls)
         verdict = verdicts.judge([falls], verdicts.Directional("<", 0.0)).result
         verb = {True: "falls", False: "does not fall", None: "may fall (interval straddles 0)"}[verdict]

@@ -18,18 +18,18 @@ Deciding claims (`dpclust.pipeline.verdicts`, the rubric of docs/VERDICTS.md): a
 sentence of the paper over its cells (datasets, ε, k, ...), with the paper's quantifier ("every",
 "most", "almost all"; each check quotes the sentence it reads it from). A comparison of two methods
 in one cell is the Welch interval of the difference of their mean NICVs (`stats_of` gives each
-row's (mean, sd, n)) divided by the comparator's mean (`relative_cell`): a constant that moves no
+row's (mean, sd, n)) divided by the comparator's mean (`verdicts.relative_cell`): a constant that moves no
 decision but makes the rubric's null margin (±1 %; absolute 0.01 around a threshold of 0) 1 % of
 the comparator. A linear combination of cell means (growth of a gap from d = 2 to d = 10, a
-difference of growths) is a Welch–Satterthwaite interval (`linear_ci`, `welch_cell`), divided by
+difference of growths) is a Welch–Satterthwaite interval (`verdicts.linear_ci`, `verdicts.linear_cell`), divided by
 the (comparator) method's mean at the growth's low end. A cell made of several comparisons ("below
-every other method") is their max or min (`extreme_cell`). For runs that share initial sets
+every other method") is their max or min (`verdicts.extreme_cell`). For runs that share initial sets
 (DPLloyd: 30 sphere-packing sets × repetitions, §5.1) the sd and n are those of the per-set means
 (`ci_sd`, `ci_n`): runs from one set are not independent; when all runs share ONE set (Figure 3's
 'best known centroids') the interval is conditional on that set and uses the runs' own sd and
 count. The baseline is a constant (the minimum over its runs), so it cancels or shifts intervals
 but adds no width. A claim over every dataset with a planned dataset missing is not evaluable (n
-of N datasets: `coverage`, `over_datasets`). Our own readings of a sentence (a fraction of cells
+of N datasets: `coverage`, `verdicts.every_dataset`). Our own readings of a sentence (a fraction of cells
 where the paper says "always") are separate checks whose claim starts "alternative reading:"
 (`share_check`) and never change the paper's verdict.
 """
@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import warnings
 
 import numpy as np
@@ -415,86 +414,9 @@ def cell_stats(table, ds, algorithm, eps=None, group=None):
     return stats_of(row_of(table, ds, algorithm, eps, group))
 
 
-def _welch(terms, shift: float = 0.0) -> tuple[float, float, float]:
-    """(estimate, se, df) of Σ c_i·mean_i + shift (Welch–Satterthwaite); se = inf when a term has
-    n < 2 or no sd, se = 0 when every term is exact."""
-    est = shift + sum(c * float(m) for c, (m, _, _) in terms)
-    if any(n < 2 or not (sd == sd) for _, (_, sd, n) in terms):
-        return est, math.inf, math.inf
-    parts = [(c * c * float(sd) ** 2 / n, n) for c, (_, sd, n) in terms]
-    var = sum(v for v, _ in parts)
-    if var == 0:
-        return est, 0.0, math.inf
-    return est, math.sqrt(var), var ** 2 / sum(v * v / (n - 1) for v, n in parts if v > 0)
-
-
-def linear_ci(terms, shift: float = 0.0, level: float = 0.95) -> Interval:
-    """Welch–Satterthwaite interval of Σ c_i·mean_i + shift for independent samples given as
-    (c_i, (mean_i, sd_i, n_i)); a term with n < 2 makes the interval unbounded."""
-    from scipy import stats
-
-    est, se, df = _welch(terms, shift)
-    if math.isinf(se):
-        return Interval(est, -math.inf, math.inf)
-    if se == 0:
-        return Interval(est, est, est)
-    half = float(stats.t.ppf(0.5 + level / 2, df)) * se
-    return Interval(est, est - half, est + half)
-
-
 def diff_of(a, b) -> Interval:
     """Interval of mean_a − mean_b (Welch), from two (mean, sd, n) triples."""
     return diff_ci(a, b)
-
-
-def welch_cell(label: str, terms, shift: float = 0.0, scale: float = 1.0) -> verdicts.Cell:
-    """The engine's cell of Σ c_i·mean_i + shift (`linear_ci`'s Welch–Satterthwaite interval, a
-    Student-t cell), times a positive constant `scale`: the relative cells below divide by a
-    reference mean, so that the rubric's null margin (±1 %, absolute when the threshold is 0) is
-    1 % of that reference. Scaling by a constant moves no decision, only the margin's unit."""
-    est, se, df = _welch(terms, shift)
-    scale = float(scale) if scale == scale and scale > 0 and math.isfinite(scale) else 1.0
-    if math.isinf(se):
-        value = est * scale
-        return verdicts.Cell(label, lambda level: Interval(value, -math.inf, math.inf))
-    if se == 0:
-        return verdicts.point_cell(label, est * scale)
-    return verdicts.t_cell(label, est * scale, se * scale, df)
-
-
-def per(reference: float) -> float:
-    """1 / reference, the scale of a cell relative to a (positive) reference mean; 1 without one."""
-    r = float(reference)
-    return 1.0 / r if r == r and r > 0 and math.isfinite(r) else 1.0
-
-
-def relative_cell(label: str, a, b) -> verdicts.Cell:
-    """(mean_a − mean_b) / mean_b: the Welch interval of the difference of two (mean, sd, n) triples
-    (today's `diff_ci`), divided by the comparator's mean, so that 0.01 is 1 % of it."""
-    return welch_cell(label, [(1.0, a), (-1.0, b)], scale=per(b[0]))
-
-
-def extreme_cell(label: str, cells, largest: bool) -> verdicts.Cell:
-    """A cell made of several comparisons, decided as one: the largest (or smallest) of their
-    quantities. "Every comparison < 0" is "max < 0" and "every comparison > 0" is "min > 0".
-    Interval of the max at `level`: its upper end is the largest upper end at `level` (an
-    intersection-union bound: no correction), its lower end the largest lower end at the Bonferroni
-    level 1 − (1 − level)/m; the min mirrors it. Coverage is at least `level` for any m."""
-    cells = list(cells)
-    if len(cells) == 1:
-        return verdicts.Cell(label, cells[0].interval, cells[0].t)
-    m = len(cells)
-    pick = max if largest else min
-
-    def interval(level: float) -> Interval:
-        plain = [c.interval(level) for c in cells]
-        wide = [c.interval(1.0 - (1.0 - level) / m) for c in cells]
-        est = pick(iv.estimate for iv in plain)
-        if largest:
-            return Interval(est, max(iv.low for iv in wide), max(iv.high for iv in plain))
-        return Interval(est, min(iv.low for iv in plain), min(iv.high for iv in wide))
-
-    return verdicts.Cell(label, interval)
 
 
 def failing_text(verdict: verdicts.Verdict) -> str:
@@ -578,20 +500,6 @@ def with_setting(check: Check, label: str, summary: str = "", rule: str = "") ->
     return dataclasses.replace(check, detail=f"{check.detail}; {text}" if check.detail else text, why=why,
                                sensitivity=f"{check.sensitivity}; {label}" if check.sensitivity else label,
                                rule=f"{check.rule}; {rule}" if rule and check.rule else (rule or check.rule))
-
-
-def over_datasets(check: Check, planned, missing: dict, names=None) -> Check:
-    """The rubric's rule for a claim over every dataset: with datasets missing it is not evaluable
-    (n of N datasets), whatever the available ones show (their verdict stays in the detail)."""
-    if not missing:
-        return check
-    names = names or {}
-    n, total = len(planned) - len(missing), len(planned)
-    note = (f"not evaluable ({n} of {total} datasets; missing: "
-            + ", ".join(f"{names.get(d, d)} ({reason or 'data unavailable'})" for d, reason in missing.items()) + ")")
-    on = f"on the {n} available: {check.result}" + (f" — {check.detail}" if check.detail else "")
-    return dataclasses.replace(check, holds=None, undecided=False, why="", detail=f"{note}; {on}",
-                               rule=f"{check.rule}; {note}" if check.rule else note)
 
 
 def interval_text(iv: Interval) -> str:

@@ -27,17 +27,20 @@ from dpclust.pipeline.items.su2016.common import (
     claim_check,
     coverage,
     eps_values,
-    extreme_cell,
     nicv_panels,
     no_cell,
-    over_datasets,
-    per,
     plain_bools,
-    relative_cell,
     share_check,
-    welch_cell,
 )
-from dpclust.pipeline.verdicts import QUANTIFIERS, Directional
+from dpclust.pipeline.verdicts import (
+    QUANTIFIERS,
+    Directional,
+    every_dataset,
+    extreme_cell,
+    linear_cell,
+    per,
+    relative_cell,
+)
 
 __all__ = ["aggregate", "checks", "render"]
 
@@ -84,8 +87,8 @@ def _gap_shrinks(table, item, ds):
     d_lo, e_lo, d_hi, e_hi = (cell_stats(table, ds, a, e) for e in (lo, hi) for a in (DPLLOYD, EUGKM))
     lead, far = d_lo[0] - e_lo[0], d_hi[0] - e_hi[0]
     down = [(-1.0, d_lo), (1.0, e_lo)]
-    comps = [welch_cell("+", [(1.0, d_hi), (-1.0, e_hi), *down], scale=per(lead)),
-             welch_cell("−", [(-1.0, d_hi), (1.0, e_hi), *down], scale=per(lead))]
+    comps = [linear_cell("+", [(1.0, d_hi), (-1.0, e_hi), *down], scale=per(lead)),
+             linear_cell("−", [(-1.0, d_hi), (1.0, e_hi), *down], scale=per(lead))]
     return extreme_cell(f"{dataset_name(item, ds)} ε={lo:g}→{hi:g} (gap {lead:.3g} → {far:.3g})", comps,
                         largest=True)
 
@@ -114,7 +117,7 @@ def checks(table, item) -> list[Check]:
 
     def over(check, datasets=None):
         sub = planned if datasets is None else [d for d in planned if d in datasets]
-        return over_datasets(check, sub, {d: r for d, r in missing.items() if d in sub}, names)
+        return every_dataset(check, sub, {d: r for d, r in missing.items() if d in sub}, names)
 
     # 1. GkM is the worst: §5.2 "GkM is always much worse than others" — "always": every (dataset, ε)
     #    cell; a cell is the smallest of (GkM − other)/other over the other methods (> 0: GkM worst)

@@ -17,7 +17,7 @@ of the gaps NICV − baseline (the baseline is a constant):
 
 Each is decided by the claims engine (`dpclust.pipeline.verdicts`): a growth is divided by the
 method's mean NICV at the low end, a difference of growths by EUGkM's there, a θ comparison by the
-other θ's mean, so that the rubric's null margin is 1 % of that reference (`common.welch_cell`).
+other θ's mean, so that the rubric's null margin is 1 % of that reference (`common.linear_cell`).
 """
 
 from __future__ import annotations
@@ -26,18 +26,15 @@ from dpclust.pipeline.aggregate import Check
 from dpclust.pipeline.items.su2016.common import (
     aggregate_nicv,
     claim_check,
-    extreme_cell,
     gap_growth,
     heatmaps,
-    per,
     plain_bools,
     row_of,
     rows_of,
     stats_of,
     variant_name,
-    welch_cell,
 )
-from dpclust.pipeline.verdicts import Directional
+from dpclust.pipeline.verdicts import Directional, extreme_cell, linear_cell, per
 
 __all__ = ["aggregate", "checks", "render"]
 
@@ -57,7 +54,7 @@ def growth_cell(table, algorithm, fixed, v, lo, hi, group=None, label=""):
     if g is None:
         return None
     terms, shift = g
-    return welch_cell(f"{fixed}={v}{label}", terms, shift, scale=per(terms[1][1][0]))
+    return linear_cell(f"{fixed}={v}{label}", terms, shift, scale=per(terms[1][1][0]))
 
 
 def growth_difference_cell(table, fixed, v, lo, hi, a, b, group_a=None, group_b=None, label=""):
@@ -67,7 +64,7 @@ def growth_difference_cell(table, fixed, v, lo, hi, a, b, group_a=None, group_b=
     if ga is None or gb is None:
         return None
     (ta, sa), (tb, sb) = ga, gb
-    return welch_cell(f"{fixed}={v}{label}", ta + [(-c, s) for c, s in tb], sa - sb, scale=per(tb[1][1][0]))
+    return linear_cell(f"{fixed}={v}{label}", ta + [(-c, s) for c, s in tb], sa - sb, scale=per(tb[1][1][0]))
 
 
 @plain_bools
@@ -124,7 +121,7 @@ def checks(table, item) -> list[Check]:
                 if rg["cells_per_dim"] == r10["cells_per_dim"]:
                     same.append(f"{ds} {variants.get(g, g)}")
                 sg = stats_of(rg)
-                comps.append(welch_cell(f"vs {variants.get(g, g)}", [(1.0, stats_of(r10)), (-(1 + slack), sg)],
+                comps.append(linear_cell(f"vs {variants.get(g, g)}", [(1.0, stats_of(r10)), (-(1 + slack), sg)],
                                         scale=per(sg[0])))
             if comps:
                 parts = ", ".join(f"{c.label} {c.estimate:+.3g}" for c in comps)

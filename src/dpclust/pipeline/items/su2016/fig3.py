@@ -29,17 +29,14 @@ from dpclust.pipeline.items.su2016.common import (
     available,
     claim_check,
     coverage,
-    extreme_cell,
     mark_panel,
     no_cell,
-    over_datasets,
     plain_bools,
-    relative_cell,
     stats_of,
     tight,
 )
 from dpclust.pipeline.plotting import mean_sd_line, panel_grid, save_figure, style_for
-from dpclust.pipeline.verdicts import Directional
+from dpclust.pipeline.verdicts import Directional, every_dataset, extreme_cell, relative_cell
 
 GKM, SAG, NOISE = "su2016.gkm", "su2016.gkm_sag", "su2016.gkm_noise"
 LINES = (GKM, SAG, NOISE)
@@ -159,4 +156,4 @@ def checks(table, item) -> list[Check]:
                        Directional("<", 0.0), "every", why=whys.get("smaller_blocks", ""),
                        detail=f"cells: ({n_gkm} at a smaller block size − at e = {e0:g})/at e = {e0:g}, the "
                               "smallest over the smaller sizes" + (f"; {note}" if note else ""))]
-    return [over_datasets(c, planned, missing, names) for c in out]
+    return [every_dataset(c, planned, missing, names) for c in out]

@@ -43,15 +43,13 @@ from dpclust.pipeline.items.su2016.common import (
     mark_panel,
     method_label,
     no_cell,
-    over_datasets,
     plain_bools,
-    relative_cell,
     sweep_label,
     tight,
     with_setting,
 )
 from dpclust.pipeline.plotting import mean_sd_line, panel_grid, save_figure, style_for
-from dpclust.pipeline.verdicts import Directional
+from dpclust.pipeline.verdicts import Directional, every_dataset, relative_cell
 
 LLOYD, GENE = "su2016.lloyd", "su2016.gene"
 DECAY = "mutation_decay"
@@ -324,4 +322,4 @@ def checks(table, item) -> list[Check]:
                        horizon, True, "most", declared, why=whys.get("overtakes_tuned", ""))
         out.append(dataclasses.replace(alt, rule=f"{alt.rule}; {DECAY} {declared} chosen by looking at this claim"
                                        if alt.rule else alt.rule))
-    return [over_datasets(c, planned, missing, names) for c in out]
+    return [every_dataset(c, planned, missing, names) for c in out]

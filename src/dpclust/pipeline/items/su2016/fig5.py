@@ -43,17 +43,14 @@ from dpclust.pipeline.items.su2016.common import (
     claim_check,
     coverage,
     eps_values,
-    extreme_cell,
     nicv_panels,
     no_cell,
-    over_datasets,
     plain_bools,
-    relative_cell,
     row_of,
     sweep_label,
     with_setting,
 )
-from dpclust.pipeline.verdicts import Directional, point_cell
+from dpclust.pipeline.verdicts import Directional, every_dataset, extreme_cell, point_cell, relative_cell
 
 __all__ = ["aggregate", "checks", "render"]
 
@@ -142,7 +139,7 @@ def checks(table, item) -> list[Check]:
 
     def over(check, datasets):
         sub = [d for d in planned if d in datasets]
-        return over_datasets(check, sub, {d: r for d, r in missing.items() if d in sub}, names)
+        return every_dataset(check, sub, {d: r for d, r in missing.items() if d in sub}, names)
 
     out = []
     # §6.4 "the hybrid approach outperforms both EUGkM and DPLloyd on high-dimensional datasets in

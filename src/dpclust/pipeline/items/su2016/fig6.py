@@ -24,17 +24,14 @@ from dpclust.pipeline.items.su2016.common import (
     gap_growth,
     heatmaps,
     no_cell,
-    per,
     plain_bools,
-    relative_cell,
     row_of,
     rows_of,
     stats_of,
     synthetic_name,
     variant_name,
-    welch_cell,
 )
-from dpclust.pipeline.verdicts import NULL_MARGIN, Directional
+from dpclust.pipeline.verdicts import NULL_MARGIN, Directional, linear_cell, per, relative_cell
 
 __all__ = ["aggregate", "checks", "render"]
 
@@ -71,7 +68,7 @@ def _scalability(table, fixed_name, fixed_values, lo, hi, ref):
         if gh is None or ge is None:
             continue
         (th, sh), (te, se) = gh, ge
-        cells.append(welch_cell(f"{fixed_name}={v} (growth difference Hybrid − EUGkM; "
+        cells.append(linear_cell(f"{fixed_name}={v} (growth difference Hybrid − EUGkM; "
                                 f"{_ends(table, fixed_name, v, lo, hi, ref)})",
                                 th + [(-c, s) for c, s in te], sh - se, scale=per(te[1][1][0])))
     return cells

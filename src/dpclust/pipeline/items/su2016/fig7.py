@@ -31,14 +31,12 @@ from dpclust.pipeline.items.su2016.common import (
     claim_check,
     coverage,
     no_cell,
-    over_datasets,
     plain_bools,
     row_of,
     tight,
-    welch_cell,
 )
 from dpclust.pipeline.plotting import save_figure
-from dpclust.pipeline.verdicts import FAILS, Directional, judge
+from dpclust.pipeline.verdicts import FAILS, Directional, every_dataset, judge, linear_cell
 
 __all__ = ["aggregate", "checks", "render"]
 
@@ -102,13 +100,13 @@ def checks(table, item) -> list[Check]:
             continue
         grid = row_of(table, ds, EUGKM, eps)["cells_per_dim"]
         ratio = math.exp(a[0] - b[0])
-        cells.append(welch_cell(f"{dataset_name(item, ds)} (ratio {fmt(ratio)} over {a[2]} / {b[2]} warm runs: "
+        cells.append(linear_cell(f"{dataset_name(item, ds)} (ratio {fmt(ratio)} over {a[2]} / {b[2]} warm runs: "
                                 f"{n_dpl} {fmt(math.exp(a[0]))} s, {n_eug} {fmt(math.exp(b[0]))} s per run; EUGkM grid "
                                 f"m = {fmt(grid)} per dimension)", [(1.0, a), (-1.0, b)]))
         of[cells[-1].label] = ds
     claim = f"{n_dpl} runs faster than {n_eug} at ε = {eps:g} (§6.4)"
     if not cells:
-        return [over_datasets(no_cell(claim, f"no run at ε = {eps:g}"), planned, missing, names)]
+        return [every_dataset(no_cell(claim, f"no run at ε = {eps:g}"), planned, missing, names)]
     # §6.4 "the runtime of DPLloyd is much lower than that of EUGkM" — unqualified: every dataset
     detail = (f"cells: difference of mean log seconds {n_dpl} − {n_eug} (exp: the ratio of geometric mean wall "
               "times); machine- and load-dependent (see caption)"
@@ -117,4 +115,4 @@ def checks(table, item) -> list[Check]:
     failing = [of[c.label] for c in judge(cells, test).cells if c.state == FAILS]
     why = "; ".join(f"{dataset_name(item, ds)}: {whys[ds]}" for ds in failing if whys.get(ds))
     check = claim_check(claim, cells, test, "every", why=why, detail=detail)
-    return [over_datasets(check, planned, missing, names)]
+    return [every_dataset(check, planned, missing, names)]
