@@ -170,9 +170,7 @@ def spent_check(table: pd.DataFrame, private: list[str], rel_tol: float) -> Chec
     quantity is max |ε spent − ε| / ε over its runs (max and min of ε spent), decided by the engine
     against `rel_tol` (bookkeeping: our own check, never a paper's claim). Variants that are not DP
     (no ε guarantee, NaN spent) are left out.
-
-    The table form of `dpclust.pipeline.itemkit.spent_exactly` (the checks step reads the table, and the
-    table keeps each cell's max and min ε spent)."""
+"""
     private = [a for a in private if is_dp(table, a) or guarantee_of(table, a) == ""]
     rows = table[(table["status"] == "ok") & table["algorithm"].isin(private)]
     if rows.empty:
