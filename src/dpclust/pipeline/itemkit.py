@@ -10,6 +10,7 @@ the preset) and `dataset_entries` (aggregate: registry entries of the datasets i
 
 Here:
 * `name`, `dataset_name`, `step_options`: display names and a step's options;
+* `table_guarantee`: the guarantee kind a table records for an algorithm;
 * `availability`, `short_reason`: whether a dataset ran, and why not in three words;
 * `runs_note`: one line saying what was run under the preset (for captions and tables).
 Drawing helpers (`unavailable_panel`, `mean_sd_line`) live in `dpclust.pipeline.plotting`; the cells
@@ -42,6 +43,15 @@ def step_options(item: Mapping, key: str) -> dict:
     out = dict(item.get("options") or {})
     out.update(item.get(key) or {})
     return out
+
+
+def table_guarantee(table: pd.DataFrame, algorithm: str) -> str:
+    """The guarantee kind an item's table records for `algorithm` ("ε-DP", "not DP as published",
+    "non-private", ...; "" when the table has none)."""
+    if "guarantee" not in table:
+        return ""
+    kinds = table.loc[table["algorithm"] == algorithm, "guarantee"].dropna().astype(str)
+    return kinds.iloc[0] if len(kinds) else ""
 
 
 def availability(table: pd.DataFrame, dataset: str) -> tuple[str, str]:

@@ -24,7 +24,7 @@ import pandas as pd
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt, runs_frame
 from dpclust.pipeline.claims import LEVEL, Interval
-from dpclust.pipeline.itemkit import availability, name
+from dpclust.pipeline.itemkit import availability, name, table_guarantee
 
 DIAGNOSTICS = {"recovery_cost": "recovery_cost", "recovery_nonempty_clusters": "recovery_nonempty",
                "nonempty_clusters": "nonempty"}
@@ -118,22 +118,17 @@ def triple(row) -> tuple[float, float, int]:
     return float(row.mean), float(0.0 if pd.isna(row.std) else row.std), int(row.n)
 
 
-def guarantee_of(table: pd.DataFrame, alg: str) -> str:
-    kinds = table.loc[table["algorithm"] == alg, "guarantee"].dropna().astype(str)
-    return kinds.iloc[0] if len(kinds) else ""
-
-
 def is_dp(table: pd.DataFrame, alg: str) -> bool:
-    return guarantee_of(table, alg) in DP_KINDS
+    return table_guarantee(table, alg) in DP_KINDS
 
 
 def require_dp(table: pd.DataFrame, item: dict, roles: Sequence[str], claim: str) -> Check | None:
     """None unless a role's records declare it not DP (a variant 'not DP as published', or a
     non-private method); then a 'not evaluable' check saying so: claims compare private methods only."""
-    bad = [a for a in roles if guarantee_of(table, a) in (NOT_DP, "non-private")]
+    bad = [a for a in roles if table_guarantee(table, a) in (NOT_DP, "non-private")]
     if not bad:
         return None
-    return Check(claim, None, "refused: " + ", ".join(f"{name(item, a)} is {guarantee_of(table, a) or 'undeclared'}"
+    return Check(claim, None, "refused: " + ", ".join(f"{name(item, a)} is {table_guarantee(table, a) or 'undeclared'}"
                                                       for a in bad) + " — claims compare DP methods only",
                  cells=0, rule="refused: claims compare DP methods only")
 
@@ -141,7 +136,7 @@ def require_dp(table: pd.DataFrame, item: dict, roles: Sequence[str], claim: str
 def legend_label(table: pd.DataFrame, item: dict, alg: str) -> str:
     """Display name, marked "not DP as published" for a variant whose records say so."""
     label = name(item, alg)
-    return f"{label} — {NOT_DP}" if guarantee_of(table, alg) == NOT_DP else label
+    return f"{label} — {NOT_DP}" if table_guarantee(table, alg) == NOT_DP else label
 
 
 def log_linear_ci(terms: Sequence[tuple[float, float, float, int]], level: float = LEVEL) -> Interval:
@@ -171,7 +166,7 @@ def spent_check(table: pd.DataFrame, private: list[str], rel_tol: float) -> Chec
     against `rel_tol` (bookkeeping: our own check, never a paper's claim). Variants that are not DP
     (no ε guarantee, NaN spent) are left out.
 """
-    private = [a for a in private if is_dp(table, a) or guarantee_of(table, a) == ""]
+    private = [a for a in private if is_dp(table, a) or table_guarantee(table, a) == ""]
     rows = table[(table["status"] == "ok") & table["algorithm"].isin(private)]
     if rows.empty:
         return Check(SPENT_CLAIM, None, "no private runs available", kind="bookkeeping", cells=0, rule="no cell")

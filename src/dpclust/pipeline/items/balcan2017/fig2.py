@@ -27,7 +27,7 @@ import pandas as pd
 
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt
-from dpclust.pipeline.itemkit import availability, dataset_name, name, step_options
+from dpclust.pipeline.itemkit import availability, dataset_name, name, step_options, table_guarantee
 from dpclust.pipeline.items.balcan2017.common import (
     CAUSE_CALIBRATION,
     NOT_DP,
@@ -36,7 +36,6 @@ from dpclust.pipeline.items.balcan2017.common import (
     collapsed,
     degenerate_note,
     evidence,
-    guarantee_of,
     guard_degenerate,
     legend_label,
     log_linear_cell,
@@ -110,7 +109,7 @@ def render(table: pd.DataFrame, item: dict, stem: str) -> None:
 def variant_style(table: pd.DataFrame, alg: str, index: int) -> dict:
     """The algorithm's stable style; dashed for a variant that is not DP as published."""
     style = dict(style_for(alg, index))
-    if guarantee_of(table, alg) == NOT_DP:
+    if table_guarantee(table, alg) == NOT_DP:
         style["linestyle"] = "--"
     return style
 
@@ -123,7 +122,7 @@ def render_table(table: pd.DataFrame, item: dict, stem: str) -> None:
     opts = step_options(item, "figure")
     labels = dict(opts["labels"])
     for alg in labels:
-        if guarantee_of(table, alg) == NOT_DP and NOT_DP not in labels[alg]:
+        if table_guarantee(table, alg) == NOT_DP and NOT_DP not in labels[alg]:
             labels[alg] = f"{labels[alg]} ({NOT_DP}, no ε guarantee)"
     out = []
     for (ds, k), cell in table.groupby(["dataset", "k"], sort=True):

@@ -17,12 +17,11 @@ import pandas as pd
 
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt
-from dpclust.pipeline.itemkit import name, step_options
+from dpclust.pipeline.itemkit import name, step_options, table_guarantee
 from dpclust.pipeline.items.balcan2017.common import (
     NOT_DP,
     degenerate,
     degenerate_note,
-    guarantee_of,
     guard_degenerate,
     nonempty_low,
     spent_check,
@@ -63,7 +62,7 @@ def checks(table: pd.DataFrame, item: dict) -> list[Check]:
     ok = table[(table["status"] == "ok") & table["epsilon"].notna()]
     if ok.empty:
         return [Check("3-D comparison claims", None, "data unavailable", cells=0, rule="no cell")]
-    dp = ok[[guarantee_of(table, a) not in (NOT_DP, "non-private") for a in ok["algorithm"]]]
+    dp = ok[[table_guarantee(table, a) not in (NOT_DP, "non-private") for a in ok["algorithm"]]]
     rows = {r.algorithm: r for r in dp.itertuples()}
     means = dp.set_index("algorithm")["mean"]
     grid, kv = claims["griding"], claims["kvariates"]

@@ -29,7 +29,7 @@ import pandas as pd
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, runs_frame, tidy
 from dpclust.pipeline.claims import Interval, ratio_ci
-from dpclust.pipeline.itemkit import availability, dataset_name, runs_note, short_reason
+from dpclust.pipeline.itemkit import availability, dataset_name, runs_note, short_reason, table_guarantee
 from dpclust.pipeline.itemkit import name as _registry_name
 from dpclust.pipeline.plotting import mark_unavailable, mean_sd_line, panel_grid, save_figure, style_for
 
@@ -150,12 +150,6 @@ def cell(table: pd.DataFrame, dataset: str, algorithm: str, k, epsilon) -> tuple
     row = t.iloc[0]
     sd = float(row["std"]) if pd.notna(row["std"]) else float("nan")
     return float(row["mean"]), sd, int(row["n"])
-
-
-def guarantee(table: pd.DataFrame, algorithm: str) -> str:
-    """The declared guarantee kind of `algorithm` in the table ('' if unknown)."""
-    kinds = table.loc[table["algorithm"] == algorithm, "guarantee"].dropna() if "guarantee" in table else []
-    return str(kinds.iloc[0]) if len(kinds) else ""
 
 
 def is_private(table: pd.DataFrame, algorithm: str) -> bool:
@@ -341,11 +335,11 @@ def available_datasets(table: pd.DataFrame, item, datasets: Sequence[str]) -> tu
 
 def refused_roles(table: pd.DataFrame, item, roles: Sequence[str]) -> str:
     """'' unless a role's records declare it not DP: then why the sentence cannot compare it."""
-    not_dp = [alg for alg in roles if guarantee(table, alg) not in DP_KINDS]
+    not_dp = [alg for alg in roles if table_guarantee(table, alg) not in DP_KINDS]
     if not not_dp:
         return ""
-    return (f"{', '.join(name(item, x) for x in not_dp)}: {guarantee(table, not_dp[0])}, not compared with private "
-            "methods")
+    return (f"{', '.join(name(item, x) for x in not_dp)}: {table_guarantee(table, not_dp[0])}, "
+            "not compared with private methods")
 
 
 def ratio_entries(table: pd.DataFrame, item, datasets: Sequence[str], pairs: Sequence[tuple[str, str]],

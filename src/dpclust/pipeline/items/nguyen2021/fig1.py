@@ -32,7 +32,7 @@ import pandas as pd
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt, runs_frame, tidy
 from dpclust.pipeline.claims import Interval, ratio_ci
-from dpclust.pipeline.itemkit import dataset_name, name
+from dpclust.pipeline.itemkit import dataset_name, name, table_guarantee
 from dpclust.pipeline.plotting import (
     STATUS_TEXT,
     mark_unavailable,
@@ -106,17 +106,10 @@ def _cost(table: pd.DataFrame) -> pd.DataFrame:
     return table[table["metric"] == "cost_kmeans"]
 
 
-def _kind(table: pd.DataFrame, alg: str) -> str:
-    if "guarantee" not in table:
-        return ""
-    kinds = table.loc[table["algorithm"] == alg, "guarantee"].dropna().astype(str)
-    return kinds.iloc[0] if len(kinds) else ""
-
-
 def _label(table: pd.DataFrame, item: dict, alg: str) -> str:
     """Display name; a variant whose records say it is not DP is labelled so."""
     label = name(item, alg)
-    return f"{label} — {NOT_DP}" if _kind(table, alg) == NOT_DP else label
+    return f"{label} — {NOT_DP}" if table_guarantee(table, alg) == NOT_DP else label
 
 
 def render(table: pd.DataFrame, item: dict, stem: str) -> None:
@@ -135,7 +128,7 @@ def render(table: pd.DataFrame, item: dict, stem: str) -> None:
             if r.empty:
                 continue
             style = dict(style_for(alg, i))
-            if _kind(table, alg) == NOT_DP:
+            if table_guarantee(table, alg) == NOT_DP:
                 style["linestyle"] = "--"
             mean_sd_line(ax, r["k"], r["mean"], r["std"], label=_label(table, item, alg), **style)
         missing = [f"{name(item, a)}: {STATUS_TEXT.get(panel_status(cell[cell['algorithm'] == a])[0], 'unavailable')}"
@@ -166,10 +159,10 @@ def _cells(rows: pd.DataFrame, dataset: str, alg: str) -> dict:
 
 def _refused(table: pd.DataFrame, item: dict, algs, claim: str) -> Check | None:
     """A 'not evaluable' check if a role's records are not DP: claims compare DP methods only."""
-    bad = [a for a in algs if _kind(table, a) in (NOT_DP, "non-private")]
+    bad = [a for a in algs if table_guarantee(table, a) in (NOT_DP, "non-private")]
     if not bad:
         return None
-    return Check(claim, None, "refused: " + ", ".join(f"{name(item, a)} is {_kind(table, a)}" for a in bad)
+    return Check(claim, None, "refused: " + ", ".join(f"{name(item, a)} is {table_guarantee(table, a)}" for a in bad)
                  + " — claims compare DP methods only", cells=0,
                  rule="refused: claims compare DP methods only")
 
@@ -319,7 +312,7 @@ def _spent_exactly(table: pd.DataFrame, item: dict, rows: pd.DataFrame) -> list[
     left out."""
     if "budget_error" not in rows:
         return []
-    dp = [a for a in (OURS, BALCAN) if _kind(table, a) in DP_KINDS + ("",)]
+    dp = [a for a in (OURS, BALCAN) if table_guarantee(table, a) in DP_KINDS + ("",)]
     priv = rows[(rows["status"] == "ok") & rows["algorithm"].isin(dp) & rows["budget_error"].notna()]
     if not len(priv):
         return []
