@@ -220,7 +220,7 @@ def test_fig2_why_gives_the_evidence_of_a_collapse():
     assert first.result == "does not hold" and first.why.startswith(common.CAUSE_CALIBRATION)
     assert "genuine:" in first.why
     assert "after recovery 20" in first.why and "1/2 non-empty clusters" in first.why
-    assert "x — not DP as published" in first.why and "2/2 non-empty clusters" in first.why
+    assert "x (not DP as published)" in first.why and "2/2 non-empty clusters" in first.why
 
 
 def test_claims_never_compare_a_variant_that_is_not_dp():
@@ -266,7 +266,7 @@ def test_not_dp_variant_is_labelled_in_the_legend_and_table(tmp_path, monkeypatc
     item = {"title": "T", "options": {"datasets": ["hi"]}, "figure": {"plotted": ["o", "x"]},
             "names": {"algorithms": {"o": "Ours", "x": "Ours, authors' calibration"}}}
     mod.render(t, item, str(tmp_path / "f"))
-    assert "Ours, authors' calibration — not DP as published" in seen["labels"] and "Ours" in seen["labels"]
+    assert "Ours, authors' calibration (not DP as published)" in seen["labels"] and "Ours" in seen["labels"]
     assert "--" in seen["styles"]
     item = {"title": "T",
             "figure": {"columns": ["o", "x"], "diagnostics": ["x"], "labels": {"o": "ours", "x": "authors"}}}

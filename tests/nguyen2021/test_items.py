@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpclust.pipeline.itemkit import labelled_name
 from dpclust.pipeline.items.nguyen2021 import fig1, table1
 
 NAMES = {"algorithms": {fig1.OURS: "Nguyen et al. (Alg. 1)", fig1.BALCAN: "Balcan et al.",
@@ -166,12 +167,12 @@ def test_not_dp_variant_is_labelled_never_compared_and_its_why_is_evidence(monke
     assert _verdicts(with_authors) == _verdicts(base)
     first = fig1.checks(with_authors, ITEM)[0]
     assert first.holds is False and first.why.startswith("genuine:") and fig1.NOT_DP in first.why
-    assert fig1._label(with_authors, ITEM, fig1.AUTHORS).endswith("— not DP as published")
+    assert labelled_name(ITEM, with_authors, fig1.AUTHORS).endswith(" (not DP as published)")
     figs = []
     monkeypatch.setattr(fig1, "save_figure", lambda fig, stem: figs.append(fig))
     fig1.render(with_authors, ITEM, "unused")
     legend = [t.get_text() for t in figs[0].legends[0].get_texts()]
-    assert f"{fig1.AUTHORS} — not DP as published" in legend and "Balcan et al." in legend
+    assert f"{fig1.AUTHORS} (not DP as published)" in legend and "Balcan et al." in legend
     dashed = [line for line in figs[0].axes[0].get_lines() if line.get_linestyle() == "--"]
     assert len(dashed) == 1
     relabelled = with_authors.copy()

@@ -10,7 +10,8 @@ the preset) and `dataset_entries` (aggregate: registry entries of the datasets i
 
 Here:
 * `name`, `dataset_name`, `step_options`: display names and a step's options;
-* `table_guarantee`: the guarantee kind a table records for an algorithm;
+* `table_guarantee`, `labelled_name`: the guarantee kind a table records for an algorithm, and its
+  display name with that kind when it is not DP;
 * `availability`, `short_reason`: whether a dataset ran, and why not in three words;
 * `runs_note`: one line saying what was run under the preset (for captions and tables).
 Drawing helpers (`unavailable_panel`, `mean_sd_line`) live in `dpclust.pipeline.plotting`; the cells
@@ -52,6 +53,17 @@ def table_guarantee(table: pd.DataFrame, algorithm: str) -> str:
         return ""
     kinds = table.loc[table["algorithm"] == algorithm, "guarantee"].dropna().astype(str)
     return kinds.iloc[0] if len(kinds) else ""
+
+
+def labelled_name(item: Mapping, table: pd.DataFrame, algorithm: str) -> str:
+    """The display name of `algorithm` in figures, tables and claims, with the guarantee its table records
+    when that is not DP: "<name> (not DP as published)", "<name> (non-private)" (one format for every
+    item; a name that already says so is left as it is)."""
+    text, kind = name(item, algorithm), table_guarantee(table, algorithm)
+    for tag in ("not DP as published", "non-private"):
+        if kind == tag and tag not in text and not (tag.startswith("not DP") and "not DP" in text):
+            return f"{text} ({tag})"
+    return text
 
 
 def availability(table: pd.DataFrame, dataset: str) -> tuple[str, str]:

@@ -24,7 +24,7 @@ import pandas as pd
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt, runs_frame
 from dpclust.pipeline.claims import LEVEL, Interval
-from dpclust.pipeline.itemkit import availability, name, table_guarantee
+from dpclust.pipeline.itemkit import availability, labelled_name, name, table_guarantee
 
 DIAGNOSTICS = {"recovery_cost": "recovery_cost", "recovery_nonempty_clusters": "recovery_nonempty",
                "nonempty_clusters": "nonempty"}
@@ -131,12 +131,6 @@ def require_dp(table: pd.DataFrame, item: dict, roles: Sequence[str], claim: str
     return Check(claim, None, "refused: " + ", ".join(f"{name(item, a)} is {table_guarantee(table, a) or 'undeclared'}"
                                                       for a in bad) + " — claims compare DP methods only",
                  cells=0, rule="refused: claims compare DP methods only")
-
-
-def legend_label(table: pd.DataFrame, item: dict, alg: str) -> str:
-    """Display name, marked "not DP as published" for a variant whose records say so."""
-    label = name(item, alg)
-    return f"{label} — {NOT_DP}" if table_guarantee(table, alg) == NOT_DP else label
 
 
 def log_linear_ci(terms: Sequence[tuple[float, float, float, int]], level: float = LEVEL) -> Interval:
@@ -267,7 +261,7 @@ def evidence(table: pd.DataFrame, item: dict, dataset: str, by: str, key, algs: 
         if row is None:
             continue
         k = int(row.k)
-        text = f"{legend_label(table, item, alg)}: cost {fmt(row.mean)}"
+        text = f"{labelled_name(item, table, alg)}: cost {fmt(row.mean)}"
         if not pd.isna(row.recovery_cost):
             text += f", after recovery {fmt(row.recovery_cost)}"
         if not pd.isna(row.nonempty):

@@ -27,7 +27,7 @@ import pandas as pd
 
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt
-from dpclust.pipeline.itemkit import availability, dataset_name, name, step_options, table_guarantee
+from dpclust.pipeline.itemkit import availability, dataset_name, labelled_name, name, step_options, table_guarantee
 from dpclust.pipeline.items.balcan2017.common import (
     CAUSE_CALIBRATION,
     NOT_DP,
@@ -37,7 +37,6 @@ from dpclust.pipeline.items.balcan2017.common import (
     degenerate_note,
     evidence,
     guard_degenerate,
-    legend_label,
     log_linear_cell,
     log_linear_ci,
     nonempty_low,
@@ -88,7 +87,7 @@ def render(table: pd.DataFrame, item: dict, stem: str) -> None:
                          & (table["status"] == "ok")].sort_values("k")
             if cell.empty:
                 continue
-            mean_sd_line(ax, cell["k"], cell["mean"], cell["std"], label=legend_label(table, item, alg), lw=1.2,
+            mean_sd_line(ax, cell["k"], cell["mean"], cell["std"], label=labelled_name(item, table, alg), lw=1.2,
                          ms=4, **variant_style(table, alg, i))
         ax.set_xscale("log", base=2)
         ax.set_xlabel("k")

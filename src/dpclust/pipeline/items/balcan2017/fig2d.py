@@ -21,7 +21,7 @@ import pandas as pd
 
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check
-from dpclust.pipeline.itemkit import availability, dataset_name, name, step_options
+from dpclust.pipeline.itemkit import availability, dataset_name, labelled_name, name, step_options
 from dpclust.pipeline.items.balcan2017.common import (
     CAUSE_CALIBRATION,
     cells,
@@ -29,7 +29,6 @@ from dpclust.pipeline.items.balcan2017.common import (
     degenerate_note,
     evidence,
     guard_degenerate,
-    legend_label,
     log_linear_cell,
     log_linear_ci,
     nonempty_low,
@@ -64,7 +63,7 @@ def render(table: pd.DataFrame, item: dict, stem: str) -> None:
         cell = table[(table["algorithm"] == alg) & (table["status"] == "ok")]
         if cell.empty:
             continue
-        label = legend_label(table, item, alg)
+        label = labelled_name(item, table, alg)
         if cell["epsilon"].isna().all():  # non-private: one value, flat over the ε grid
             m, s = float(cell["mean"].iloc[0]), float(cell["std"].fillna(0).iloc[0])
             mean_sd_line(ax, eps_grid, [m] * len(eps_grid), [s] * len(eps_grid), label=label, band=True,

@@ -29,7 +29,7 @@ import pandas as pd
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, runs_frame, tidy
 from dpclust.pipeline.claims import Interval, ratio_ci
-from dpclust.pipeline.itemkit import availability, dataset_name, runs_note, short_reason, table_guarantee
+from dpclust.pipeline.itemkit import availability, dataset_name, labelled_name, runs_note, short_reason, table_guarantee
 from dpclust.pipeline.itemkit import name as _registry_name
 from dpclust.pipeline.plotting import mark_unavailable, mean_sd_line, panel_grid, save_figure, style_for
 
@@ -412,17 +412,6 @@ def _planned(item, key: str) -> list[str]:
     return out
 
 
-def _label(item, table, alg) -> str:
-    kind = table.loc[table["algorithm"] == alg, "guarantee"].dropna()
-    kind = kind.iloc[0] if len(kind) else ""
-    text = name(item, alg)
-    if kind == "not DP as published" and "not DP" not in text:
-        text += " (not DP as published)"
-    elif kind == "non-private" and "non-private" not in text:
-        text += " (non-private)"
-    return text
-
-
 def _plain_ticks(axis) -> None:
     """Plain numbers (0.5, 1, 2) on a log axis instead of powers of ten."""
     from matplotlib.ticker import FuncFormatter
@@ -472,7 +461,7 @@ def render_normalised(table: pd.DataFrame, item, stem) -> None:
                 style = dict(styles[alg], markersize=4)
                 if not private:
                     style.update(linestyle="--", markerfacecolor="none")
-                mean_sd_line(ax, s["k"], s["ratio"], s["ratio_sd"], label=_label(item, table, alg), **style)
+                mean_sd_line(ax, s["k"], s["ratio"], s["ratio_sd"], label=labelled_name(item, table, alg), **style)
             ax.set_title(title)
             ax.set_xlabel("k")
             ax.set_ylabel("k-median cost / best found")
@@ -517,7 +506,7 @@ def render_normalised(table: pd.DataFrame, item, stem) -> None:
             ax.set_ylabel("mean cost ratio (95 % CI)")
             ax.grid(alpha=0.3)
     if handles:
-        labels = [lab for lab in (_label(item, table, a) for a in algs) if lab in handles]
+        labels = [lab for lab in (labelled_name(item, table, a) for a in algs) if lab in handles]
         fig.legend([handles[lab] for lab in labels], labels, loc="outside lower center", ncol=min(3, len(labels)))
     note = runs_note(item)
     if note:

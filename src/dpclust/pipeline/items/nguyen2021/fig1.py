@@ -32,7 +32,7 @@ import pandas as pd
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt, runs_frame, tidy
 from dpclust.pipeline.claims import Interval, ratio_ci
-from dpclust.pipeline.itemkit import dataset_name, name, table_guarantee
+from dpclust.pipeline.itemkit import dataset_name, labelled_name, name, table_guarantee
 from dpclust.pipeline.plotting import (
     STATUS_TEXT,
     mark_unavailable,
@@ -106,12 +106,6 @@ def _cost(table: pd.DataFrame) -> pd.DataFrame:
     return table[table["metric"] == "cost_kmeans"]
 
 
-def _label(table: pd.DataFrame, item: dict, alg: str) -> str:
-    """Display name; a variant whose records say it is not DP is labelled so."""
-    label = name(item, alg)
-    return f"{label} — {NOT_DP}" if table_guarantee(table, alg) == NOT_DP else label
-
-
 def render(table: pd.DataFrame, item: dict, stem: str) -> None:
     rows = _cost(table)
     datasets = list(dict.fromkeys(rows["dataset"]))  # table order
@@ -130,7 +124,7 @@ def render(table: pd.DataFrame, item: dict, stem: str) -> None:
             style = dict(style_for(alg, i))
             if table_guarantee(table, alg) == NOT_DP:
                 style["linestyle"] = "--"
-            mean_sd_line(ax, r["k"], r["mean"], r["std"], label=_label(table, item, alg), **style)
+            mean_sd_line(ax, r["k"], r["mean"], r["std"], label=labelled_name(item, table, alg), **style)
         missing = [f"{name(item, a)}: {STATUS_TEXT.get(panel_status(cell[cell['algorithm'] == a])[0], 'unavailable')}"
                    for a in ORDER if (cell["algorithm"] == a).any() and ok[ok["algorithm"] == a].empty]
         ax.set_title(dataset_name(item, dataset) + (f" ({'; '.join(missing)})" if missing else ""))
@@ -181,7 +175,7 @@ def _evidence(table: pd.DataFrame, item: dict, dataset: str, k: int) -> str:
         c = _cells(rows, dataset, alg).get(k)
         if c is None:
             continue
-        text = f"{_label(table, item, alg)} {fmt(c[0])}"
+        text = f"{labelled_name(item, table, alg)} {fmt(c[0])}"
         ne = _diag(table, dataset, alg, k, "nonempty_clusters")
         if ne is not None:
             text += f" ({ne:.3g}/{k} non-empty clusters"
