@@ -24,6 +24,13 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from dpclust.settings import APPROXIMATE, NON_PRIVATE, PURE
+
+#: the guarantee kinds records carry (dpclust.settings.Guarantee): those that may report an ε, and the rest
+DP_KINDS = (PURE.kind, APPROXIMATE.kind)
+NOT_DP = "not DP as published"
+NON_PRIVATE_KIND = NON_PRIVATE.kind
+
 
 # ---------------------------------------------------------------------------------------------
 # names and options
@@ -60,8 +67,8 @@ def labelled_name(item: Mapping, table: pd.DataFrame, algorithm: str) -> str:
     when that is not DP: "<name> (not DP as published)", "<name> (non-private)" (one format for every
     item; a name that already says so is left as it is)."""
     text, kind = name(item, algorithm), table_guarantee(table, algorithm)
-    for tag in ("not DP as published", "non-private"):
-        if kind == tag and tag not in text and not (tag.startswith("not DP") and "not DP" in text):
+    for tag in (NOT_DP, NON_PRIVATE_KIND):
+        if kind == tag and tag not in text and not (tag == NOT_DP and "not DP" in text):
             return f"{text} ({tag})"
     return text
 

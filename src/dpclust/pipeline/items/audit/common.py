@@ -64,10 +64,9 @@ from dpclust.pipeline.audit_labels import (
     PUBLIC_N_FIXED,
 )
 from dpclust.pipeline.audit_labels import POWER as POWER_VARIANT
-from dpclust.pipeline.itemkit import name
+from dpclust.pipeline.itemkit import NOT_DP, name
 
 UNDECLARED = "unknown (undeclared)"
-NOT_DP = "not DP as published"
 VIOLATION = "violation"
 POWER = "no violation found (power shown)"
 NO_POWER = "no power"

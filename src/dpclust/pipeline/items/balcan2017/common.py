@@ -24,15 +24,13 @@ import pandas as pd
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt, runs_frame
 from dpclust.pipeline.claims import LEVEL, Interval
-from dpclust.pipeline.itemkit import availability, labelled_name, name, table_guarantee
+from dpclust.pipeline.itemkit import DP_KINDS, NOT_DP, availability, labelled_name, name, table_guarantee
 
 DIAGNOSTICS = {"recovery_cost": "recovery_cost", "recovery_nonempty_clusters": "recovery_nonempty",
                "nonempty_clusters": "nonempty"}
 COLUMNS = ["dataset", "d", "algorithm", "guarantee", "k", "epsilon", "status", "reason", "mean", "std", "n",
            "eps_spent_max", "eps_spent_min", "recovery_cost", "recovery_cost_std", "recovery_nonempty",
            "nonempty", "nonempty_min", "nonempty_max", "group"]
-DP_KINDS = ("ε-DP", "(ε, δ)-DP")
-NOT_DP = "not DP as published"
 
 SPENT_CLAIM = "every private run spent exactly its ε (run records)"
 #: the root cause shared by the verdicts that fail where the DP-calibrated algorithm collapses (MNIST):

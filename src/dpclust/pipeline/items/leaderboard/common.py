@@ -47,10 +47,8 @@ import pandas as pd
 
 from dpclust.api import DPClustError
 from dpclust.pipeline.claims import mean_ci
-from dpclust.pipeline.itemkit import name, step_options
+from dpclust.pipeline.itemkit import DP_KINDS, NOT_DP, name, step_options
 
-DP_KINDS = ("ε-DP", "(ε, δ)-DP")
-NOT_DP = "not DP as published"
 NON_PRIVATE = "non-private"
 UNKNOWN = "unknown"
 METRIC = {"kmeans": "cost_kmeans", "kmedian": "cost_kmedian"}

@@ -15,7 +15,7 @@ import pandas as pd
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check
 from dpclust.pipeline.claims import Interval
-from dpclust.pipeline.itemkit import dataset_name, name
+from dpclust.pipeline.itemkit import DP_KINDS, NOT_DP, dataset_name, name
 from dpclust.pipeline.records import ledger_total
 
 POSTERIOR, PRIOR, LLOYD = "lushen2020.posterior", "lushen2020.prior", "lushen2020.lloyd"
@@ -32,8 +32,6 @@ ORDER = (*ALG1, *BASELINES, *DP_VARIANTS)
 INFO_KEYS = ("match", "lloyd_iterations", "lloyd_steps", "lloyd_cost", "prenoise_ratio", "sampling_iterations",
              "epsilon_step", "epsilon_0", "epsilon_reference", "forced_stop")
 #: Guarantee kinds under which a method may report an ε and enter a comparison of private methods.
-DP_KINDS = ("ε-DP", "(ε, δ)-DP")
-NOT_DP = "not DP as published"
 #: How a baseline's "not DP as published" record is labelled: the paper's protocol (§7.1), not the baseline, breaks it.
 NOT_DP_CONFIGURED = "not DP as configured"
 

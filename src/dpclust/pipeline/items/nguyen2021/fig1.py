@@ -32,7 +32,7 @@ import pandas as pd
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt, runs_frame, tidy
 from dpclust.pipeline.claims import Interval, ratio_ci
-from dpclust.pipeline.itemkit import dataset_name, labelled_name, name, table_guarantee
+from dpclust.pipeline.itemkit import DP_KINDS, NOT_DP, dataset_name, labelled_name, name, table_guarantee
 from dpclust.pipeline.plotting import (
     STATUS_TEXT,
     mark_unavailable,
@@ -46,8 +46,6 @@ from dpclust.pipeline.plotting import (
 OURS, BALCAN, LLOYD = "nguyen2021.ours", "balcan2017.balcan", "nguyen2021.lloyd"
 AUTHORS = "nguyen2021.ours_authors"   # NOT DP as published: shown beside, never compared
 ORDER = [OURS, BALCAN, LLOYD, AUTHORS]
-NOT_DP = "not DP as published"
-DP_KINDS = ("ε-DP", "(ε, δ)-DP")
 #: run diagnostics (`info`) summarised per cell as extra metrics of the table
 DIAGNOSTICS = ("nonempty_clusters", "empty_picks")
 
