@@ -378,7 +378,7 @@ def test_a_parser_edit_reprepares_only_its_datasets(work, mirror_run, mirror):  
 
 def test_a_module_edit_reruns_exactly_its_dependents(work, mirror_run, mirror):
     p = _plan(work)
-    items_module = work / "src" / "dpclust" / "pipeline" / "items" / "baselines.py"
+    items_module = work / "src" / "dpclust" / "pipeline" / "items" / "baselines" / "common.py"
     with _Edited(items_module, lambda path: path.write_text(path.read_text() + "\n_EDITED = 1\n")):
         dry = _dry(work, mirror=mirror)
         assert dry == _item_jobs(p, [p.item("baselines", "table"), p.item("baselines", "figure")])
