@@ -12,6 +12,7 @@ Here:
 * `name`, `dataset_name`, `step_options`: display names and a step's options;
 * `table_guarantee`, `labelled_name`: the guarantee kind a table records for an algorithm, and its
   display name with that kind when it is not DP;
+* `require_dp`: a claim refused when a role it compares is not DP;
 * `availability`, `short_reason`: whether a dataset ran, and why not in three words;
 * `runs_note`: one line saying what was run under the preset (for captions and tables).
 Drawing helpers (`unavailable_panel`, `mean_sd_line`) live in `dpclust.pipeline.plotting`; the cells
@@ -20,10 +21,11 @@ and rules of the claims in `dpclust.pipeline.verdicts`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from dpclust.pipeline.aggregate import Check
 from dpclust.settings import APPROXIMATE, NON_PRIVATE, PURE
 
 #: the guarantee kinds records carry (dpclust.settings.Guarantee): those that may report an ε, and the rest
@@ -71,6 +73,16 @@ def labelled_name(item: Mapping, table: pd.DataFrame, algorithm: str) -> str:
         if kind == tag and tag not in text and not (tag == NOT_DP and "not DP" in text):
             return f"{text} ({tag})"
     return text
+
+
+def require_dp(table: pd.DataFrame, item: Mapping, roles: Sequence[str], claim: str) -> Check | None:
+    """None unless a role's records declare it not DP (a variant "not DP as published", or a
+    non-private method); then a "not evaluable" check saying so: a paper's claims compare DP methods only."""
+    bad = [a for a in roles if table_guarantee(table, a) in (NOT_DP, NON_PRIVATE_KIND)]
+    if not bad:
+        return None
+    return Check(claim, None, "refused: " + ", ".join(f"{name(item, a)} is {table_guarantee(table, a)}" for a in bad)
+                 + " — claims compare DP methods only", cells=0, rule="refused: claims compare DP methods only")
 
 
 def availability(table: pd.DataFrame, dataset: str) -> tuple[str, str]:

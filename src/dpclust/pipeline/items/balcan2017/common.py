@@ -9,7 +9,7 @@ right after the recovery, non-empty clusters after recovery and at the end); row
 data keep their status and reason. Renderers and checks read only such tables.
 
 Claims compare differentially private methods only: `is_dp` reads the guarantee the records carry,
-and `require_dp` refuses a claim whose roles name a variant that is not DP (e.g. the authors'
+and `itemkit.require_dp` refuses a claim whose roles name a variant that is not DP (e.g. the authors'
 calibration of Algorithm 4), which is shown beside the DP methods but never compared as private.
 """
 
@@ -24,7 +24,7 @@ import pandas as pd
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt, runs_frame
 from dpclust.pipeline.claims import LEVEL, Interval
-from dpclust.pipeline.itemkit import DP_KINDS, NOT_DP, availability, labelled_name, name, table_guarantee
+from dpclust.pipeline.itemkit import DP_KINDS, availability, labelled_name, table_guarantee
 
 DIAGNOSTICS = {"recovery_cost": "recovery_cost", "recovery_nonempty_clusters": "recovery_nonempty",
                "nonempty_clusters": "nonempty"}
@@ -118,17 +118,6 @@ def triple(row) -> tuple[float, float, int]:
 
 def is_dp(table: pd.DataFrame, alg: str) -> bool:
     return table_guarantee(table, alg) in DP_KINDS
-
-
-def require_dp(table: pd.DataFrame, item: dict, roles: Sequence[str], claim: str) -> Check | None:
-    """None unless a role's records declare it not DP (a variant 'not DP as published', or a
-    non-private method); then a 'not evaluable' check saying so: claims compare private methods only."""
-    bad = [a for a in roles if table_guarantee(table, a) in (NOT_DP, "non-private")]
-    if not bad:
-        return None
-    return Check(claim, None, "refused: " + ", ".join(f"{name(item, a)} is {table_guarantee(table, a) or 'undeclared'}"
-                                                      for a in bad) + " — claims compare DP methods only",
-                 cells=0, rule="refused: claims compare DP methods only")
 
 
 def log_linear_ci(terms: Sequence[tuple[float, float, float, int]], level: float = LEVEL) -> Interval:

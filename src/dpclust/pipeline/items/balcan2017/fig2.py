@@ -27,10 +27,18 @@ import pandas as pd
 
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt
-from dpclust.pipeline.itemkit import availability, dataset_name, labelled_name, name, step_options, table_guarantee
+from dpclust.pipeline.itemkit import (
+    NOT_DP,
+    availability,
+    dataset_name,
+    labelled_name,
+    name,
+    require_dp,
+    step_options,
+    table_guarantee,
+)
 from dpclust.pipeline.items.balcan2017.common import (
     CAUSE_CALIBRATION,
-    NOT_DP,
     available,
     cells,
     collapsed,
@@ -40,7 +48,6 @@ from dpclust.pipeline.items.balcan2017.common import (
     log_linear_cell,
     log_linear_ci,
     nonempty_low,
-    require_dp,
     spent_check,
     states,
     summary,

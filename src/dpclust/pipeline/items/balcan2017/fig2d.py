@@ -21,7 +21,7 @@ import pandas as pd
 
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check
-from dpclust.pipeline.itemkit import availability, dataset_name, labelled_name, name, step_options
+from dpclust.pipeline.itemkit import availability, dataset_name, labelled_name, name, require_dp, step_options
 from dpclust.pipeline.items.balcan2017.common import (
     CAUSE_CALIBRATION,
     cells,
@@ -32,7 +32,6 @@ from dpclust.pipeline.items.balcan2017.common import (
     log_linear_cell,
     log_linear_ci,
     nonempty_low,
-    require_dp,
     spent_check,
     states,
     summary,

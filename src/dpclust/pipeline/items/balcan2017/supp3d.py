@@ -17,9 +17,8 @@ import pandas as pd
 
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt
-from dpclust.pipeline.itemkit import name, step_options, table_guarantee
+from dpclust.pipeline.itemkit import NOT_DP, name, step_options, table_guarantee
 from dpclust.pipeline.items.balcan2017.common import (
-    NOT_DP,
     degenerate,
     degenerate_note,
     guard_degenerate,

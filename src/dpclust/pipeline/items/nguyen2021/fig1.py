@@ -32,7 +32,7 @@ import pandas as pd
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt, runs_frame, tidy
 from dpclust.pipeline.claims import Interval, ratio_ci
-from dpclust.pipeline.itemkit import DP_KINDS, NOT_DP, dataset_name, labelled_name, name, table_guarantee
+from dpclust.pipeline.itemkit import DP_KINDS, NOT_DP, dataset_name, labelled_name, name, require_dp, table_guarantee
 from dpclust.pipeline.plotting import (
     STATUS_TEXT,
     mark_unavailable,
@@ -149,16 +149,6 @@ def _cells(rows: pd.DataFrame, dataset: str, alg: str) -> dict:
     return {int(r.k): (float(r.mean), float(0.0 if pd.isna(r.std) else r.std), int(r.n)) for r in part.itertuples()}
 
 
-def _refused(table: pd.DataFrame, item: dict, algs, claim: str) -> Check | None:
-    """A 'not evaluable' check if a role's records are not DP: claims compare DP methods only."""
-    bad = [a for a in algs if table_guarantee(table, a) in (NOT_DP, "non-private")]
-    if not bad:
-        return None
-    return Check(claim, None, "refused: " + ", ".join(f"{name(item, a)} is {table_guarantee(table, a)}" for a in bad)
-                 + " — claims compare DP methods only", cells=0,
-                 rule="refused: claims compare DP methods only")
-
-
 def _diag(table: pd.DataFrame, dataset: str, alg: str, k: int, metric: str):
     r = table[(table["metric"] == metric) & (table["dataset"] == dataset) & (table["algorithm"] == alg)
               & (table["k"] == k) & (table["status"] == "ok")]
@@ -201,7 +191,7 @@ def _ours_beats_balcan(table: pd.DataFrame, item: dict, datasets: list[str], una
     every (dataset, k) cell."""
     ours, balcan = name(item, OURS), name(item, BALCAN)
     claim = f"{ours} has a lower mean k-means objective than {balcan} on every dataset at every k"
-    refused = _refused(table, item, [OURS, BALCAN], claim)
+    refused = require_dp(table, item, [OURS, BALCAN], claim)
     if refused:
         return refused
     rows = _cost(table)
@@ -260,7 +250,7 @@ def _private_costs_plateau(table: pd.DataFrame, item: dict, datasets: list[str],
     frac = float(item["claims"]["plateau_ratio"])
     claim = (f"{name(item, LLOYD)}: the cost falls with k, while both private costs plateau (their relative drop "
              f"from the smallest to the largest k is < {frac:g} × Lloyd's)")
-    refused = _refused(table, item, [OURS, BALCAN], claim)
+    refused = require_dp(table, item, [OURS, BALCAN], claim)
     if refused:
         return refused
     rows = _cost(table)
