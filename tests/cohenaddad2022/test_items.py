@@ -364,6 +364,9 @@ def test_fig1_table_figure_and_claims(tmp_path):
     spec_wide = spec("fig1", "checks", "quick")
     spec_wide["claims"] = dict(spec_wide["claims"], epsilons=[0.05, 2.0])
     assert fig1.checks(table, spec_wide)[1].holds is False       # 50 at ε = 2 against 30 at ε = 0.05
+    # the pairs' runs are the sensitivity's group: planned, but not in what the figure says it draws
+    assert "sens_epsilon" in {j.group for j in _plan("quick").item("cohenaddad2022", "fig1").runs}
+    assert set(spec("fig1", "render", "quick")["runs"]) == {"main"}
 
 
 @pytest.mark.parametrize("item", ["fig1", "fig2", "fig3"])
