@@ -158,3 +158,16 @@ def test_relative_and_ratio_cells_share_one_home():
     assert rel.estimate == pytest.approx(-0.1) and rel.low == pytest.approx(d.low / 10) \
         and rel.high == pytest.approx(d.high / 10)
     assert ratio_cell("q", a, b).interval(0.9) == ratio_ci(a, b, 0.9)
+
+
+def test_exact_spend_is_one_bookkeeping_rule():
+    """Every item's "every private run spent exactly its budget": each cell's deviation at most the
+    tolerance, bookkeeping, the why naming the cells that deviate; no cell: not evaluable."""
+    from dpclust.pipeline.verdicts import exact_spend
+
+    ok = exact_spend("spent", [("a", 0.0), ("b", 1e-12)], 1e-9, detail="d")
+    assert ok.holds is True and ok.kind == "bookkeeping" and ok.cells == 2
+    bad = exact_spend("spent", [("a", 0.0), ("b", 0.5)], 1e-9)
+    assert bad.holds is False and bad.why == "the budget spent differs from the setting in 1 cells: b"
+    none = exact_spend("spent", [], 1e-9)
+    assert none.holds is None and none.detail == "no private runs available" and none.kind == "bookkeeping"

@@ -420,3 +420,16 @@ def every_dataset(check: Check, planned: Sequence[str], missing: Mapping[str, st
     on = f"on the {n} available: {shown}" + (f" — {check.detail}" if check.detail else "")
     return dataclasses.replace(check, holds=None, undecided=False, why="", detail=f"{note}; {on}",
                                rule=f"{check.rule}; {note}" if check.rule else note)
+
+
+def exact_spend(claim: str, cells: Sequence[tuple[str, float]], rel_tol: float, detail: str = "") -> Check:
+    """Our bookkeeping "every private run spent exactly its budget" (never a paper's claim): one exact
+    cell per (label, the largest relative deviation of the budget spent from the setting), each at most
+    `rel_tol`; the why names the cells that deviate. Each item computes the deviations from its table."""
+    if not cells:
+        return Check(claim, None, detail or "no private runs available", kind="bookkeeping", cells=0, rule="no cell")
+    bad = [label for label, dev in cells if not dev <= rel_tol]
+    return check(claim, [point_cell(label, dev) for label, dev in cells],
+                 Directional("<=", float(rel_tol), null_margin=0.0), "every", kind="bookkeeping",
+                 why=f"the budget spent differs from the setting in {len(bad)} cells: " + ", ".join(bad[:6]),
+                 detail=detail)

@@ -149,21 +149,11 @@ def spent_check(table: pd.DataFrame, private: list[str], rel_tol: float) -> Chec
 """
     private = [a for a in private if is_dp(table, a) or table_guarantee(table, a) == ""]
     rows = table[(table["status"] == "ok") & table["algorithm"].isin(private)]
-    if rows.empty:
-        return Check(SPENT_CLAIM, None, "no private runs available", kind="bookkeeping", cells=0, rule="no cell")
-    cells, bad = [], []
-    for r in rows.itertuples():
-        eps = float(r.epsilon)
-        dev = max(abs(float(r.eps_spent_max) - eps), abs(float(r.eps_spent_min) - eps)) / eps
-        label = f"{r.dataset}/{r.algorithm}/k={r.k}/ε={eps:g}"
-        cells.append(verdicts.point_cell(label, dev))
-        if not dev <= rel_tol:
-            bad.append(label)
-    test = verdicts.Directional("<=", float(rel_tol), null_margin=0.0)
-    return verdicts.check(SPENT_CLAIM, cells, test, "every", kind="bookkeeping",
-                          why=f"ε spent differs from ε in {len(bad)} cells: " + ", ".join(bad[:6]),
-                          detail=f"{len(rows)} cells checked; quantity: max |ε spent − ε| / ε over the cell's runs"
-                          + ("" if not bad else f"; mismatch in {len(bad)} cells: " + ", ".join(bad[:6])))
+    cells = [(f"{r.dataset}/{r.algorithm}/k={r.k}/ε={float(r.epsilon):g}",
+              max(abs(float(r.eps_spent_max) - float(r.epsilon)), abs(float(r.eps_spent_min) - float(r.epsilon)))
+              / float(r.epsilon)) for r in rows.itertuples()]
+    return verdicts.exact_spend(SPENT_CLAIM, cells, rel_tol, detail=f"{len(rows)} cells checked; quantity: max "
+                                "|ε spent − ε| / ε over the cell's runs" if cells else "")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -385,18 +385,11 @@ def spent_cells(table: pd.DataFrame) -> Check:
     cell per row (1 = exact), every cell (bookkeeping: our own check, never a paper's claim)."""
     claim = "each private run spends exactly its epsilon setting"
     rows = table[table["eps_exact"].notna()] if "eps_exact" in table else table.iloc[0:0]
-    if rows.empty:
-        return Check(claim, None, "0 (dataset, method, k, ε) cells", kind="bookkeeping", cells=0, rule="no cell")
-    cells, bad = [], []
-    for r in rows.itertuples():
-        label = f"{r.dataset}/{r.algorithm}/k={r.k}/ε={_fmt_eps(float(r.epsilon))}"
-        exact = bool(r.eps_exact)
-        cells.append(verdicts.point_cell(label, 1.0 if exact else 0.0))
-        if not exact:
-            bad.append(label)
-    return verdicts.check(claim, cells, verdicts.Directional(">=", 1.0, null_margin=0.0), "every",
-                          kind="bookkeeping", why="ε spent differs from ε in " + ", ".join(bad[:6]),
-                          detail=f"{len(rows)} (dataset, method, k, ε) cells; 1 = every run spent its ε")
+    cells = [(f"{r.dataset}/{r.algorithm}/k={r.k}/ε={_fmt_eps(float(r.epsilon))}", 0.0 if bool(r.eps_exact) else 1.0)
+             for r in rows.itertuples()]
+    return verdicts.exact_spend(claim, cells, 0.0, detail=f"{len(rows)} (dataset, method, k, ε) cells; 0 = every run "
+                                "spent its ε (the aggregate's tolerance), 1 = some run did not"
+                                if cells else "0 (dataset, method, k, ε) cells")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -304,11 +304,9 @@ def _spent_exactly(table: pd.DataFrame, item: dict, rows: pd.DataFrame) -> list[
                          f"{', '.join(f'{e:g}' for e in sorted(cell['epsilon'].dropna().unique()))}"
                          + (f", δ = {cell['delta_setting'].iloc[0]:.3g}" if "delta_setting" in cell else "")
                          for d, cell in priv.groupby("dataset", sort=False))
-    return [verdicts.check(f"Every private run spent exactly its (ε, δ) setting (relative error ≤ {tol:g})",
-                           [verdicts.point_cell("largest relative deviation", worst)],
-                           verdicts.Directional("<=", tol, null_margin=0.0), "every",
-                           detail=f"largest relative deviation {worst:.3g} over {len(priv)} cells ({settings})",
-                           kind="bookkeeping")]
+    return [verdicts.exact_spend(f"Every private run spent exactly its (ε, δ) setting (relative error ≤ {tol:g})",
+                                 [("largest relative deviation", worst)], tol,
+                                 detail=f"largest relative deviation {worst:.3g} over {len(priv)} cells ({settings})")]
 
 
 def checks(table: pd.DataFrame, item: dict) -> list[Check]:
