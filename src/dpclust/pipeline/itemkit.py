@@ -13,6 +13,7 @@ Here:
 * `table_guarantee`, `labelled_name`: the guarantee kind a table records for an algorithm, and its
   display name with that kind when it is not DP;
 * `require_dp`: a claim refused when a role it compares is not DP;
+* `over_datasets`: the every-dataset rule over the datasets a claim expected and those that ran;
 * `availability`, `short_reason`: whether a dataset ran, and why not in three words;
 * `runs_note`: one line saying what was run under the preset (for captions and tables).
 Drawing helpers (`unavailable_panel`, `mean_sd_line`) live in `dpclust.pipeline.plotting`; the cells
@@ -21,11 +22,12 @@ and rules of the claims in `dpclust.pipeline.verdicts`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
 from dpclust.pipeline.aggregate import Check
+from dpclust.pipeline.verdicts import every_dataset
 from dpclust.settings import APPROXIMATE, NON_PRIVATE, PURE
 
 #: the guarantee kinds records carry (dpclust.settings.Guarantee): those that may report an ε, and the rest
@@ -83,6 +85,14 @@ def require_dp(table: pd.DataFrame, item: Mapping, roles: Sequence[str], claim: 
         return None
     return Check(claim, None, "refused: " + ", ".join(f"{name(item, a)} is {table_guarantee(table, a)}" for a in bad)
                  + " — claims compare DP methods only", cells=0, rule="refused: claims compare DP methods only")
+
+
+def over_datasets(check: Check, covered: Iterable[str], expected: Sequence[str], item: Mapping) -> Check:
+    """`verdicts.every_dataset` (the rubric's one policy) over the `expected` datasets, those without
+    runs (not in `covered`) missing, by their display names."""
+    covered, expected = set(covered), list(dict.fromkeys(expected))
+    return every_dataset(check, expected, {d: "no runs" for d in expected if d not in covered},
+                         {d: dataset_name(item, d) for d in expected})
 
 
 def availability(table: pd.DataFrame, dataset: str) -> tuple[str, str]:

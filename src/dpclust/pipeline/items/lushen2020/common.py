@@ -15,7 +15,7 @@ import pandas as pd
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check
 from dpclust.pipeline.claims import Interval
-from dpclust.pipeline.itemkit import DP_KINDS, NOT_DP, dataset_name, name
+from dpclust.pipeline.itemkit import DP_KINDS, NOT_DP, name
 from dpclust.pipeline.records import ledger_total
 
 POSTERIOR, PRIOR, LLOYD = "lushen2020.posterior", "lushen2020.prior", "lushen2020.lloyd"
@@ -201,11 +201,3 @@ def judged_check(claim: str, cells: Sequence[verdicts.Cell], test, quantifier: s
     """`verdicts.check`, with the why written from the engine's own cell states (`why(verdict)`)."""
     reason = why(verdicts.judge(cells, test, quantifier)) if (why and cells) else ""
     return verdicts.check(claim, cells, test, quantifier, why=reason, detail=detail, kind=kind)
-
-
-def over_datasets(check: Check, covered: Iterable[str], expected: Sequence[str], item: Mapping) -> Check:
-    """`verdicts.every_dataset` (the rubric's one policy) over the paper's datasets, those without runs
-    (not in `covered`) missing."""
-    covered, expected = set(covered), list(dict.fromkeys(expected))
-    return verdicts.every_dataset(check, expected, {d: "no runs" for d in expected if d not in covered},
-                                  {d: dataset_name(item, d) for d in expected})

@@ -47,7 +47,7 @@ import pandas as pd
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt
 from dpclust.pipeline.claims import Interval
-from dpclust.pipeline.itemkit import dataset_name, step_options
+from dpclust.pipeline.itemkit import dataset_name, over_datasets, step_options
 from dpclust.pipeline.items.lushen2020.common import (
     ALG1,
     BASELINES,
@@ -59,7 +59,6 @@ from dpclust.pipeline.items.lushen2020.common import (
     is_dp,
     judged_check,
     legend_label,
-    over_datasets,
     percentile_interval,
     quantiles_text,
     resample_means,

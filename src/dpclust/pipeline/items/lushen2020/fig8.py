@@ -24,7 +24,7 @@ import pandas as pd
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt
 from dpclust.pipeline.claims import Interval, proportion_ci
-from dpclust.pipeline.itemkit import dataset_name, step_options
+from dpclust.pipeline.itemkit import dataset_name, over_datasets, step_options
 from dpclust.pipeline.items.lushen2020.common import (
     ALG1,
     POSTERIOR,
@@ -32,7 +32,6 @@ from dpclust.pipeline.items.lushen2020.common import (
     dataset_order,
     display_name,
     judged_check,
-    over_datasets,
     runs_table,
     status_rows,
 )

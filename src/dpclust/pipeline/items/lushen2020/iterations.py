@@ -32,14 +32,13 @@ import pandas as pd
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check
 from dpclust.pipeline.claims import Interval, mean_ci
-from dpclust.pipeline.itemkit import dataset_name, step_options
+from dpclust.pipeline.itemkit import dataset_name, over_datasets, step_options
 from dpclust.pipeline.items.lushen2020.common import (
     bootstrap_cell,
     dataset_order,
     display_name,
     judged_check,
     lloyd_name,
-    over_datasets,
     percentile_interval,
     quantiles_text,
     runs_table,

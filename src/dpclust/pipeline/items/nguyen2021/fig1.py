@@ -32,7 +32,16 @@ import pandas as pd
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check, fmt, runs_frame, tidy
 from dpclust.pipeline.claims import Interval, ratio_ci
-from dpclust.pipeline.itemkit import DP_KINDS, NOT_DP, dataset_name, labelled_name, name, require_dp, table_guarantee
+from dpclust.pipeline.itemkit import (
+    DP_KINDS,
+    NOT_DP,
+    dataset_name,
+    labelled_name,
+    name,
+    over_datasets,
+    require_dp,
+    table_guarantee,
+)
 from dpclust.pipeline.plotting import (
     STATUS_TEXT,
     mark_unavailable,
@@ -178,13 +187,6 @@ def _open_cell(label: str) -> verdicts.Cell:
     return verdicts.Cell(label, lambda level: Interval(float("nan"), -math.inf, math.inf))
 
 
-def _over_datasets(check: Check, covered: list[str], unavailable: list[str], item: dict) -> Check:
-    """`verdicts.every_dataset` (the rubric's one policy) over the figure's datasets, `unavailable` missing."""
-    every = list(covered) + list(unavailable)
-    return verdicts.every_dataset(check, every, {d: "no runs" for d in unavailable},
-                                  {d: dataset_name(item, d) for d in every})
-
-
 def _ours_beats_balcan(table: pd.DataFrame, item: dict, datasets: list[str], unavailable: list[str]) -> Check:
     """Claim (1): ours has the lower mean objective on every dataset at every k (Welch). "Results: As can be
     seen in fig. 1, our algorithm achieves a lower k-means objective score for both datasets." Unqualified:
@@ -222,7 +224,8 @@ def _ours_beats_balcan(table: pd.DataFrame, item: dict, datasets: list[str], una
 
     test = verdicts.Directional("<", 0.0)
     chk = verdicts.check(claim, cells, test, "every", why=why(verdicts.judge(cells, test, "every")), detail=detail)
-    return _over_datasets(chk, sorted({d for d, _ in where.values()}), unavailable, item)
+    covered = sorted({d for d, _ in where.values()})
+    return over_datasets(chk, covered, [*covered, *unavailable], item)
 
 
 def _rel_drop(ci: Interval) -> tuple[float, float, float]:
@@ -285,7 +288,7 @@ def _private_costs_plateau(table: pd.DataFrame, item: dict, datasets: list[str],
     why = "genuine: " + " | ".join(details)
     test = verdicts.Directional("<", 0.0)
     chk = verdicts.check(claim, cells, test, "every", why=why if cells else "", detail=detail)
-    return _over_datasets(chk, covered, [d for d in unavailable if d not in covered], item)
+    return over_datasets(chk, covered, [*covered, *unavailable], item)
 
 
 def _spent_exactly(table: pd.DataFrame, item: dict, rows: pd.DataFrame) -> list[Check]:
