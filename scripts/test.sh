@@ -6,5 +6,6 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="$PWD/.venv/bin:$PATH"
 bash scripts/lint.sh
-# one worker per core (pytest-xdist); a test file's tests stay together in one worker, in order
-exec python -m pytest -n "${DPCLUST_TEST_WORKERS:-auto}" --dist loadfile "$@"
+# one worker per core (pytest-xdist); a test file's tests stay together in one worker, in order; files
+# are handed out in collection order (the longest, end-to-end ones first: tests/conftest.py)
+exec python -m pytest -n "${DPCLUST_TEST_WORKERS:-auto}" --dist loadfile --no-loadscope-reorder "$@"
