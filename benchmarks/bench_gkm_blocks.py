@@ -28,7 +28,7 @@ CELLS = [("adult_num", 5, "n^0.4"), ("adult_num", 5, "n/3k"), ("s1", 15, "n^0.4"
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--previous", default="d2fb5e7", help="commit of the implementation to compare with")
+    ap.add_argument("--previous", default="3013163", help="commit of the implementation to compare with")
     ap.add_argument("--data-dir", default="data/processed")
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()

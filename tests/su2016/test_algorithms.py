@@ -297,54 +297,31 @@ def test_block_kmeans_gives_the_same_bytes_whatever_the_chunk(blocks, k, d):
 
 @pytest.mark.parametrize("a,R,k,B,d", [(3, 20, 10, 30, 784), (5, 4, 3, 9, 2), (2, 3, 16, 800, 50),
                                        (1, 1, 1, 1, 1), (4, 2, 5, 1500, 7), (7, 18, 13, 65, 218)])
-def test_cluster_sums_by_gemm_are_the_bincount_bytes_when_float32_sums_are_exact(a, R, k, B, d):
-    """On float32 values whose sums are exact in float64 (`float32_sums_are_exact`), the one-hot
-    GEMM gives the bytes of one bincount per dimension (points added in order from 0). The last
-    shape is one where the same GEMM on general float64 values differs in the last bit."""
+def test_cluster_sums_are_the_bytes_of_one_bincount_per_restart_and_dimension(a, R, k, B, d):
+    """Block k-means sums each cluster's points one at a time in the block's order from 0: the
+    bytes of numpy's weighted bincount (which adds in index order), on general float64 values,
+    with padding rows (zero, weight 0) and empty clusters."""
     rng = np.random.default_rng(a * 1000 + B)
-    X = rng.standard_normal((a, B, d)).astype(np.float32).astype(np.float64)
-    X[np.abs(X) < 2.0 ** -16] = 0.0                     # a range the guard accepts for B ≤ 1500 terms
+    X = rng.standard_normal((a, B, d)) * 10.0 ** rng.integers(-8, 8, (a, B, 1))
     w = (rng.random((a, B)) < 0.9).astype(np.float64)
-    X *= w[..., None]                                   # padding rows are zero, weight 0
-    assert gupt.float32_sums_are_exact(X, B)
-    lab = rng.integers(0, k, (a, R, B))
-    counts, sums = gupt.cluster_sums(lab, X, w, k, gemm=True)
-    ref_counts, ref_sums = gupt.cluster_sums(lab, X, w, k, gemm=False)
-    assert counts.tobytes() == ref_counts.tobytes() and sums.tobytes() == ref_sums.tobytes()
-
-
-def test_float32_sums_exactness_guard():
-    """The guard refuses values whose float32 sums could round: a range too wide for the terms."""
-    assert gupt.float32_sums_are_exact(np.array([[0.0, 1.0], [0.5, 2.0 ** -20]]), 1000)
-    assert not gupt.float32_sums_are_exact(np.array([[1.0, 1e-12]]), 65)
-    assert not gupt.float32_sums_are_exact(np.array([[1.0, 1e-46]]), 2)      # below float32's range
-    assert gupt.float32_sums_are_exact(np.zeros((3, 2)), 10**9)
-    assert gupt.float32_sums_are_exact(np.array([[1.0, 2.0 ** -28]]), 2)        # 2 < 2^53 · 2^-51
-    assert not gupt.float32_sums_are_exact(np.array([[1.0, 2.0 ** -31]]), 2)    # 2 ≥ 2^53 · 2^-54 (conservative)
-
-
-@pytest.mark.parametrize("scale", [1.0, 1e-13])
-def test_block_kmeans_sums_by_gemm_or_bincount_give_the_same_bytes(scale, monkeypatch):
-    """Cluster sums by GEMM (when the guard allows) or by bincount: the same centres. With a
-    coordinate ~1e-13 beside ~1 the guard refuses the GEMM (both runs take the bincount)."""
-    rng = np.random.default_rng(2)
-    X = rng.uniform(0, 1, size=(3000, 12))
-    X[:, 0] *= scale
-    ell = gupt.num_blocks("n/3k", X.shape[0], 4)
-    assert gupt.float32_sums_are_exact(X, -(-X.shape[0] // ell)) == (scale == 1.0)
-    auto = gupt.block_kmeans(X, ell, 4, 20, 10, np.random.default_rng(3))
-    monkeypatch.setattr(gupt, "float32_sums_are_exact", lambda *a: False)
-    forced = gupt.block_kmeans(X, ell, 4, 20, 10, np.random.default_rng(3))
-    assert auto.tobytes() == forced.tobytes()
+    X *= w[..., None]
+    lab = rng.integers(0, k, (a, R, B)).astype(np.min_scalar_type(k))
+    counts, sums = gupt.cluster_sums(lab, X, w, k)
+    for b in range(a):
+        for r in range(R):
+            assert counts[b, r].tobytes() == np.bincount(lab[b, r], weights=w[b], minlength=k).tobytes()
+            for f in range(d):
+                assert sums[b, r, :, f].tobytes() == np.bincount(lab[b, r], weights=X[b, :, f], minlength=k).tobytes()
 
 
 def test_block_labels_are_numpys_argmin_ties_included():
     """Block k-means labels a point by its nearest centre, ties to the lowest index (as argmin)."""
     rng = np.random.default_rng(3)
     D = rng.integers(0, 3, size=(4, 5, 6, 7)).astype(float)       # (blocks, k, R, B), many ties
-    m, lab, eq = np.empty((4, 6, 7)), np.empty((4, 6, 7), dtype=np.uint8), np.empty((4, 6, 7), dtype=bool)
-    gupt.min_and_first_argmin(D, m, lab, eq)
-    assert np.array_equal(lab, D.argmin(axis=1)) and np.array_equal(m, D.min(axis=1))
+    for dtype in (np.float64, np.float32):
+        m, lab = np.empty((4, 6, 7), dtype=dtype), np.empty((4, 6, 7), dtype=np.uint8)
+        gupt.min_and_first_argmin(D.astype(dtype), m, lab)
+        assert np.array_equal(lab, D.argmin(axis=1)) and np.array_equal(m, D.min(axis=1))
 
 
 def test_hybrid_threshold_matches_inequality_15():

@@ -56,7 +56,6 @@ histogram has L1 sensitivity 2 and the same noise gives 2ε-DP; the paper's ε i
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
@@ -67,6 +66,7 @@ from dpclust.accountant import Accountant
 from dpclust.api import ClusteringResult, DPClustError, Refused, data_bounds, validate_inputs
 from dpclust.blocks.domain import public_box
 from dpclust.blocks.public_size import PUBLIC_N, public_size
+from dpclust.compiled import kernel
 from dpclust.settings import Interval, Options, Setting, Settings, declared
 from dpclust.su2016.common import INIT_SETTINGS, init_set_seeds, initial_centers
 from dpclust.su2016.guarantees import EUGKM as EUGKM_GUARANTEE
@@ -272,18 +272,8 @@ def _label_and_sum(P1, P2, C, w, labels):
     return R, Cv, cost
 
 
-@functools.lru_cache(maxsize=1)
-def _kernel():
-    """`_label_and_sum` compiled by numba (no parallel, no fastmath: the same operations in the same
-    order, so the same bytes for the same inputs), on first use: importing this module, or
-    `dpclust`, neither imports numba nor compiles anything. The machine code is cached beside this
-    file, else in numba's user cache directory; with neither writable it is compiled per process."""
-    import numba
-
-    try:
-        return numba.njit(cache=True, nogil=True)(_label_and_sum)
-    except RuntimeError:    # numba: "cannot cache function ...: no locator available"
-        return numba.njit(nogil=True)(_label_and_sum)
+#: `_label_and_sum` compiled by numba on first use (`dpclust.compiled`)
+_kernel = kernel(_label_and_sum)
 
 
 def grid_lloyd(syn: Synopsis, inits: np.ndarray, max_iter: int, tol: float, bounds):

@@ -51,6 +51,7 @@ from dpclust import mechanisms as mech
 from dpclust.accountant import Accountant
 from dpclust.api import ClusteringResult, DPClustError, data_bounds, validate_inputs
 from dpclust.blocks.domain import public_box
+from dpclust.compiled import kernel
 from dpclust.settings import Boolean, Constraint, Interval, Options, SequenceOf, Setting, Settings, declared
 from dpclust.su2016.common import OpenUnitInterval, batched_weighted_lloyd, init_set_seeds, sphere_packing_init
 
@@ -113,64 +114,66 @@ _GROUP_BYTES = 1 << 20   # target size of one block-group distance slab (enginee
 _CHUNK_BYTES = 1 << 25   # target size of one chunk's centres (engineering: no giant temporaries)
 
 
-def min_and_first_argmin(D: np.ndarray, m: np.ndarray, lab: np.ndarray, eq: np.ndarray) -> None:
+def _min_and_label(D, m, lab):
+    """m = min over axis 1 of D, lab = the lowest index attaining it (numpy's argmin, ties included),
+    for D laid out (blocks, k, R, B): per (block, restart) a running minimum over the k rows, each a
+    contiguous pass over the B points that the compiler vectorises."""
+    nb, k, R, B = D.shape
+    for b in range(nb):
+        for r in range(R):
+            for i in range(B):
+                m[b, r, i] = D[b, 0, r, i]
+                lab[b, r, i] = 0
+            for j in range(1, k):
+                for i in range(B):
+                    v = D[b, j, r, i]
+                    if v < m[b, r, i]:           # strict: the lowest index of a tie stays
+                        m[b, r, i] = v
+                        lab[b, r, i] = j
+
+
+def _sums_in_order(lab, X, w, counts, sums):
+    """Per (block, restart, cluster), into zeroed `counts` (a, R, k) and `sums` (a, R, k, d): the
+    weights and coordinates of its points, added one point at a time in the block's order from 0
+    (the bytes of one weighted bincount per restart and dimension)."""
+    a, R, B = lab.shape
+    d = X.shape[2]
+    for b in range(a):
+        for r in range(R):
+            for i in range(B):
+                j = lab[b, r, i]
+                counts[b, r, j] += w[b, i]
+                for f in range(d):
+                    sums[b, r, j, f] += X[b, i, f]
+
+
+#: the two passes above compiled by numba on first use (`dpclust.compiled`): one pass each where
+#: numpy needed k + 1 (labels) and R·(d + 1) bincounts (sums) over the same arrays
+_min_and_label_kernel = kernel(_min_and_label)
+_sums_in_order_kernel = kernel(_sums_in_order)
+
+
+def min_and_first_argmin(D: np.ndarray, m: np.ndarray, lab: np.ndarray) -> None:
     """m = min over axis 1 of D, lab = the lowest index attaining it (numpy's argmin), for D laid
-    out (blocks, k, …) so each pass runs over long contiguous rows; `eq` is a bool buffer shaped as m."""
-    np.minimum.reduce(D, axis=1, out=m)
-    lab[...] = 0
-    for j in range(D.shape[1] - 1, -1, -1):   # descending, so the lowest index of a tie wins
-        np.equal(D[:, j], m, out=eq)
-        np.copyto(lab, j, where=eq)
+    out (blocks, k, …) with m and lab C-contiguous shaped as D without its axis 1."""
+    _min_and_label_kernel()(D, m, lab)
 
 
-def float32_sums_are_exact(X: np.ndarray, terms: int) -> bool:
-    """True when every sum of at most `terms` of the values float32(X), in any order and grouping, is
-    exact in float64 (so any summation gives the same bytes): every nonzero float32 value is a
-    multiple of q, the float32 spacing at the smallest nonzero |value| (a power of two), and every
-    partial sum is a multiple of q below terms·max|value| < 2^53·q."""
-    X = np.asarray(X).reshape(-1, np.asarray(X).shape[-1]) if np.ndim(X) else np.zeros((0, 1))
-    big, small = 0.0, np.inf
-    for s in range(0, X.shape[0], 65_536):                          # row chunks: no copy of X
-        ax = np.abs(X[s:s + 65_536])
-        big = max(big, float(ax.max(initial=0.0)))
-        small = min(small, float(ax.min(initial=np.inf, where=ax > 0)))
-    if big == 0.0:
-        return True
-    big32, small32 = np.float32(big), np.float32(small)            # rounding is monotone: the float32 bounds
-    if small32 == 0:                                                # a value below float32's range
-        return False
-    return float(terms) * float(big32) < 2.0 ** 53 * float(np.spacing(small32))
-
-
-def cluster_sums(lab: np.ndarray, X64: np.ndarray, w: np.ndarray, k: int, *,
-                 gemm: bool) -> tuple[np.ndarray, np.ndarray]:
+def cluster_sums(lab: np.ndarray, X64: np.ndarray, w: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Per (block, restart, cluster): the count and the coordinate sums of its points, added in the
     block's point order from 0. `lab` (a, R, B) labels, `X64` (a, B, d) points (zero rows for
-    padding), `w` (a, B) 0/1 weights. One weighted bincount per (restart, dimension); or, with
-    `gemm` (only when `float32_sums_are_exact` for X64's values and B terms: then every order
-    gives the same exact sums), one GEMM per block with the one-hot matrix of the labels."""
+    padding), `w` (a, B) 0/1 weights."""
     a, R, B = lab.shape
-    d = X64.shape[2]
-    if gemm:
-        onehot = (lab[:, :, None, :] == np.arange(k)[:, None]) * w[:, None, None, :]      # (a, R, k, B)
-        counts = onehot.sum(axis=3)                                                      # exact: integers
-        return counts, np.matmul(onehot.reshape(a, R * k, B), X64).reshape(a, R, k, d)
-    xw = np.ascontiguousarray(np.moveaxis(X64, 2, 0)).reshape(d, a * B)                 # (d, a·B)
-    wf = w.ravel()
-    base = (np.arange(a) * k)[:, None]
-    counts = np.empty((a, R, k))
-    sums = np.empty((a, R, k, d))
-    for r in range(R):   # per restart and dimension: each bin sums its block's points in order
-        flat = (lab[:, r, :] + base).ravel()
-        counts[:, r] = np.bincount(flat, weights=wf, minlength=a * k).reshape(a, k)
-        for i in range(d):
-            sums[:, r, :, i] = np.bincount(flat, weights=xw[i], minlength=a * k).reshape(a, k)
+    counts = np.zeros((a, R, k))
+    sums = np.zeros((a, R, k, X64.shape[2]))
+    _sums_in_order_kernel()(np.ascontiguousarray(lab), np.ascontiguousarray(X64), np.ascontiguousarray(w),
+                            counts, sums)
     return counts, sums
 
 
-def _lloyd_blocks(Xb, wb, C, k, max_iter, freeze_converged, gemm_sums):
+def _lloyd_blocks(Xb, wb, C, k, max_iter, freeze_converged):
     """Lloyd on every (block, restart) of one chunk of blocks: `Xb` (g, B, d) float32 points,
-    `wb` (g, B) weights, `C` (g, R, k, d) float32 starts; `gemm_sums` as `cluster_sums`' `gemm`.
+    `wb` (g, B) weights, `C` (g, R, k, d) float32 starts.
     Returns each block's best centres (g, k, d)."""
     g, B, d = Xb.shape
     restarts = C.shape[1]
@@ -201,7 +204,7 @@ def _lloyd_blocks(Xb, wb, C, k, max_iter, freeze_converged, gemm_sums):
         Ca[..., d + 1] = np.swapaxes(np.einsum("lrkd,lrkd->lrk", C, C), 1, 2)
         Ca = Ca.reshape(nb, c_dim, d + 2)
         xs = xT if C.dtype == xT.dtype else xT64
-        m = lab = eq = None
+        m = lab = None
         for g0 in range(0, nb, group):
             sl = slice(g0, min(g0 + group, nb))
             xg = xs[sl] if blocks is None else xs[blocks[sl]]
@@ -209,8 +212,7 @@ def _lloyd_blocks(Xb, wb, C, k, max_iter, freeze_converged, gemm_sums):
             if m is None:
                 m = np.empty((nb, restarts, B), dtype=D.dtype)
                 lab = np.zeros((nb, restarts, B), dtype=lab_dtype)
-                eq = np.empty((D.shape[0], restarts, B), dtype=bool)
-            min_and_first_argmin(D, m[sl], lab[sl], eq[:D.shape[0]])
+            min_and_first_argmin(D, m[sl], lab[sl])
         return m, lab
 
     # Lloyd on every (block, restart) at once. A block whose labels (all its restarts) did not
@@ -231,8 +233,7 @@ def _lloyd_blocks(Xb, wb, C, k, max_iter, freeze_converged, gemm_sums):
                     break
         prev = lab
         full = active.size == g
-        counts, sums = cluster_sums(lab, X64 if full else X64[active], w64 if full else w64[active], k,
-                                    gemm=gemm_sums)
+        counts, sums = cluster_sums(lab, X64 if full else X64[active], w64 if full else w64[active], k)
         sums = sums.astype(np.float32)
         if C.dtype != np.float64:   # the first update: start points (float32) become float64 means
             C = C.astype(np.float64)
@@ -252,11 +253,9 @@ def block_kmeans(X, ell, k, restarts, max_iter, rng, *, freeze_converged: bool =
     Blocks are independent: after the random draws (partition, starts) they are clustered a chunk
     at a time (about `chunk_bytes` of centres or one-hot labels), so no array grows with ℓ·R·k·d.
     Optimisations, the same bytes either way: `freeze_converged` (blocks at their fixed point leave
-    the iterations), the chunks, and cluster sums by GEMM when d > k and the data's float32 sums
-    are exact (`float32_sums_are_exact`; else one bincount per dimension)."""
+    the iterations) and the chunks."""
     n, d = X.shape
     B = -(-n // ell)
-    gemm_sums = d > k and float32_sums_are_exact(X, B)
     perm = rng.permutation(n)
     pad = ell * B - n
     # block b gets positions b, b+ℓ, b+2ℓ, … of the permutation: sizes differ by at most 1
@@ -274,7 +273,7 @@ def block_kmeans(X, ell, k, restarts, max_iter, rng, *, freeze_converged: bool =
         # privacy of the release rests on the clamping to the private range, not on f's precision)
         Xb = np.where(valid[sl, :, None], X[np.where(valid[sl], slots[sl], 0)], 0.0).astype(np.float32)
         C = Xb[np.arange(Xb.shape[0])[:, None, None], start_idx[sl]]                 # (g, R, k, d) starts
-        out[sl] = _lloyd_blocks(Xb, valid[sl].astype(np.float32), C, k, max_iter, freeze_converged, gemm_sums)
+        out[sl] = _lloyd_blocks(Xb, valid[sl].astype(np.float32), C, k, max_iter, freeze_converged)
     return out
 
 
