@@ -10,7 +10,9 @@ sample of real runs (a block's own spec, one thread, data loaded once per datase
 does) at the smallest, the middle and the largest ε of those blocks (`--epsilon-points`), and
 extrapolates to every seed of every block that shares it: a block's time per run is interpolated
 between the two sampled ε around its own, linearly in log ε (many algorithms cost more at larger ε:
-more PrivGene rounds, larger candidate sets). It adds the measured process overhead once per run job
+more PrivGene rounds, larger candidate sets). Each sample is one call of 1 seed and one of as many
+seeds as `--budget-s` allows, which separates a run's cost from a block's (one call of the runner per
+block of seeds: its record header). It adds the measured process overhead once per run job
 (a batch of blocks, shared by the groups it runs). `--paper` restricts the estimate to some papers.
 `--jobs 2` times on two processes at once, as `snakemake --cores 2` runs two jobs. With `--cache`
 a timing is kept while the algorithm's code is unchanged (`dpclust.pipeline.codehash`), so after a speed-up
@@ -135,7 +137,8 @@ def _sample_key(spec: dict) -> tuple:
 def _cache_key(code: str, key: tuple) -> str:
     """A timing is reused while the algorithm's code (its module and every dpclust module it
     imports, `dpclust.pipeline.codehash`) and the sample key are unchanged."""
-    return "cpu|" + code + "|" + json.dumps(list(key))   # "cpu|": CPU seconds (earlier caches held wall time)
+    # "cpu2|": CPU seconds per run and per block (earlier caches held one number per run)
+    return "cpu2|" + code + "|" + json.dumps(list(key))
 
 
 def _time_samples(task) -> list:
@@ -155,19 +158,28 @@ def _time_samples(task) -> list:
         if spec["function"] not in warm:  # first use: pays one-off imports, not timed
             run_spec(dict(spec, seeds=[start, 1]), data, _loaded=cache)
             warm.add(spec["function"])
-        timed, n_timed = 0.0, 0
-        while n_timed < count and (n_timed == 0 or timed < budget_s):
-            # CPU time of this (single-threaded) process, not wall time, which also counts the waits
-            # for the cores when other work runs beside the estimate
+        # one block is one `run_spec` call: a per-call cost (the record's header: versions, commit,
+        # seed derivation) plus its seeds. A call of 1 seed, then one of m seeds (as many as the
+        # budget allows) separate the two: the workflow's blocks run hundreds of cheap seeds per call.
+        # CPU time of this (single-threaded) process, not wall time, which also counts the waits for
+        # the cores when other work runs beside the estimate
+        t0 = time.process_time()
+        run_spec(dict(spec, seeds=[start, 1]), data, _loaded=cache)
+        t_one = time.process_time() - t0
+        m = min(count - 1, int(budget_s / max(t_one, 1e-4)))
+        if m >= 2:
             t0 = time.process_time()
-            run_spec(dict(spec, seeds=[start + n_timed, 1]), data, _loaded=cache)
-            timed += time.process_time() - t0
-            n_timed += 1
-        out.append((list(key), timed / n_timed))
+            run_spec(dict(spec, seeds=[start + 1, m]), data, _loaded=cache)
+            t_m = time.process_time() - t0
+            per_seed = max((t_m - t_one) / (m - 1), t_m / m / 100)   # (a floor against timer noise)
+            per_call = max(t_one - per_seed, 0.0)
+        else:                   # dear runs: the per-call cost is noise beside one seed's
+            per_seed, per_call = t_one, 0.0
+        out.append((list(key), [per_seed, per_call]))
         if not quiet:
             eps = "" if key[-1] is None else f" ε={key[-1]:g}"
-            print(f"  {key[0].rsplit('.', 1)[-1]} {key[1]} k={key[3]}{eps}: {timed / n_timed:.4f} s/run "
-                  f"(blocks of {seeds} runs share this key)", flush=True)
+            print(f"  {key[0].rsplit('.', 1)[-1]} {key[1]} k={key[3]}{eps}: {per_seed:.4f} s/run + "
+                  f"{per_call:.4f} s/block ({seeds} runs share this key)", flush=True)
     return out
 
 
@@ -225,7 +237,7 @@ def main(argv=None) -> int:
         return code_hash(function.split(":")[0])
 
     cache = json.loads(Path(args.cache).read_text()) if args.cache and Path(args.cache).exists() else {}
-    per_seed: dict[tuple, float] = {}         # sample key + (ε,) -> seconds per run
+    per_seed: dict[tuple, list] = {}          # sample key + (ε,) -> [seconds per run, seconds per block]
     todo: dict[str, list] = defaultdict(list)   # data set -> its sample specs (one worker loads it once)
     for key, jobs in by_key.items():
         values = sorted((j.epsilon for j in jobs), key=lambda e: (e is None, e or 0.0))
@@ -258,15 +270,18 @@ def main(argv=None) -> int:
             if args.cache:
                 Path(args.cache).write_text(json.dumps(cache, indent=0, sort_keys=True))
     timed_at: dict[tuple, dict] = defaultdict(dict)   # sample key -> {ε: seconds per run}
-    for point, seconds in per_seed.items():
+    call_at: dict[tuple, dict] = defaultdict(dict)    # sample key -> {ε: seconds per block (call)}
+    for point, (seconds, call) in per_seed.items():
         timed_at[point[:-1]][point[-1]] = seconds
+        call_at[point[:-1]][point[-1]] = call
     rows = []
     for key, jobs in sorted(groups.items()):
         seeds = sum(j.seed_count for j in jobs)
         if key[3] not in paths:
             rows.append({"group": key, "jobs": len(jobs), "seeds": seeds, "cpu_s": 0.0, "skipped": True})
             continue
-        runs = sum(_interpolate(j.epsilon, timed_at[_sample_key(j.spec)]) * j.seed_count for j in jobs)
+        runs = sum(_interpolate(j.epsilon, timed_at[_sample_key(j.spec)]) * j.seed_count
+                   + _interpolate(j.epsilon, call_at[_sample_key(j.spec)]) for j in jobs)
         cpu = runs + (overhead or 0.0) * sum(1 / len(groups_of_batch[p]) for p in {j.path for j in jobs})
         rows.append({"group": key, "jobs": len(jobs), "seeds": seeds, "per_seed_s": runs / seeds, "cpu_s": cpu,
                      "skipped": False})

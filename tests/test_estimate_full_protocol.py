@@ -59,7 +59,7 @@ def test_one_paper_is_estimated_from_timings_at_each_sampled_epsilon(tmp_path, m
     assert rows and {r["group"][0] for r in rows} == {"su2016"}
     assert all(r["cpu_s"] > 0 for r in rows if not r["skipped"])
     cache = json.loads((tmp_path / "cache.json").read_text())
-    timed_eps = {json.loads(k.split("|", 2)[2])[-1] for k in cache}   # "cpu|<code>|<key>"
+    timed_eps = {json.loads(k.split("|", 2)[2])[-1] for k in cache}   # "cpu2|<code>|<key>"
     assert len(timed_eps) > 1                          # more than one ε per sample key was timed
 
 
