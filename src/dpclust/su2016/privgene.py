@@ -49,6 +49,7 @@ from dpclust import mechanisms as mech
 from dpclust.accountant import Accountant
 from dpclust.api import ClusteringResult, DPClustError, data_bounds, validate_inputs
 from dpclust.blocks.domain import public_box
+from dpclust.compiled import kernel
 from dpclust.settings import Interval, Setting, Settings, declared
 from dpclust.su2016.guarantees import NON_PRIVATE_ANALYSIS, PGKM
 
@@ -151,31 +152,63 @@ def pool_costs(X: np.ndarray, pool: np.ndarray, chunk_entries: int = 4_000_000) 
     best_buf = np.empty((min(sub, n), P))
     near_buf = np.empty_like(best_buf)
     d_buf = None if gather is None else np.empty((min(sub, n), blocks[0].shape[1]))
+    if gather is not None:
+        gather = np.ascontiguousarray(gather, dtype=np.intp)
     for s0 in range(0, n, step):
         s1 = min(s0 + step, n)
         part[:] = 0.0
         for r0 in range(s0, s1, sub):
             xb = Xa[r0:min(r0 + sub, s1)]
             r = xb.shape[0]
-            best, near = best_buf[:r], near_buf[:r]   # C order: the row sums below keep their order
             if gather is None:                    # one GEMM per slot, a running minimum
+                best, near = best_buf[:r], near_buf[:r]
                 np.matmul(xb, blocks[0], out=best)
                 for B in blocks[1:]:
                     np.matmul(xb, B, out=near)
                     np.minimum(best, near, out=best)
+                _fold_rows_kernel()(best, X_sq[r0:r0 + r], part)
             else:                                 # one GEMM of the distinct columns, gathered per slot
                 D = d_buf[:r]
                 np.matmul(xb, blocks[0], out=D)
-                np.take(D, gather[0], axis=1, out=best)
-                for g in gather[1:]:
-                    np.take(D, g, axis=1, out=near)
-                    np.minimum(best, near, out=best)
-            best += X_sq[r0:r0 + r, None]
-            np.maximum(best, 0.0, out=best)
-            best[0] += part                      # running row-by-row sum, continued across sub-blocks
-            np.sum(best, axis=0, out=part)
+                _fold_gathered_kernel()(D, gather, X_sq[r0:r0 + r], part)
         out += part
     return out
+
+
+def _fold_rows(best, x_sq, part):
+    """part[p] += max(best[i, p] + x_sq[i], 0) for the rows i in order: the running column sum of
+    each candidate's nearest-centre distances (numpy's add, maximum and axis-0 sum, in one pass)."""
+    r, P = best.shape
+    for i in range(r):
+        xi = x_sq[i]
+        for p in range(P):
+            b = best[i, p] + xi
+            part[p] += 0.0 if b < 0.0 else b
+
+
+def _fold_gathered(D, gather, x_sq, part):
+    """`_fold_rows` of min_j D[i, gather[j, p]], slot j of candidate p being column gather[j, p] of D
+    (the distinct centres): numpy's take per slot and running minimum fused into the same pass."""
+    k, P = gather.shape
+    r = D.shape[0]
+    best = np.empty(P)
+    for i in range(r):
+        for p in range(P):
+            best[p] = D[i, gather[0, p]]
+        for j in range(1, k):
+            for p in range(P):
+                v = D[i, gather[j, p]]
+                best[p] = v if v < best[p] else best[p]
+        xi = x_sq[i]
+        for p in range(P):
+            b = best[p] + xi
+            part[p] += 0.0 if b < 0.0 else b
+
+
+#: compiled on first use (`dpclust.compiled`): one pass where numpy took three or four (+ ‖x‖², clamp
+#: at 0, the row sum; with `gather`, a take and a minimum per slot), in the same order: the same bytes
+_fold_rows_kernel = kernel(_fold_rows)
+_fold_gathered_kernel = kernel(_fold_gathered)
 
 
 def _offspring(parents: np.ndarray, size: int, rnd: int, settings, lo, hi, rng) -> np.ndarray:
