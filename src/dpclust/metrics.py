@@ -11,6 +11,8 @@ import functools
 
 import numpy as np
 
+from dpclust.compiled import kernel
+
 #: Upper bound on the number of float64 entries of one (chunk × k) distance block (~64 MB).
 CHUNK_ENTRIES = 8_000_000
 
@@ -46,28 +48,47 @@ def centre_scores(block: np.ndarray, terms: tuple[np.ndarray, np.ndarray]) -> np
     return D
 
 
-#: Up to this many centres `first_argmin_down` runs its passes (measured: 1.7x faster than argmin
-#: at k = 5, 5x at k = 256, even at k = 1,024).
-_PASSES_UP_TO = 512
-
-
 def first_argmin_down(D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(argmin, min) down the columns of D (k × rows): numpy's argmin (the lowest index on ties)
-    by k − 1 passes over contiguous rows, faster than argmin along the short strided axis."""
-    if D.shape[0] > _PASSES_UP_TO:            # many centres: one argmin beats k Python-level passes
-        lab = np.argmin(D, axis=0)
-        return lab, D[lab, np.arange(D.shape[1])]
-    m = D[0].copy()
-    lab = np.zeros(D.shape[1], dtype=np.int64)
-    less = np.empty(D.shape[1], dtype=bool)
-    for j in range(1, D.shape[0]):
-        np.less(D[j], m, out=less)            # strictly less: an earlier index keeps a tie
-        np.copyto(lab, j, where=less)
-        np.minimum(m, D[j], out=m)
+    in one compiled pass over contiguous rows (`_argmin_down`), faster than argmin along the short
+    strided axis."""
+    lab = np.empty(D.shape[1], dtype=np.int64)
+    m = np.empty(D.shape[1], dtype=D.dtype)
+    _argmin_down_kernel()(np.ascontiguousarray(D), lab, m)
     if not np.isfinite(m).all():              # NaN: argmin's own rule (the first NaN)
         lab = np.argmin(D, axis=0)
         m = D[lab, np.arange(D.shape[1])]
     return lab, m
+
+
+def _argmin_down(D, lab, m):
+    """lab, m = argmin and min down the columns of D: a running minimum over the k rows, each a
+    contiguous pass the compiler vectorises; strictly less, so an earlier index keeps a tie."""
+    k, n = D.shape
+    for i in range(n):
+        m[i] = D[0, i]
+        lab[i] = 0
+    for j in range(1, k):
+        for i in range(n):
+            v = D[j, i]
+            less = v < m[i]
+            lab[i] = j if less else lab[i]
+            m[i] = v if less else m[i]
+
+
+def _sums_by_label(X, labels, sums):
+    """sums[labels[i]] += X[i] for the rows i in index order (into zeroed sums)."""
+    n, d = X.shape
+    for i in range(n):
+        j = labels[i]
+        for f in range(d):
+            sums[j, f] += X[i, f]
+
+
+#: compiled on first use (`dpclust.compiled`): one pass each where numpy took 3(k − 1) (labels) or d
+#: bincounts (sums), in the same order, so the same bytes
+_argmin_down_kernel = kernel(_argmin_down)
+_sums_by_label_kernel = kernel(_sums_by_label)
 
 
 def row_norms(X: np.ndarray) -> np.ndarray:
@@ -85,17 +106,19 @@ SPARSE_SUMS_MIN_D = 256
 
 def cluster_sums_in_order(X: np.ndarray, labels: np.ndarray, k: int, XT: np.ndarray | None = None) -> np.ndarray:
     """Per-cluster sums (k, d) of the rows of X, each cluster's rows added in index order from 0.0
-    (np.bincount's order, whichever way they are formed: see `SPARSE_SUMS_MIN_D`). `XT`, when
-    given, is X's columns as contiguous rows (`data_views`), used by the bincount path."""
+    (np.bincount's order, whichever way they are formed: see `SPARSE_SUMS_MIN_D`; below it, one
+    compiled pass over the rows, `_sums_by_label`). `XT` (X's columns as contiguous rows) is no
+    longer read; it stays in the signature for the callers that keep `data_views`."""
     n, d = X.shape
     if d >= SPARSE_SUMS_MIN_D:
         sums = np.zeros((k, d))
         add_rows_by_label(sums, np.ascontiguousarray(X, dtype=float), labels, csr_accumulate())
         return sums
-    sums = np.empty((k, d))
-    cols = X.T if XT is None else XT
-    for j in range(d):  # loop over the d coordinates, not over points
-        sums[:, j] = np.bincount(labels, weights=cols[j], minlength=k)
+    labels = np.asarray(labels)
+    if n and (labels.min() < 0 or labels.max() >= k):
+        raise ValueError(f"cluster labels must lie in [0, {k}); got [{labels.min()}, {labels.max()}]")
+    sums = np.zeros((k, d))
+    _sums_by_label_kernel()(np.ascontiguousarray(X, dtype=float), labels, sums)
     return sums
 
 
@@ -186,11 +209,11 @@ def assign_with_sums(X: np.ndarray, C: np.ndarray, X_sq: np.ndarray | None = Non
 
 
 def data_views(X: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    """(`row_norms(X)`, X's columns as contiguous rows): what every Lloyd-type iteration reads of X
-    (`assign`'s `X_sq`, the bincount sums' columns), computed once by a caller that runs many. From
-    `SPARSE_SUMS_MIN_D` coordinates on the sums do not read columns, and the second view is None."""
+    """(`row_norms(X)`, None): what every Lloyd-type iteration reads of X besides X itself (`assign`'s
+    `X_sq`), computed once by a caller that runs many. (The second view, X's columns as contiguous
+    rows, fed the per-coordinate bincounts that `_sums_by_label` replaced; it is no longer built.)"""
     X = np.asarray(X, dtype=float)
-    return row_norms(X), (np.ascontiguousarray(X.T) if X.shape[1] < SPARSE_SUMS_MIN_D else None)
+    return row_norms(X), None
 
 
 def assign(X: np.ndarray, C: np.ndarray, X_sq: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
