@@ -45,21 +45,16 @@ def _order_sensitive_data(rng):
 
 @pytest.mark.parametrize("power", [1, 2])
 @pytest.mark.parametrize("cache", ["float32", "float64", "none"])
-@pytest.mark.parametrize("block_rows", [37, 5, 8, 1])
-@pytest.mark.parametrize("public_product", [False, True])
-def test_gain_table_bytes_equal_the_unfused_computation(power, cache, block_rows, public_product, monkeypatch):
+@pytest.mark.parametrize("chunk_rows", [37, 500, 1])
+def test_gain_table_bytes_equal_the_unfused_computation(power, cache, chunk_rows, monkeypatch):
     """Same bytes as before the speed-ups (whole chunks, a fresh float64 copy, the public sparse
     product), on data with exact ties (a lattice with repeated points, candidates on the lattice,
     duplicate centres), continuous data and data whose sums depend on their order, over several
-    swaps: with blocks of 37 (one per chunk), 5, 8 (not dividing the chunk's 37 rows) and 1 row,
-    through SciPy's accumulating kernel and through the fallback without it."""
+    swaps, in chunks of 37 rows (not dividing the 500), one chunk, and one row each."""
     import dpclust.balcan2017.local_swap as ls
-    monkeypatch.setattr(ls, "CHUNK_ENTRIES", 40 * 37)
-    monkeypatch.setattr(ls, "BLOCK_ENTRIES", 40 * block_rows)
+    monkeypatch.setattr(ls, "CHUNK_ENTRIES", 40 * chunk_rows)
     monkeypatch.setattr(ls, "SWAP_CACHE_ENTRIES", 10**9 if cache == "float32" else 0)
     monkeypatch.setattr(ls, "SWAP_CACHE64_ENTRIES", 0 if cache == "none" else 10**9)
-    if public_product:
-        monkeypatch.setattr(ls, "csr_accumulate", lambda: None)
     rng = np.random.default_rng(7)
     for Y, C in ((rng.integers(0, 6, size=(500, 3)).astype(float) / 5,
                   rng.integers(0, 6, size=(40, 3)).astype(float) / 5),

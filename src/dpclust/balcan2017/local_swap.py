@@ -30,12 +30,9 @@ so one pass over the points per round (in row chunks: a GEMM for D, elementwise 
 (k × rows)·(rows × |C|) product for the grouped sums) gives the whole (k, |C|) gain table. After a
 swap only one column of the (n, k) distance matrix changes. The point-candidate distances D are
 computed once and cached (float32 up to `SWAP_CACHE_ENTRIES`, float64 up to `SWAP_CACHE64_ENTRIES`),
-else again in every round. A chunk is worked in blocks of rows small enough for the cache
-(`BLOCK_ENTRIES`): each block's minima and differences are added to the chunk's sums by SciPy's
-CSR kernel, which accumulates row after row in place, so every sum adds the chunk's rows in the
-same order as one product over the whole chunk (without that kernel: whole chunks through the
-public product, the same bytes). The float64 work arrays are allocated once per state and reused
-across blocks and rounds (fresh arrays cost more in page faults than the arithmetic).
+else again in every round. One compiled pass per chunk (`_swap_sums`) takes the minima and
+differences and adds them to the chunk's sums row after row, the order of the one-hot product over
+the chunk, so the bytes are the same as that product's.
 
 Interpretation: `swap_rounds_rule` — the theory uses T = 100·k·ln(n/δ) (STATED Alg. 3), which is
 ~10⁵ rounds at k = 64; the paper's experiments do not state T; the authors' code runs min(k, 20)
@@ -48,8 +45,9 @@ import math
 
 import numpy as np
 
+from dpclust.compiled import kernel
 from dpclust.mechanisms import exponential_mechanism
-from dpclust.metrics import CHUNK_ENTRIES, add_rows_by_label, csr_accumulate, squared_distances
+from dpclust.metrics import CHUNK_ENTRIES, squared_distances
 
 #: The (n, |C|) point-candidate distances do not change between rounds: they are cached in float32
 #: when n·|C| is at most this many entries (≤ 600 MB), else computed per round in row chunks.
@@ -58,13 +56,6 @@ SWAP_CACHE_ENTRIES = 150_000_000
 #: kept in float64: the very values every round would compute again (same chunks, same arithmetic),
 #: so the bytes are those of computing them each round (e.g. Skin at ε = 2: |C| ≈ 900, 10–20 rounds).
 SWAP_CACHE64_ENTRIES = 250_000_000
-#: A chunk's rows are taken in blocks of about this many (row, candidate) entries, so that a block's
-#: work arrays stay in cache across its passes (minima, differences, the two sums). Speed only: every
-#: sum still adds the chunk's rows one after another in row order, so the bytes are those of whole
-#: chunks (tests/balcan2017/test_local_swap.py compares both).
-BLOCK_ENTRIES = 131_072
-
-
 def swap_rounds(rule: str, cap: int, k: int, n: int, delta: float) -> int:
     """T of Alg. 3: `capped` → min(k, cap) (EXT authors' code), `theory` → ⌈100 k ln(n/δ)⌉."""
     if rule == "capped":
@@ -102,7 +93,6 @@ class SwapState:
         self.idx = np.array(idx, dtype=np.int64)
         self.Dk = _powered(squared_distances(Y, C[self.idx], self.Y_sq), power)
         self._cache = None
-        self._work = None
         self._refresh()
 
     def _candidate_distances(self, sl: slice) -> np.ndarray:
@@ -119,12 +109,6 @@ class SwapState:
         if self._cache is not None:
             return self._cache[sl]
         return _powered(squared_distances(self.Y[sl], self.C, self.Y_sq[sl]), self.power)
-
-    def _work_arrays(self, rows: int, m: int):
-        """Two (rows, m) float64 work arrays, allocated once for the largest chunk."""
-        if self._work is None or self._work[0].shape[0] < rows:
-            self._work = (np.empty((rows, m)), np.empty((rows, m)))
-        return self._work[0][:rows], self._work[1][:rows]
 
     def _refresh(self):
         self.a, self.d1, self.d2 = _nearest_two(self.Dk)
@@ -143,35 +127,37 @@ class SwapState:
         n, k, m = self.Y.shape[0], self.idx.size, self.C.shape[0]
         base = np.zeros(m)
         grouped = np.zeros((k, m))
-        kernel = csr_accumulate()
         step = max(1, min(n, CHUNK_ENTRIES // max(m, 1)))
-        block = step if kernel is None else max(1, min(step, BLOCK_ENTRIES // max(m, 1)))
+        a = np.ascontiguousarray(self.a, dtype=np.int64)
         for s in range(0, n, step):
-            D = self._candidate_distances(slice(s, s + step))
+            sl = slice(s, s + step)
             base_c, grouped_c = np.zeros(m), np.zeros((k, m))
-            for b in range(0, D.shape[0], block):
-                self._add_block(D[b:b + block], s + b, base_c, grouped_c, kernel)
+            _swap_sums_kernel()(self._candidate_distances(sl), self.d1[sl], self.d2[sl], a[sl], base_c, grouped_c)
             base += base_c
             grouped += grouped_c
         return base[None, :] + grouped
 
-    def _add_block(self, D: np.ndarray, start: int, base: np.ndarray, grouped: np.ndarray, kernel) -> None:
-        """Add rows start.. of the point-candidate distances `D` to a chunk's sums, in row order:
-        base[y] += min(d1_i, D_iy) and grouped[a_i, y] += min(d2_i, D_iy) − min(d1_i, D_iy)
-        (`metrics.add_rows_by_label`; without SciPy's kernel `D` is a whole chunk and `base`,
-        `grouped` are zero, so the public products give the same bytes)."""
-        rows, m = D.shape
-        W, m1 = self._work_arrays(rows, m)
-        if self._cache is None:
-            W = D              # fresh float64: worked on in place
-        else:
-            np.copyto(W, D)    # the cache is read only (float32 widens exactly)
-        sl = slice(start, start + rows)
-        np.minimum(W, self.d1[sl, None], out=m1)
-        add_rows_by_label(base[None, :], m1, None, kernel)
-        np.minimum(W, self.d2[sl, None], out=W)
-        W -= m1
-        add_rows_by_label(grouped, W, self.a[sl], kernel)
+
+def _swap_sums(D, d1, d2, a, base, grouped):
+    """Add the rows of one chunk of point-candidate distances `D` to its sums, one row after another:
+    base[y] += min(d1_i, D_iy) and grouped[a_i, y] += min(d2_i, D_iy) − min(d1_i, D_iy), in float64
+    (a float32 cache widens exactly). Each sum adds the chunk's rows in row order, the order of the
+    one-hot product over the chunk that this pass replaced (SciPy's CSR kernel, row after row)."""
+    rows, m = D.shape
+    for i in range(rows):
+        x1 = d1[i]
+        x2 = d2[i]
+        g = grouped[a[i]]
+        for y in range(m):
+            v = np.float64(D[i, y])
+            m1 = v if v < x1 else x1
+            base[y] += m1
+            g[y] += (v if v < x2 else x2) - m1
+
+
+#: compiled on first use (`dpclust.compiled`): one pass over the distances where numpy and SciPy took
+#: six (widen, two minima, a difference, two CSR products), in the same order, so the same bytes
+_swap_sums_kernel = kernel(_swap_sums)
 
 
 def local_swap(Y: np.ndarray, C: np.ndarray, k: int, epsilon: float, radius: float, rounds: int,
