@@ -141,22 +141,41 @@ def _cache_key(code: str, key: tuple) -> str:
     return "cpu2|" + code + "|" + json.dumps(list(key))
 
 
+#: seeds of the recorded runs a `reference_runs` sample gets (they are run, untimed, before it)
+REFERENCE_SEEDS = 20
+
+
+def _reference_specs(spec: dict, runs) -> list[dict]:
+    """The planned specs of the runs a sample's `reference_runs` reads: each named algorithm at the
+    sample's item, dataset, k and ε (one block of each; the worker sets its seeds)."""
+    out = []
+    for algorithm in sorted(set((spec.get("reference_runs") or {}).get("runs", {}).values())):
+        out.append(next(j.spec for j in runs if j.spec["algorithm"] == algorithm and j.item == spec["item"]
+                        and j.dataset == spec["dataset"] and int(j.spec["k"]) == int(spec["k"])
+                        and j.epsilon == spec["epsilon"]))
+    return out
+
+
 def _time_samples(task) -> list:
     """Worker: time the sample specs of one data set (loaded once), one thread each."""
     data, items, budget_s, quiet = task
     from dpclust.pipeline.heap import retain_freed_memory
-    from dpclust.pipeline.run_job import run_spec
+    from dpclust.pipeline.run_job import ReferenceRuns, run_spec
 
     retain_freed_memory()   # as the workflow's run jobs (`dpclust run`) do
 
     loaded: dict[str, dict] = {}
     warm: set[str] = set()
     out = []
-    for key, spec, seeds in items:
+    for key, spec, seeds, refs in items:
         cache = loaded.setdefault(spec["transform"], {})
         start, count = spec["seeds"]
+        references = None
+        if refs:   # a group that reads recorded runs (`reference_runs`): record them first, not timed
+            count = min(count, REFERENCE_SEEDS)
+            references = ReferenceRuns([run_spec(dict(r, seeds=[start, count]), data, _loaded=cache) for r in refs])
         if spec["function"] not in warm:  # first use: pays one-off imports, not timed
-            run_spec(dict(spec, seeds=[start, 1]), data, _loaded=cache)
+            run_spec(dict(spec, seeds=[start, 1]), data, _loaded=cache, references=references)
             warm.add(spec["function"])
         # one block is one `run_spec` call: a per-call cost (the record's header: versions, commit,
         # seed derivation) plus its seeds. A call of 1 seed, then one of m seeds (as many as the
@@ -164,12 +183,12 @@ def _time_samples(task) -> list:
         # CPU time of this (single-threaded) process, not wall time, which also counts the waits for
         # the cores when other work runs beside the estimate
         t0 = time.process_time()
-        run_spec(dict(spec, seeds=[start, 1]), data, _loaded=cache)
+        run_spec(dict(spec, seeds=[start, 1]), data, _loaded=cache, references=references)
         t_one = time.process_time() - t0
         m = min(count - 1, int(budget_s / max(t_one, 1e-4)))
         if m >= 2:
             t0 = time.process_time()
-            run_spec(dict(spec, seeds=[start + 1, m]), data, _loaded=cache)
+            run_spec(dict(spec, seeds=[start + 1, m]), data, _loaded=cache, references=references)
             t_m = time.process_time() - t0
             per_seed = max((t_m - t_one) / (m - 1), t_m / m / 100)   # (a floor against timer noise)
             per_call = max(t_one - per_seed, 0.0)
@@ -248,7 +267,8 @@ def main(argv=None) -> int:
             if cached is not None:
                 per_seed[point] = cached
             else:
-                todo[spec["dataset"]].append((point, spec, sum(j.seed_count for j in jobs)))
+                todo[spec["dataset"]].append((point, spec, sum(j.seed_count for j in jobs),
+                                              _reference_specs(spec, the_plan.runs)))
     n_samples = sum(len(v) for v in todo.values()) + len(per_seed)
     first = next(iter(by_key.values()))[0].spec
     overhead = _process_overhead(first, paths[first["dataset"]])

@@ -63,6 +63,22 @@ def test_one_paper_is_estimated_from_timings_at_each_sampled_epsilon(tmp_path, m
     assert len(timed_eps) > 1                          # more than one ε per sample key was timed
 
 
+@pytest.mark.slow
+def test_groups_that_read_recorded_runs_are_timed_with_them(tmp_path, mirror):
+    """Lu & Shen's baselines take their budget from recorded runs of Algorithm 1 (`reference_runs`):
+    the estimate records those runs first, so the baselines are timed as the workflow runs them."""
+    out = tmp_path / "groups.json"
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--mirror", str(mirror), "--preset", "test",
+                           "--paper", "lushen2020", "--budget-s", "0", "--epsilon-points", "1",
+                           "--data-dir", str(tmp_path / "data"), "--json", str(out)],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = json.loads(out.read_text())
+    timed = {r["group"][2] for r in rows if not r["skipped"] and r["cpu_s"] > 0}
+    assert {"lushen2020.su", "lushen2020.privgene"} <= timed
+
+
 def test_the_whole_protocol_estimate_is_written_with_its_parts(estimate, tmp_path):
     rows = [{"group": ["su2016", "fig1", "su2016.eugkm", "s1", 15], "cpu_s": 3600.0, "seeds": 10},
             {"group": ["balcan2017", "fig2", "balcan2017.balcan", "s1", 4], "cpu_s": 1800.0, "seeds": 5},
