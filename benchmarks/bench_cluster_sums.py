@@ -43,12 +43,11 @@ def main() -> None:
     for n, d in SHAPES:
         X = rng.random((n, d))
         labels, _ = metrics.assign(X, X[rng.choice(n, min(args.k, n), replace=False)])
-        XT = np.ascontiguousarray(X.T)
         results, times = {}, {}
         for path, limit in (("compiled", d + 1), ("sparse", 0)):
             metrics.SPARSE_SUMS_MIN_D = limit
-            results[path] = metrics.cluster_sums_in_order(X, labels, args.k, XT)
-            times[path] = _best(lambda: metrics.cluster_sums_in_order(X, labels, args.k, XT), args.repeats)
+            results[path] = metrics.cluster_sums_in_order(X, labels, args.k)
+            times[path] = _best(lambda: metrics.cluster_sums_in_order(X, labels, args.k), args.repeats)
         metrics.SPARSE_SUMS_MIN_D = threshold
         same = np.array_equal(results["compiled"].view(np.uint64), results["sparse"].view(np.uint64))
         failed |= not same

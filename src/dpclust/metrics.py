@@ -104,11 +104,10 @@ def row_norms(X: np.ndarray) -> np.ndarray:
 SPARSE_SUMS_MIN_D = 256
 
 
-def cluster_sums_in_order(X: np.ndarray, labels: np.ndarray, k: int, XT: np.ndarray | None = None) -> np.ndarray:
+def cluster_sums_in_order(X: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray:
     """Per-cluster sums (k, d) of the rows of X, each cluster's rows added in index order from 0.0
     (np.bincount's order, whichever way they are formed: see `SPARSE_SUMS_MIN_D`; below it, one
-    compiled pass over the rows, `_sums_by_label`). `XT` (X's columns as contiguous rows) is no
-    longer read; it stays in the signature for the callers that keep `data_views`."""
+    compiled pass over the rows, `_sums_by_label`)."""
     n, d = X.shape
     if d >= SPARSE_SUMS_MIN_D:
         sums = np.zeros((k, d))
@@ -170,8 +169,8 @@ FUSED_BLOCK_ROWS = 256
 _FUSED_MIN_TAIL = 64
 
 
-def assign_with_sums(X: np.ndarray, C: np.ndarray, X_sq: np.ndarray | None = None, XT: np.ndarray | None = None):
-    """(`assign(X, C, X_sq)`, `cluster_sums_in_order(X, labels, k, XT)`) in one pass over X from
+def assign_with_sums(X: np.ndarray, C: np.ndarray, X_sq: np.ndarray | None = None):
+    """(`assign(X, C, X_sq)`, `cluster_sums_in_order(X, labels, k)`) in one pass over X from
     `SPARSE_SUMS_MIN_D` coordinates on: per block of rows, the distance GEMM, the nearest centre,
     then the block's rows added to their clusters' sums (`add_rows_by_label`), so a block is read
     from memory once. The same labels and sums as the two calls (tests/test_metrics.py): the blocks
@@ -186,7 +185,7 @@ def assign_with_sums(X: np.ndarray, C: np.ndarray, X_sq: np.ndarray | None = Non
     kernel = csr_accumulate() if d >= SPARSE_SUMS_MIN_D else None
     if kernel is None or not X.flags.c_contiguous:
         labels, d2 = assign(X, C, X_sq)
-        return labels, d2, cluster_sums_in_order(X, labels, k, XT)
+        return labels, d2, cluster_sums_in_order(X, labels, k)
     labels = np.empty(n, dtype=np.int64)
     d2 = np.empty(n, dtype=float)
     sums = np.zeros((k, d))
@@ -206,14 +205,6 @@ def assign_with_sums(X: np.ndarray, C: np.ndarray, X_sq: np.ndarray | None = Non
             np.maximum(m, 0.0, out=d2[s0:s1])
             add_rows_by_label(sums, block, lab, kernel)
     return labels, d2, sums
-
-
-def data_views(X: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    """(`row_norms(X)`, None): what every Lloyd-type iteration reads of X besides X itself (`assign`'s
-    `X_sq`), computed once by a caller that runs many. (The second view, X's columns as contiguous
-    rows, fed the per-coordinate bincounts that `_sums_by_label` replaced; it is no longer built.)"""
-    X = np.asarray(X, dtype=float)
-    return row_norms(X), None
 
 
 def assign(X: np.ndarray, C: np.ndarray, X_sq: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -70,7 +70,7 @@ from dpclust.blocks.domain import public_box
 from dpclust.blocks.initialisation import initial_centers
 from dpclust.lushen2020 import sampling_zone as sz
 from dpclust.mechanisms import laplace_mechanism
-from dpclust.metrics import assign_with_sums, cluster_sums_in_order, data_views, kmeans_cost
+from dpclust.metrics import assign_with_sums, cluster_sums_in_order, kmeans_cost, row_norms
 from dpclust.settings import Boolean, Interval, Options, Setting, Settings, declared, not_dp
 
 STRATEGIES = ("posterior", "prior")
@@ -153,25 +153,24 @@ def _check_settings(s: dict) -> dict:
     return s
 
 
-def _means(X, labels, k, fallback, XT=None, sums=None):
+def _means(X, labels, k, fallback, sums=None):
     """Cluster means (empty clusters keep `fallback`), sums (`cluster_sums_in_order`, unless given:
-    `metrics.assign_with_sums` formed them with the labels) and counts; `XT`, when given, is X's
-    columns as contiguous rows (computed once per run)."""
+    `metrics.assign_with_sums` formed them with the labels) and counts."""
     counts = np.bincount(labels, minlength=k)
     if sums is None:
-        sums = cluster_sums_in_order(X, labels, k, XT)
+        sums = cluster_sums_in_order(X, labels, k)
     S = fallback.copy()
     nonempty = counts > 0
     S[nonempty] = sums[nonempty] / counts[nonempty, None]
     return S, sums, counts
 
 
-def _prior_controller(X, S, a, S_prev, nonempty, s, rng, views=(None, None)):
-    """X^(t) = S^(t+1): one more Lloyd step from the true means S^(t) (Alg. 2 line 2); `views` =
-    (row norms, contiguous columns) of X, computed once per run."""
+def _prior_controller(X, S, a, S_prev, nonempty, s, rng, X_sq=None):
+    """X^(t) = S^(t+1): one more Lloyd step from the true means S^(t) (Alg. 2 line 2); `X_sq` =
+    the row norms of X (`metrics.row_norms`), computed once per run."""
     k = S.shape[0]
-    labels_next, _, sums_next = assign_with_sums(X, S, *views)
-    Xc, _, counts_next = _means(X, labels_next, k, S, views[1], sums_next)
+    labels_next, _, sums_next = assign_with_sums(X, S, X_sq)
+    Xc, _, counts_next = _means(X, labels_next, k, S, sums_next)
     dist = np.linalg.norm(Xc - S, axis=1)
     if s["prior_clip"]:
         far = dist > a
@@ -183,13 +182,13 @@ def _prior_controller(X, S, a, S_prev, nonempty, s, rng, views=(None, None)):
     return Xc, int(degenerate.sum())
 
 
-def final_release(X, labels, S_hat, eps0, rng, acc, settings, XT=None, sums=None) -> np.ndarray:
+def final_release(X, labels, S_hat, eps0, rng, acc, settings, sums=None) -> np.ndarray:
     """Line 12: the means of the final clusters with Laplace noise (sensitivity 1, ε₀) on the
     counts only (§6.1); the count vector has L1 sensitivity 1 under add/remove-one (Def. 1).
     `sums`: the final clusters' sums when the caller has them (else formed here)."""
     k = S_hat.shape[0]
     lo, hi = data_bounds(settings)
-    _, sums, counts = _means(X, labels, k, S_hat, XT, sums)
+    _, sums, counts = _means(X, labels, k, S_hat, sums)
     noisy = laplace_mechanism(counts.astype(float), 1.0, eps0, rng, accountant=acc,
                               label="final: Laplace on the cluster counts (line 12)")
     noisy = np.maximum(noisy, float(settings["min_noisy_count"]))
@@ -224,11 +223,11 @@ def lushen(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     converged = False
     forced_stop = False
     trace_a = []
-    views = data_views(X)   # what every iteration reads of X, once
+    X_sq = row_norms(X)   # what every iteration reads of X besides X, once
     while True:
         iterations += 1
-        labels, _, sums = assign_with_sums(X, S_hat, *views)
-        S, _, counts = _means(X, labels, k, S_hat, views[1], sums)
+        labels, _, sums = assign_with_sums(X, S_hat, X_sq)
+        S, _, counts = _means(X, labels, k, S_hat, sums)
         a = np.linalg.norm(S - S_hat, axis=1)
         if s["convergence"] == "memberships":
             done = prev_labels is not None and np.array_equal(labels, prev_labels)
@@ -247,7 +246,7 @@ def lushen(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
             if active.any():
                 Xc[active] = sz.posterior_controller(S[active], S_hat[active], rng)
         else:
-            Xc, nf = _prior_controller(X, S, a, S_hat, active, s, rng, views)
+            Xc, nf = _prior_controller(X, S, a, S_hat, active, s, rng, X_sq)
             fallbacks += nf
         new_S_hat = S_hat.copy()
         if active.any():
@@ -265,7 +264,7 @@ def lushen(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
         S_hat = new_S_hat
         prev_labels = labels
     S_final = S             # the means of the final clusters (the loop formed them from these labels and S_hat)
-    centers = final_release(X, labels, S_hat, eps0, rng, acc, s, views[1], sums)
+    centers = final_release(X, labels, S_hat, eps0, rng, acc, s, sums)
     info = {
         "strategy": s["strategy"], "epsilon_step": eps_step, "epsilon_0": eps0,
         "epsilon_total_bottom_up": eps0 + sampling_iterations * eps_step,

@@ -44,7 +44,7 @@ from dpclust.api import ClusteringResult, DPClustError, data_bounds, validate_in
 from dpclust.blocks.domain import public_box
 from dpclust.blocks.public_size import PUBLIC_N, public_size
 from dpclust.mechanisms import laplace_mechanism
-from dpclust.metrics import assign_with_sums, data_views
+from dpclust.metrics import assign_with_sums, row_norms
 from dpclust.settings import Boolean, Interval, Options, Setting, Settings, declared
 from dpclust.su2016.common import INIT_SETTINGS, initial_centers, sum_sensitivity_radius
 
@@ -100,13 +100,12 @@ def iteration_budgets(epsilon: float, settings, n: int, k: int, d: int) -> list[
 
 
 def noisy_lloyd_step(X, C, budget, acc: Accountant, rng, r: float, bounds, settings, label: str,
-                     views: tuple | None = None):
+                     X_sq=None):
     """One DPLloyd iteration from centres C with the given budget; returns the new centres, the
-    noisy counts (k,) and the noisy sums (k, d). `views` = `data_views(X)`, computed once by a
+    noisy counts (k,) and the noisy sums (k, d). `X_sq` = `row_norms(X)`, computed once by a
     caller that runs many iterations (the same bytes either way)."""
     k, d = C.shape
-    X_sq, XT = views if views is not None else (None, None)
-    labels, _, sums = assign_with_sums(X, C, X_sq, XT)   # the ordered cluster sums, in one pass over X at large d
+    labels, _, sums = assign_with_sums(X, C, X_sq)   # the ordered cluster sums, in one pass over X at large d
     counts = np.bincount(labels, minlength=k).astype(float)
     e_joint, e_sum = budget
     if e_sum is None:
@@ -139,10 +138,10 @@ def dplloyd_from(X, C0, epsilon, rng, settings, acc: Accountant | None = None, l
     budgets = iteration_budgets(epsilon, settings, n, k, d)
     C = np.array(C0, dtype=float, copy=True)
     trace = []
-    views = data_views(X)
+    X_sq = row_norms(X)
     for it, budget in enumerate(budgets, start=1):
         C, _, _ = noisy_lloyd_step(X, C, budget, acc, rng, r, bounds, settings, f"{label_prefix}iteration {it}",
-                                   views)
+                                   X_sq)
         if settings["record_trace"]:
             trace.append(C.tolist())
     info = {"allocation": settings["allocation"], "iterations_run": len(budgets)}
