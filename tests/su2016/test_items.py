@@ -20,7 +20,10 @@ NAMES = {"algorithms": {"su2016.dplloyd": "DPLloyd", "su2016.eugkm": "EUGkM", "s
          "datasets": {"s1": "S1", "adult_num": "Adult-num"}}
 CLAIMS = {"low_d": ["s1"], "high_d": ["adult_num"], "gkm_worst_fraction": 0.9, "dplloyd_best_fraction": 1.0,
           "dplloyd_best_exempt": {"dataset": "s1", "below_epsilon": 0.15}, "small_epsilon": 0.15,
-          "dplloyd_high_d_fraction": 0.8, "gkm3k_fraction": 0.9}
+          "dplloyd_high_d_fraction": 0.8, "gkm3k_fraction": 0.9,
+          # the sentences as the config declares them (dpclust.pipeline.declared): the tests decide the real ones
+          "declared": yaml.safe_load((Path(__file__).parents[2] / "config/papers/su2016.yaml").read_text(
+              encoding="utf-8"))["items"]["fig1"]["claims"]["declared"]}
 CHECK_SPEC = {"options": {"panels": ["s1", "adult_num"]}, "claims": CLAIMS, "names": NAMES}
 
 
@@ -296,10 +299,10 @@ def test_share_check_is_an_alternative_reading_over_the_engines_cells():
 
     cells = [t_cell(f"h{i}", -0.5, 0.05, 20) for i in range(3)] + [t_cell("f", 0.5, 0.05, 20),
                                                                     t_cell("o", 0.0, 0.5, 20)]
-    c = common.share_check("alternative reading: x", cells, Directional("<", 0.0), 0.75)
+    c = verdicts.share_check("alternative reading: x", cells, Directional("<", 0.0), 0.75)
     assert c.holds is True and c.quantity == pytest.approx(0.75) and c.rule.startswith("alternative reading")
-    assert common.share_check("alternative reading: x", cells, Directional("<", 0.0), 0.9).holds is False
-    assert common.share_check("alternative reading: x", cells[-1:], Directional("<", 0.0), 0.5).holds is None
+    assert verdicts.share_check("alternative reading: x", cells, Directional("<", 0.0), 0.9).holds is False
+    assert verdicts.share_check("alternative reading: x", cells[-1:], Directional("<", 0.0), 0.5).holds is None
 
 
 def test_linear_ci_is_welch_for_two_terms_and_shifts_by_constants():

@@ -40,6 +40,7 @@ from dpclust.pipeline.configuration import (
     resolve_algorithm,
     select_algorithms,
 )
+from dpclust.pipeline.declared import parse as parse_declared
 from dpclust.pipeline.item_modules import check_item_module, defined_steps, item_module
 from dpclust.pipeline.replication import alpha_schedule, declaration, look_jobs, round_group, round_jobs
 from dpclust.pipeline.resolve import sensitivity_declarations
@@ -435,6 +436,8 @@ def plan_runs(config: dict) -> Plan:
         for item_name, item in paper_cfg["items"].items():
             item = dict(item)
             check_item_module(paper, item_name)
+            claims = item.get("claims") or {}
+            parse_declared(claims.get("declared"), claims, f"{paper}/{item_name}")   # one clear error at planning
             target = ItemTarget(paper, item_name, item, results_dir=results_dir,
                                 names=config.get("names") or {}, preset=config.get("preset", "full"),
                                 dataset_entries={d: planner.entry(d) for d in item.get("datasets") or []})

@@ -404,6 +404,57 @@ def failing(verdict: Verdict) -> list[str]:
     return [c.label for c in verdict.cells if c.state == FAILS]
 
 
+def failing_text(verdict: Verdict) -> str:
+    """The failing cells of a verdict with their (90 %) intervals, for a `why`'s {failing}."""
+    return "; ".join(f"{c.label}: {c.interval}" for c in verdict.cells if c.state == FAILS) or "none"
+
+
+def fill_why(why: str, failing: str = "none") -> str:
+    """A claim's `why` (from the item's `claims.why`: the judgement, e.g. "genuine: ...") with
+    {failing} → the failing cells and their intervals."""
+    if not why:
+        return ""
+    try:
+        return why.format(failing=failing)
+    except (KeyError, IndexError, ValueError):
+        return why
+
+
+def claim_check(claim: str, cells, test, quantifier: str = "every", why: str = "", detail: str = "",
+                kind: str = "paper") -> Check:
+    """`check` with the claim's `why` filled with its failing cells."""
+    cells = list(cells)
+    if why and cells:
+        why = fill_why(why, failing_text(judge(cells, test, quantifier)))
+    return check(claim, cells, test, quantifier, why=why, detail=detail, kind=kind)
+
+
+def no_cell(claim: str, detail: str, kind: str = "paper") -> Check:
+    """A claim with no cell to decide it on: not evaluable, saying why."""
+    return check(claim, [], Directional(">", 0.0), detail=detail, kind=kind)
+
+
+def share_check(claim: str, cells, test, need: float, detail: str = "", kind: str = "paper") -> Check:
+    """An "alternative reading" that asks for a share `need` of the decided cells (a fraction of
+    ours, between the rubric's quantifiers): each cell is decided by the engine (one-sided α to
+    hold, Holm to fail), the claim holds when at least `need` of the decided cells hold, does not
+    hold when fewer do, and is not decidable with no cell decided. Never the paper's verdict."""
+    cells = list(cells)
+    if not cells:
+        return no_cell(claim, detail or "no cell available", kind)
+    v = judge(cells, test, "every")
+    held, decided = v.counts[HOLDS], v.counts[HOLDS] + v.counts[FAILS]
+    result = None if decided == 0 else held >= need * decided
+    parts = [f"{c.label}: {c.interval} ({c.state})" for c in v.cells]
+    text = "; ".join(parts[:12]) + (" …" if len(parts) > 12 else "") + (f"; {detail}" if detail else "")
+    share = held / decided if decided else float("nan")
+    rule = (f"alternative reading: at least {need:g} of the decided cells (held {held} of {decided}); cells: "
+            f"one-sided α = {current_alpha():g} to hold, Holm over the {len(cells)} to fail")
+    return Check(claim, result, text, quantity=share, ci=(share, share), threshold=f">= {need:g} of decided cells",
+                 why="alternative reading: too few of the decided cells hold" if result is False else "",
+                 undecided=result is None, kind=kind, cells=len(cells), rule=rule)
+
+
 def every_dataset(check: Check, planned: Sequence[str], missing: Mapping[str, str] | Sequence[str],
                   names: Mapping[str, str] | None = None) -> Check:
     """The rubric's one policy for a claim over every dataset (docs/VERDICTS.md): with some of the

@@ -18,57 +18,38 @@ from __future__ import annotations
 
 import dataclasses
 
+from dpclust.pipeline import declared
 from dpclust.pipeline.aggregate import Check
 from dpclust.pipeline.itemkit import availability, dataset_name, name
 from dpclust.pipeline.items.su2016.common import (
     aggregate_nicv,
     available,
     cell_stats,
-    claim_check,
     coverage,
     eps_values,
     nicv_panels,
-    no_cell,
-    plain_bools,
-    share_check,
 )
 from dpclust.pipeline.verdicts import (
-    QUANTIFIERS,
     Directional,
+    claim_check,
     every_dataset,
     extreme_cell,
     linear_cell,
+    no_cell,
     per,
-    relative_cell,
 )
 
 __all__ = ["aggregate", "checks", "render"]
 
 aggregate = aggregate_nicv   # the NICV table the su2016 items share (common.py)
 
-DPLLOYD, EUGKM, PGKM, GKM, GKM3K = "su2016.dplloyd", "su2016.eugkm", "su2016.pgkm", "su2016.gkm", "su2016.gkm3k"
+DPLLOYD, EUGKM = "su2016.dplloyd", "su2016.eugkm"
 #: cells are (mean_a − mean_b) / mean_b of the (dataset, ε) cell (see `relative_cell`)
 RELATIVE = "cells: (mean NICV of the first − the second) / the second's, Welch interval"
 
 
 def render(table, item, stem):
     nicv_panels(table, item, stem, item["figure"]["lines"])
-
-
-def _relative(table, ds, e, a, b, label):
-    """The cell (mean_a − mean_b)/mean_b in (ds, ε), or None if either is absent."""
-    sa, sb = cell_stats(table, ds, a, e), cell_stats(table, ds, b, e)
-    return None if sa is None or sb is None else relative_cell(label, sa, sb)
-
-
-def _label(item, ds, e):
-    return f"{dataset_name(item, ds)} ε={e:g}"
-
-
-def _compound(item, ds, e, comps, largest: bool, lead: str):
-    """One (dataset, ε) cell of several comparisons (their max or min), its label naming them."""
-    parts = ", ".join(f"{c.label} {c.estimate:+.3g}" for c in comps)
-    return extreme_cell(f"{_label(item, ds, e)} ({'max' if largest else 'min'} over {lead} {parts})", comps, largest)
 
 
 def _gap_shrinks(table, item, ds):
@@ -93,118 +74,48 @@ def _gap_shrinks(table, item, ds):
                         largest=True)
 
 
-def _alternative(claim, cells, test, need, quantifier, detail):
-    """Our fraction reading of a sentence, when it differs from the paper's quantifier."""
-    share, strict = QUANTIFIERS[quantifier]
-    if need == share and not strict:
-        return []
-    return [share_check(f"alternative reading: {claim}", cells, test, need, detail)]
-
-
-@plain_bools
-def checks(table, item) -> list[Check]:
+def _gap_claim(table, item) -> list[Check]:
+    """§5.1 "in the four low dimensional datasets (...), EUGkM clearly outperforms DPLloyd at small ε value
+    and their gap becomes smaller as ε increases": a trend over the ε grid, read at its ends (decided
+    before any verdict): on every low-d dataset (unqualified: every cell) the distance |DPLloyd − EUGkM|
+    at the largest ε is below EUGkM's lead at the smallest ε (`_gap_shrinks`); rubric "smaller":
+    one-sided, default null margin ±1 % of the threshold (the lead at the smallest ε)."""
     claims = item["claims"]
-    whys = claims.get("why") or {}
     panels = (item.get("options") or {}).get("panels") or []
     planned, missing = coverage(table, panels)
-    names = {ds: dataset_name(item, ds) for ds in panels}
-    avail = available(table, panels)
-    eps = eps_values(table)
-    n_gkm, n_dpl, n_eug, n_3k = (name(item, a) for a in (GKM, DPLLOYD, EUGKM, GKM3K))
-    if not avail:
-        return [no_cell("Figure 1 claims", "no dataset available")]
-    out = []
-
-    def over(check, datasets=None):
-        sub = planned if datasets is None else [d for d in planned if d in datasets]
-        return every_dataset(check, sub, {d: r for d, r in missing.items() if d in sub}, names)
-
-    # 1. GkM is the worst: §5.2 "GkM is always much worse than others" — "always": every (dataset, ε)
-    #    cell; a cell is the smallest of (GkM − other)/other over the other methods (> 0: GkM worst)
-    cells = []
-    for ds in avail:
-        for e in eps:
-            comps = [c for o in (DPLLOYD, EUGKM, PGKM, GKM3K)
-                     if (c := _relative(table, ds, e, GKM, o, f"− {name(item, o)}")) is not None]
-            if cell_stats(table, ds, GKM, e) is not None and comps:
-                cells.append(_compound(item, ds, e, comps, False, f"{n_gkm}"))
-    test = Directional(">", 0.0)
-    claim = f"{n_gkm} is the worst method (§5.1/§5.2)"
-    detail = f"{RELATIVE}; a cell is {n_gkm} vs its closest competitor"
-    out.append(over(claim_check(claim, cells, test, "every", why=whys.get("gkm_worst", ""), detail=detail)))
-    need = float(claims["gkm_worst_fraction"])
-    out += [over(c) for c in _alternative(f"{n_gkm} is the worst method in at least {need:.0%} of the (dataset, ε) "
-                                          "cells (REC reading of §5.2's 'always')", cells, test, need, "every", detail)]
-    # 2. DPLloyd is the best interactive method, except possibly on S1 at small ε (§5.1; unqualified
-    #    "best": every cell); a cell is the largest of (DPLloyd − other)/other over PGkM, GkM, GkM-3K
-    exempt = claims["dplloyd_best_exempt"]
-    ex_ds, ex_eps = exempt["dataset"], float(exempt["below_epsilon"])
-    cells, exc = [], []
-    for ds in avail:
-        for e in eps:
-            if cell_stats(table, ds, DPLLOYD, e) is None:
-                continue
-            comps = [c for o in (PGKM, GKM, GKM3K)
-                     if (c := _relative(table, ds, e, DPLLOYD, o, f"− {name(item, o)}")) is not None]
-            if not comps:
-                continue
-            if ds == ex_ds and e < ex_eps:
-                exc.append(f"{_label(item, ds, e)}: " + ", ".join(f"{n_dpl} {c.label} {c.estimate:+.3g}"
-                                                                   for c in comps))
-                continue
-            cells.append(_compound(item, ds, e, comps, True, n_dpl))
-    test = Directional("<", 0.0)
-    claim = (f"{n_dpl} is the best interactive method except possibly "
-             f"{dataset_name(item, ex_ds)} at ε < {ex_eps:g} (§5.1)")
-    detail = f"{RELATIVE}; exempt cells: {'; '.join(exc) or 'none'}"
-    out.append(over(claim_check(claim, cells, test, "every", why=whys.get("dplloyd_best", ""), detail=detail)))
-    need = float(claims["dplloyd_best_fraction"])
-    out += [over(c) for c in _alternative(f"{claim} in at least {need:.0%} of the cells", cells, test, need,
-                                          "every", detail)]
-    # 3. EUGkM beats DPLloyd on the low-d datasets at small ε (§5.1; unqualified: every cell)
-    small_eps = float(claims["small_epsilon"])
-    low = [d for d in claims["low_d"] if d in avail]
-    cells = [c for ds in low for e in eps if e <= small_eps
-             if (c := _relative(table, ds, e, EUGKM, DPLLOYD, _label(item, ds, e))) is not None]
-    out.append(over(claim_check(f"{n_eug} beats {n_dpl} on the low-dimensional datasets at small ε (≤ {small_eps:g}) "
-                                "(§5.1)", cells, Directional("<", 0.0), "every", why=whys.get("eugkm_low_d", ""),
-                                detail=f"{RELATIVE} ({n_eug} vs {n_dpl})"), claims["low_d"]))
-    # 3b. §5.1 "in the four low dimensional datasets (...), EUGkM clearly outperforms DPLloyd at small ε value
-    #    and their gap becomes smaller as ε increases": a trend over the ε grid, read at its ends (decided
-    #    before any verdict): on every low-d dataset (unqualified: every cell) the distance |DPLloyd − EUGkM|
-    #    at the largest ε is below EUGkM's lead at the smallest ε (`_gap_shrinks`); rubric "smaller":
-    #    one-sided, default null margin ±1 % of the threshold (the lead at the smallest ε)
+    planned = [d for d in planned if d in claims["low_d"]]
+    n_dpl, n_eug = name(item, DPLLOYD), name(item, EUGKM)
+    low = [d for d in claims["low_d"] if d in available(table, panels)]
     cells = [c for ds in low if (c := _gap_shrinks(table, item, ds)) is not None]
     reading = ("reading: the gap at the grid's ends, |DPLloyd − EUGkM| at the largest ε < EUGkM's lead at the "
                "smallest ε, per dataset; null margin ±1 % of that lead (rubric default)")
     check = claim_check(f"The gap between {n_eug} and {n_dpl} on the low-dimensional datasets becomes smaller as ε "
-                        "increases (§5.1)", cells, Directional("<", 0.0), "every", why=whys.get("gap_shrinks", ""),
+                        "increases (§5.1)", cells, Directional("<", 0.0), "every",
+                        why=(claims.get("why") or {}).get("gap_shrinks", ""),
                         detail=f"cells: (|gap at the largest ε| − gap at the smallest ε) / gap at the smallest ε, "
                                f"gap = mean NICV of {n_dpl} − {n_eug}; Welch–Satterthwaite over the four means, the "
                                "larger of the two signs of the far gap")
-    out.append(over(dataclasses.replace(check, rule=f"{check.rule}; {reading}"), claims["low_d"]))
-    # 4. DPLloyd beats EUGkM on the high-d datasets: §5.1 "in almost all ε" — "almost all": at least
-    #    80 % of the decided cells
-    high = [d for d in claims["high_d"] if d in avail]
-    cells = [c for ds in high for e in eps
-             if (c := _relative(table, ds, e, DPLLOYD, EUGKM, _label(item, ds, e))) is not None]
-    claim = (f"{n_dpl} beats {n_eug} on the high-dimensional datasets "
-             f"({', '.join(dataset_name(item, d) for d in claims['high_d'])}) in almost all ε (§5.1)")
-    test, detail = Directional("<", 0.0), f"{RELATIVE} ({n_dpl} vs {n_eug})"
-    out.append(over(claim_check(claim, cells, test, "almost all", why=whys.get("dplloyd_high_d", ""), detail=detail),
-                    claims["high_d"]))
-    need = float(claims["dplloyd_high_d_fraction"])
-    out += [over(c, claims["high_d"]) for c in _alternative(f"{claim}: at least {need:.0%} of the cells", cells, test,
-                                                            need, "almost all", detail)]
-    # 5. GkM-3K improves on GkM: §5.2 "GkM-3K is much better than GkM" — unqualified: every cell
-    cells = [c for ds in avail for e in eps
-             if (c := _relative(table, ds, e, GKM3K, GKM, _label(item, ds, e))) is not None]
-    test, detail = Directional("<", 0.0), f"{RELATIVE} ({n_3k} vs {n_gkm})"
-    out.append(over(claim_check(f"{n_3k} is much better than {n_gkm} (§5.2)", cells, test, "every",
-                                why=whys.get("gkm3k", ""), detail=detail)))
-    need = float(claims["gkm3k_fraction"])
-    out += [over(c) for c in _alternative(f"{n_3k} is much better than {n_gkm} in at least {need:.0%} of the cells "
-                                          "(REC reading of §5.2)", cells, test, need, "every", detail)]
+    check = dataclasses.replace(check, rule=f"{check.rule}; {reading}")
+    return [every_dataset(check, planned, {d: r for d, r in missing.items() if d in planned},
+                          {ds: dataset_name(item, ds) for ds in panels})]
+
+
+#: the claims of Figure 1 that no declaration expresses (config/papers/su2016.yaml, claims.declared)
+HOOKS = {"gap_shrinks": _gap_claim}
+
+
+def checks(table, item) -> list[Check]:
+    """The declared claims of §5.1-§5.2 (config/papers/su2016.yaml, fig1 `claims.declared`), then a
+    bookkeeping row per panel without data."""
+    panels = (item.get("options") or {}).get("panels") or []
+    planned, missing = coverage(table, panels)
+    avail = available(table, panels)
+    if not avail:
+        return [no_cell("Figure 1 claims", "no dataset available")]
+    src = declared.Source(available=avail, planned=planned, missing=missing, epsilons=eps_values(table),
+                          stats=lambda ds, alg, e: cell_stats(table, ds, alg, e),
+                          names={ds: dataset_name(item, ds) for ds in panels}, cell_text=RELATIVE)
+    out = declared.decide_all(table, item, src, HOOKS)
     for ds in panels:
         if ds not in avail:
             out.append(no_cell(f"Figure 1 panel {dataset_name(item, ds)}", availability(table, ds)[1],

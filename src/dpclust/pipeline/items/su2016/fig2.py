@@ -25,7 +25,6 @@ from __future__ import annotations
 from dpclust.pipeline.aggregate import Check
 from dpclust.pipeline.items.su2016.common import (
     aggregate_nicv,
-    claim_check,
     gap_growth,
     heatmaps,
     plain_bools,
@@ -34,7 +33,7 @@ from dpclust.pipeline.items.su2016.common import (
     stats_of,
     variant_name,
 )
-from dpclust.pipeline.verdicts import Directional, extreme_cell, linear_cell, per
+from dpclust.pipeline.verdicts import Directional, claim_check, extreme_cell, linear_cell, per
 
 __all__ = ["aggregate", "checks", "render"]
 

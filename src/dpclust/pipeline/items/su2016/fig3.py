@@ -27,16 +27,14 @@ from dpclust.pipeline.itemkit import availability, dataset_name, name
 from dpclust.pipeline.items.su2016.common import (
     aggregate_nicv,
     available,
-    claim_check,
     coverage,
     mark_panel,
-    no_cell,
     plain_bools,
     stats_of,
     tight,
 )
 from dpclust.pipeline.plotting import mean_sd_line, panel_grid, save_figure, style_for
-from dpclust.pipeline.verdicts import Directional, every_dataset, extreme_cell, relative_cell
+from dpclust.pipeline.verdicts import Directional, claim_check, every_dataset, extreme_cell, no_cell, relative_cell
 
 GKM, SAG, NOISE = "su2016.gkm", "su2016.gkm_sag", "su2016.gkm_noise"
 LINES = (GKM, SAG, NOISE)

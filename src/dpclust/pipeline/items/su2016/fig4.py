@@ -38,18 +38,16 @@ from dpclust.pipeline.aggregate import Check, fmt
 from dpclust.pipeline.itemkit import availability, dataset_name, name
 from dpclust.pipeline.items.su2016.common import (
     available,
-    claim_check,
     coverage,
     mark_panel,
     method_label,
-    no_cell,
     plain_bools,
     sweep_label,
     tight,
     with_setting,
 )
 from dpclust.pipeline.plotting import mean_sd_line, panel_grid, save_figure, style_for
-from dpclust.pipeline.verdicts import Directional, every_dataset, relative_cell
+from dpclust.pipeline.verdicts import Directional, claim_check, every_dataset, no_cell, relative_cell
 
 LLOYD, GENE = "su2016.lloyd", "su2016.gene"
 DECAY = "mutation_decay"

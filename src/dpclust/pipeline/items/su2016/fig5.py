@@ -40,17 +40,23 @@ from dpclust.pipeline.items.su2016.common import (
     aggregate_nicv,
     available,
     cell_stats,
-    claim_check,
     coverage,
     eps_values,
     nicv_panels,
-    no_cell,
     plain_bools,
     row_of,
     sweep_label,
     with_setting,
 )
-from dpclust.pipeline.verdicts import Directional, every_dataset, extreme_cell, point_cell, relative_cell
+from dpclust.pipeline.verdicts import (
+    Directional,
+    claim_check,
+    every_dataset,
+    extreme_cell,
+    no_cell,
+    point_cell,
+    relative_cell,
+)
 
 __all__ = ["aggregate", "checks", "render"]
 

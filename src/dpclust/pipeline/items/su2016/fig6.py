@@ -20,10 +20,8 @@ import pandas as pd
 from dpclust.pipeline.aggregate import Check
 from dpclust.pipeline.items.su2016.common import (
     aggregate_nicv,
-    claim_check,
     gap_growth,
     heatmaps,
-    no_cell,
     plain_bools,
     row_of,
     rows_of,
@@ -31,7 +29,7 @@ from dpclust.pipeline.items.su2016.common import (
     synthetic_name,
     variant_name,
 )
-from dpclust.pipeline.verdicts import NULL_MARGIN, Directional, linear_cell, per, relative_cell
+from dpclust.pipeline.verdicts import NULL_MARGIN, Directional, claim_check, linear_cell, no_cell, per, relative_cell
 
 __all__ = ["aggregate", "checks", "render"]
 

@@ -28,15 +28,13 @@ from dpclust.pipeline.itemkit import availability, dataset_name, name
 from dpclust.pipeline.items.su2016.common import (
     aggregate_nicv,
     available,
-    claim_check,
     coverage,
-    no_cell,
     plain_bools,
     row_of,
     tight,
 )
 from dpclust.pipeline.plotting import save_figure
-from dpclust.pipeline.verdicts import FAILS, Directional, every_dataset, judge, linear_cell
+from dpclust.pipeline.verdicts import FAILS, Directional, claim_check, every_dataset, judge, linear_cell, no_cell
 
 __all__ = ["aggregate", "checks", "render"]
 

@@ -20,9 +20,9 @@ import pandas as pd
 
 from dpclust.pipeline.aggregate import Check
 from dpclust.pipeline.itemkit import dataset_name
-from dpclust.pipeline.items.su2016.common import no_cell, plain_bools
+from dpclust.pipeline.items.su2016.common import plain_bools
 from dpclust.pipeline.plotting import write_table
-from dpclust.pipeline.verdicts import Directional, check, point_cell
+from dpclust.pipeline.verdicts import Directional, check, no_cell, point_cell
 
 COLUMNS = ["dataset", "N", "paper_N", "d", "paper_d", "k", "paper_k", "l_gkm", "paper_l_gkm",
            "l_gkm3k", "paper_l_gkm3k", "status", "reason", "name"]

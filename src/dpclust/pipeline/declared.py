@@ -1,0 +1,218 @@
+"""Claims declared in a paper's YAML (`claims.declared`) and decided by the one engine (`verdicts`).
+
+A declared comparison says, in data, what a sentence of the paper compares: one method against one or
+several others, relative ((mean_method − mean_other) / mean_other, a Welch interval:
+`verdicts.relative_cell`), with a side, over the (dataset, ε) cells it ranges over, under the paper's
+quantifier. Several comparators make a cell their extreme ("the worst": the smallest lead over any
+other; "the best": the largest). Its text, detail and alternative reading are templates:
+``{su2016.gkm}`` is an algorithm's display name, ``{datasets}`` the names of the claim's datasets, and
+``{key}`` / ``{key:g}`` a value of the item's `claims` (``{exempt_dataset}``, ``{exempt_below}``: the
+exemption's; ``{claim}`` in an alternative: the paper's claim filled in; so the sensitivity of a threshold re-decides
+the declaration too). Every key is checked when the item is read (`parse`), so a misspelt one is one
+clear error naming the claim and the key.
+
+Fields of an entry (config/README.md, "Declared claims"):
+
+* `claim` (text), `compare` (an algorithm), `against` (one or a list), `side` (``<``: lower is what
+  the sentence says, ``>``: higher), `quantifier` (``every``, ``most``, ``almost all``; the paper's);
+* `datasets`: a key of `claims` holding a list of datasets (default: every panel of the item);
+* `epsilon_at_most`: a key of `claims` (a number): only cells at ε ≤ it;
+* `exempt`: a key of `claims` holding ``{dataset, below_epsilon}``: cells the sentence excepts
+  (listed in the detail, not decided);
+* `detail`: a template of the check's detail (default ``{cells}``: the item's description of a cell;
+  the exempt cells are appended), `why`: a key of `claims.why`;
+* `alternative`: ``{share: <key of claims>, claim: <template, {share}>}``: our fraction reading,
+  reported as "alternative reading: …" only when it differs from the paper's quantifier;
+* `python`: instead of all of the above, the name of one of the item module's `HOOKS` (a claim whose
+  cells no declaration expresses yet), called with (table, item) and returning its checks in place.
+
+An item passes its cells through `Source` (the cell statistics and labels of its table), so the
+engine knows nothing of a paper's columns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dpclust.api import DPClustError
+from dpclust.pipeline import verdicts
+from dpclust.pipeline.aggregate import Check
+from dpclust.pipeline.itemkit import dataset_name, name
+
+SIDES = ("<", ">")
+_ALGORITHM = re.compile(r"\{([a-z0-9_]+\.[a-z0-9_]+)\}")
+_FIELDS = {"claim", "compare", "against", "side", "quantifier", "datasets", "epsilon_at_most", "exempt", "detail",
+           "why", "alternative", "python"}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One declared comparison claim (module docstring)."""
+
+    claim: str
+    compare: str
+    against: tuple[str, ...]
+    side: str
+    quantifier: str = "every"
+    datasets: str | None = None
+    epsilon_at_most: str | None = None
+    exempt: str | None = None
+    detail: str = ""
+    why: str = ""
+    alternative: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Hook:
+    """A claim decided in Python: the item module's `HOOKS[name]`."""
+
+    python: str
+
+
+@dataclass(frozen=True)
+class Source:
+    """What the engine needs from an item's table: the available and planned datasets (with the
+    missing ones and why), the ε grid, (mean, sd, n) of a method in a cell or None, and labels."""
+
+    available: Sequence[str]
+    planned: Sequence[str]
+    missing: Mapping[str, str]
+    epsilons: Sequence[float]
+    stats: Callable[[str, str, float], Any]
+    names: Mapping[str, str]
+    cell_text: str
+
+    def label(self, ds: str, e: float) -> str:
+        return f"{self.names.get(ds, ds)} ε={e:g}"
+
+
+def parse(entries: Sequence[Mapping] | None, claims: Mapping, where: str) -> list[Comparison | Hook]:
+    """The typed declarations of an item's `claims.declared`, every key and reference checked."""
+    out: list[Comparison | Hook] = []
+    for i, entry in enumerate(entries or ()):
+        at = f"{where}: claims.declared[{i}]"
+        unknown = sorted(set(entry) - _FIELDS)
+        if unknown:
+            raise DPClustError(f"{at}: unknown key(s) {unknown}; a declaration has {sorted(_FIELDS)}")
+        if "python" in entry:
+            if set(entry) != {"python"}:
+                raise DPClustError(f"{at}: a `python` hook takes no other key")
+            out.append(Hook(str(entry["python"])))
+            continue
+        for key in ("claim", "compare", "against", "side"):
+            if key not in entry:
+                raise DPClustError(f"{at}: `{key}` is required")
+        if entry["side"] not in SIDES:
+            raise DPClustError(f"{at}: side must be one of {SIDES}, got {entry['side']!r}")
+        quantifier = entry.get("quantifier", "every")
+        if quantifier not in verdicts.QUANTIFIERS:
+            raise DPClustError(f"{at}: quantifier must be one of {sorted(verdicts.QUANTIFIERS)}, got {quantifier!r}")
+        for key in ("datasets", "epsilon_at_most", "exempt"):
+            if entry.get(key) is not None and entry[key] not in claims:
+                raise DPClustError(f"{at}: `{key}: {entry[key]}` names no value of the item's claims")
+        alternative = entry.get("alternative")
+        if alternative is not None and (set(alternative) != {"share", "claim"} or alternative["share"] not in claims):
+            raise DPClustError(f"{at}: alternative needs `share` (a key of the item's claims) and `claim` (a text)")
+        against = entry["against"]
+        out.append(Comparison(claim=str(entry["claim"]), compare=str(entry["compare"]),
+                              against=tuple([against] if isinstance(against, str) else against),
+                              side=entry["side"], quantifier=quantifier, datasets=entry.get("datasets"),
+                              epsilon_at_most=entry.get("epsilon_at_most"), exempt=entry.get("exempt"),
+                              detail=str(entry.get("detail") or ""), why=str(entry.get("why") or ""),
+                              alternative=alternative))
+    return out
+
+
+def text(template: str, item: Mapping, values: Mapping[str, Any]) -> str:
+    """A template filled: ``{alg.id}`` → display name, then ``{key[:spec]}`` from `values`."""
+    filled = _ALGORITHM.sub(lambda m: name(item, m.group(1)), template)
+    return filled.format_map(dict(values))
+
+
+def _cells(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> tuple[list[verdicts.Cell], list[str]]:
+    """The claim's cells and the exempt cells' texts."""
+    wanted = set(claims[decl.datasets]) if decl.datasets else None
+    cap = float(claims[decl.epsilon_at_most]) if decl.epsilon_at_most else None
+    exempt = claims[decl.exempt] if decl.exempt else None
+    lead = name(item, decl.compare)
+    cells, exempted = [], []
+    for ds in src.available:
+        if wanted is not None and ds not in wanted:
+            continue
+        for e in src.epsilons:
+            if cap is not None and e > cap:
+                continue
+            own = src.stats(ds, decl.compare, e)
+            if own is None:
+                continue
+            several = len(decl.against) > 1
+            comps = []
+            for other in decl.against:
+                theirs = src.stats(ds, other, e)
+                if theirs is not None:
+                    label = f"− {name(item, other)}" if several else src.label(ds, e)
+                    comps.append(verdicts.relative_cell(label, own, theirs))
+            if not comps:
+                continue
+            if exempt and ds == exempt["dataset"] and e < float(exempt["below_epsilon"]):
+                exempted.append(f"{src.label(ds, e)}: " + ", ".join(f"{lead} {c.label} {c.estimate:+.3g}"
+                                                                     for c in comps))
+                continue
+            if not several:
+                cells.append(comps[0])
+                continue
+            largest = decl.side == "<"   # "below every other": the largest lead; "above every other": the smallest
+            parts = ", ".join(f"{c.label} {c.estimate:+.3g}" for c in comps)
+            label = f"{src.label(ds, e)} ({'max' if largest else 'min'} over {lead} {parts})"
+            cells.append(verdicts.extreme_cell(label, comps, largest))
+    return cells, exempted
+
+
+def decide(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> list[Check]:
+    """The paper's verdict of one declaration, then its alternative reading when that differs, each
+    "not evaluable (n of N datasets)" when a dataset it ranges over is missing."""
+    wanted = list(claims[decl.datasets]) if decl.datasets else None
+    values = {k: v for k, v in claims.items() if not isinstance(v, (dict, list))}
+    values["datasets"] = ", ".join(dataset_name(item, d) for d in (wanted or src.planned))
+    values["cells"] = src.cell_text
+    if decl.exempt:
+        values["exempt_dataset"] = dataset_name(item, claims[decl.exempt]["dataset"])
+        values["exempt_below"] = float(claims[decl.exempt]["below_epsilon"])
+    claim = text(decl.claim, item, values)
+    cells, exempted = _cells(decl, item, claims, src)
+    test = verdicts.Directional(decl.side, 0.0)
+    detail = text(decl.detail or "{cells}", item, values)
+    if decl.exempt:
+        detail += f"; exempt cells: {'; '.join(exempted) or 'none'}"
+    why = (claims.get("why") or {}).get(decl.why, "") if decl.why else ""
+    out = [verdicts.claim_check(claim, cells, test, decl.quantifier, why=why, detail=detail)]
+    if decl.alternative:
+        need = float(claims[decl.alternative["share"]])
+        share, strict = verdicts.QUANTIFIERS[decl.quantifier]
+        if need != share or strict:
+            alt = text(decl.alternative["claim"], item, {**values, "claim": claim, "share": need})
+            out.append(verdicts.share_check(f"alternative reading: {alt}", cells, test, need, detail))
+    planned = src.planned if wanted is None else [d for d in src.planned if d in wanted]
+    missing = {d: r for d, r in src.missing.items() if d in planned}
+    return [verdicts.every_dataset(c, planned, missing, src.names) for c in out]
+
+
+def decide_all(table, item: Mapping, src: Source, hooks: Mapping[str, Callable[..., list[Check]]]) -> list[Check]:
+    """Every declaration of the item's `claims.declared`, in order; a hook's checks (`hooks[name](table,
+    item)`) in its place."""
+    claims = item.get("claims") or {}
+    where = f"{item.get('paper', '?')}/{item.get('item', '?')}"
+    out: list[Check] = []
+    for decl in parse(claims.get("declared"), claims, where):
+        if isinstance(decl, Hook):
+            if decl.python not in hooks:
+                raise DPClustError(f"{where}: claims.declared names no hook {decl.python!r} of the item module "
+                                   f"(its HOOKS: {sorted(hooks) or 'none'})")
+            out += hooks[decl.python](table, item)
+        else:
+            out += decide(decl, item, claims, src)
+    return [dataclasses.replace(c, holds=None if c.holds is None else bool(c.holds)) for c in out]

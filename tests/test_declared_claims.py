@@ -1,0 +1,103 @@
+"""Declared claims (dpclust.pipeline.declared): typed entries, one clear error each, known answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpclust.api import DPClustError
+from dpclust.pipeline import declared
+from dpclust.pipeline.aggregate import Check
+
+NAMES = {"algorithms": {"p.a": "Alpha", "p.b": "Beta", "p.c": "Gamma"}, "datasets": {"x": "X", "y": "Y"}}
+BASE = {"claim": "{p.a} beats {p.b} (§1)", "compare": "p.a", "against": "p.b", "side": "<"}
+
+
+def source(means, available=("x", "y"), missing=None, sd=0.01, n=50):
+    """Cells of (dataset, algorithm, ε) → mean, each with sd and n runs."""
+    missing = dict(missing or {})
+    return declared.Source(
+        available=list(available), planned=[*available, *missing], missing=missing, epsilons=[0.1, 1.0],
+        stats=lambda ds, alg, e: (means[(ds, alg, e)], sd, n) if (ds, alg, e) in means else None,
+        names={"x": "X", "y": "Y", "z": "Z"}, cell_text="cells: relative")
+
+
+def grid(a, b, c=None):
+    out = {}
+    for ds in ("x", "y"):
+        for e in (0.1, 1.0):
+            out[(ds, "p.a", e)], out[(ds, "p.b", e)] = a, b
+            if c is not None:
+                out[(ds, "p.c", e)] = c
+    return out
+
+
+def run(entries, means, claims=None, hooks=None, **kw):
+    item = {"paper": "p", "item": "i", "names": NAMES, "claims": {**(claims or {}), "declared": entries}}
+    return declared.decide_all(None, item, source(means, **kw), hooks or {})
+
+
+@pytest.mark.parametrize("entry, words", [
+    ({**BASE, "sides": "<"}, "unknown key(s) ['sides']"),
+    ({**BASE, "side": "<="}, "side must be one of"),
+    ({**BASE, "quantifier": "always"}, "quantifier must be one of"),
+    ({k: v for k, v in BASE.items() if k != "against"}, "`against` is required"),
+    ({**BASE, "datasets": "low_d"}, "`datasets: low_d` names no value of the item's claims"),
+    ({**BASE, "alternative": {"share": "nope", "claim": "x"}}, "alternative needs `share`"),
+    ({"python": "h", "claim": "x"}, "a `python` hook takes no other key"),
+])
+def test_a_bad_declaration_is_one_clear_error_naming_it(entry, words):
+    with pytest.raises(DPClustError) as err:
+        declared.parse([entry], {}, "p/i")
+    assert "p/i: claims.declared[0]" in str(err.value) and words in str(err.value)
+
+
+def test_a_clear_lead_holds_a_clear_loss_does_not_and_a_tie_is_open():
+    assert [c.holds for c in run([BASE], grid(1.0, 2.0))] == [True]
+    lost = run([BASE], grid(2.0, 1.0))[0]
+    assert lost.holds is False and lost.cells == 4 and lost.claim == "Alpha beats Beta (§1)"
+    assert run([BASE], grid(1.0, 1.0 + 1e-4), sd=0.5, n=3)[0].result == "not decidable"
+
+
+def test_several_comparators_decide_the_closest_and_the_exempt_cells_are_listed():
+    entry = {**BASE, "against": ["p.b", "p.c"], "exempt": "ex"}
+    claims = {"ex": {"dataset": "x", "below_epsilon": 0.5}}
+    means = grid(1.0, 2.0, 1.5)
+    means[("x", "p.c", 0.1)] = 0.5            # Alpha loses to Gamma only in the exempt cell
+    check = run([entry], means, claims)[0]
+    assert check.holds is True and check.cells == 3
+    assert "exempt cells: X ε=0.1: Alpha − Beta" in check.detail and "(max over Alpha − Beta" in check.detail
+    means[("y", "p.c", 1.0)] = 0.5            # ... and outside it: the claim fails
+    assert run([entry], means, claims)[0].holds is False
+
+
+def test_datasets_and_epsilon_cap_select_the_cells_and_thresholds_reach_the_text():
+    entry = {**BASE, "claim": "{p.a} beats {p.b} on {datasets} at ε ≤ {cap:g}", "datasets": "only_x",
+             "epsilon_at_most": "cap"}
+    means = grid(1.0, 2.0)
+    means[("y", "p.a", 0.1)] = means[("x", "p.a", 1.0)] = 3.0   # losses outside the selection
+    check = run([entry], means, {"only_x": ["x"], "cap": 0.1})[0]
+    assert check.holds is True and check.cells == 1 and check.claim == "Alpha beats Beta on X at ε ≤ 0.1"
+
+
+def test_the_alternative_reading_appears_only_when_it_differs_and_never_changes_the_verdict():
+    alt = {"share": "need", "claim": "{claim}: at least {share:.0%}"}
+    means = grid(1.0, 2.0)
+    means[("y", "p.a", 1.0)] = 3.0            # fails in 1 of 4 cells
+    paper, ours = run([{**BASE, "alternative": alt}], means, {"need": 0.75})
+    assert paper.holds is False and ours.holds is True
+    assert ours.claim == "alternative reading: Alpha beats Beta (§1): at least 75%"
+    assert len(run([{**BASE, "alternative": alt}], means, {"need": 1.0})) == 1   # "every" already: no alternative
+
+
+def test_a_missing_dataset_makes_the_claim_not_evaluable():
+    check = run([BASE], grid(1.0, 2.0), missing={"z": "offline"})[0]
+    assert check.holds is None and not check.undecided and "2 of 3 datasets" in check.detail
+
+
+def test_a_hook_decides_in_its_place_and_an_unknown_one_is_refused():
+    def hook(table, item):
+        return [Check("hooked", True)]
+    checks = run([BASE, {"python": "h"}, BASE], grid(1.0, 2.0), hooks={"h": hook})
+    assert [c.claim for c in checks] == ["Alpha beats Beta (§1)", "hooked", "Alpha beats Beta (§1)"]
+    with pytest.raises(DPClustError, match="names no hook 'g'"):
+        run([{"python": "g"}], grid(1.0, 2.0), hooks={"h": hook})
