@@ -101,3 +101,16 @@ def test_a_hook_decides_in_its_place_and_an_unknown_one_is_refused():
     assert [c.claim for c in checks] == ["Alpha beats Beta (§1)", "hooked", "Alpha beats Beta (§1)"]
     with pytest.raises(DPClustError, match="names no hook 'g'"):
         run([{"python": "g"}], grid(1.0, 2.0), hooks={"h": hook})
+
+
+def test_epsilon_above_keeps_the_larger_eps_the_reading_reaches_the_rule_and_a_note_the_labels():
+    entry = {**BASE, "epsilon_above": "small", "reading": "reading: {p.a} below {p.b} above ε = {small:g}"}
+    means = grid(1.0, 2.0)
+    means[("x", "p.a", 0.1)] = means[("y", "p.a", 0.1)] = 3.0   # losses at the small ε only
+    item = {"paper": "p", "item": "i", "names": NAMES, "claims": {"small": 0.1, "declared": [entry]}}
+    src = source(means)
+    src = declared.Source(**{**src.__dict__, "note": lambda ds, alg, e: f"note {alg}"})
+    [check] = declared.decide_all(None, item, src, {})
+    assert check.holds is True and check.cells == 2
+    assert check.rule.endswith("; reading: Alpha below Beta above ε = 0.1")
+    assert "X ε=1 (note p.a)" in check.detail

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
-from dpclust.pipeline import verdicts
+from dpclust.pipeline import declared, verdicts
 from dpclust.pipeline.items.su2016 import common, fig1, fig2, fig3, table1
 
 LABELS = {"su2016.dplloyd": "DPLloyd", "su2016.eugkm": "EUGkM", "su2016.pgkm": "PGkM", "su2016.gkm": "GkM",
@@ -22,8 +22,7 @@ CLAIMS = {"low_d": ["s1"], "high_d": ["adult_num"], "gkm_worst_fraction": 0.9, "
           "dplloyd_best_exempt": {"dataset": "s1", "below_epsilon": 0.15}, "small_epsilon": 0.15,
           "dplloyd_high_d_fraction": 0.8, "gkm3k_fraction": 0.9,
           # the sentences as the config declares them (dpclust.pipeline.declared): the tests decide the real ones
-          "declared": yaml.safe_load((Path(__file__).parents[2] / "config/papers/su2016.yaml").read_text(
-              encoding="utf-8"))["items"]["fig1"]["claims"]["declared"]}
+          "declared": declared.from_config(Path(__file__).parents[2] / "config", "su2016", "fig1")}
 CHECK_SPEC = {"options": {"panels": ["s1", "adult_num"]}, "claims": CLAIMS, "names": NAMES}
 
 
@@ -450,7 +449,8 @@ def test_fig5_cluster_sizes_are_compared_at_the_section_5_1_baseline_the_restart
               "best_optimum": "su2016.lloyd_restarts",
               "quoted": {"adult_eps005": {"dataset": "adult_num", "epsilon": 0.05, "fallback": 0.37, "forced": 0.244},
                          "adult_baseline_sizes": {"dataset": "adult_num", "largest": 13894, "smallest": 3160},
-                         "gowalla_eps07": {"dataset": "gowalla", "epsilon": 0.7, "hybrid": 0.02172, "eugkm": 0.02174}}}
+                         "gowalla_eps07": {"dataset": "gowalla", "epsilon": 0.7, "hybrid": 0.02172, "eugkm": 0.02174}},
+              "declared": declared.from_config(Path(__file__).parents[2] / "config", "su2016", "fig5")}
     out = fig5.checks(t, {"claims": claims, "options": {"panels": ["adult_num"]}, "names": NAMES})
     paper = {("largest" if "largest" in c.claim else "smallest"): c for c in out
              if "clusters" in c.claim and not c.claim.startswith("alternative reading")}

@@ -9,8 +9,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
+from dpclust.pipeline import declared
 from dpclust.pipeline.items.su2016 import common, fig1, fig5
 
 LABELS = {"su2016.dplloyd": "DPLloyd", "su2016.eugkm": "EUGkM", "su2016.hybrid": "Hybrid", "su2016.lloyd": "Baseline"}
@@ -19,13 +22,15 @@ NAMES = {"algorithms": {"su2016.dplloyd": "DPLloyd", "su2016.eugkm": "EUGkM", "s
          "datasets": {"s1": "S1", "gowalla": "Gowalla", "adult_num": "Adult-num"}}
 FIG1_CLAIMS = {"low_d": ["s1"], "high_d": ["adult_num"], "gkm_worst_fraction": 0.9, "dplloyd_best_fraction": 1.0,
                "dplloyd_best_exempt": {"dataset": "s1", "below_epsilon": 0.15}, "small_epsilon": 0.15,
-               "dplloyd_high_d_fraction": 0.8, "gkm3k_fraction": 0.9}
+               "dplloyd_high_d_fraction": 0.8, "gkm3k_fraction": 0.9,
+               "declared": declared.from_config(Path(__file__).parents[2] / "config", "su2016", "fig1")}
 FIG5_CLAIMS = {"high_d": [], "low_d": ["s1"], "most_cases": 0.5, "small_epsilon": 0.15, "size_tolerance": 0.1,
                "best_optimum": "su2016.lloyd_restarts",
                "quoted": {"adult_eps005": {"dataset": "adult_num", "epsilon": 0.05, "fallback": 0.37, "forced": 0.244},
                           "adult_baseline_sizes": {"dataset": "adult_num", "largest": 13894, "smallest": 3160},
                           "gowalla_eps07": {"dataset": "gowalla", "epsilon": 0.7, "hybrid": 0.02172,
-                                            "eugkm": 0.02174}}}
+                                            "eugkm": 0.02174}},
+               "declared": declared.from_config(Path(__file__).parents[2] / "config", "su2016", "fig5")}
 GAP = "The gap between EUGkM and DPLloyd on the low-dimensional datasets becomes smaller as ε increases"
 SLIGHTLY = "On low-d datasets, as ε increases"
 

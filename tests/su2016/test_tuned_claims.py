@@ -22,6 +22,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from dpclust.pipeline import declared
 from dpclust.pipeline.aggregate import Check, checks_frame
 from dpclust.pipeline.items.su2016 import common, fig4, fig5
 
@@ -182,7 +183,8 @@ def fig5_checks(base_sizes, restart_sizes, tuned=True):
               "quoted": {"adult_eps005": {"dataset": "adult_num", "epsilon": 0.05, "fallback": 0.37, "forced": 0.244},
                          "adult_baseline_sizes": {"dataset": "adult_num", "largest": 13894, "smallest": 3160},
                          "gowalla_eps07": {"dataset": "gowalla", "epsilon": 0.7, "hybrid": 0.02172,
-                                           "eugkm": 0.02174}}}
+                                           "eugkm": 0.02174}},
+              "declared": declared.from_config(Path(__file__).parents[2] / "config", "su2016", "fig5")}
     if tuned:
         claims["tuned"] = {"best_optimum": "chosen so that the largest-cluster check holds; fixed beforehand: "
                                            "su2016.lloyd"}

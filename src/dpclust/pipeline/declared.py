@@ -16,18 +16,20 @@ Fields of an entry (config/README.md, "Declared claims"):
 * `claim` (text), `compare` (an algorithm), `against` (one or a list), `side` (``<``: lower is what
   the sentence says, ``>``: higher), `quantifier` (``every``, ``most``, ``almost all``; the paper's);
 * `datasets`: a key of `claims` holding a list of datasets (default: every panel of the item);
-* `epsilon_at_most`: a key of `claims` (a number): only cells at ε ≤ it;
+* `epsilon_at_most`, `epsilon_above`: keys of `claims` (numbers): only cells at ε ≤ it, or ε > it;
 * `exempt`: a key of `claims` holding ``{dataset, below_epsilon}``: cells the sentence excepts
   (listed in the detail, not decided);
 * `detail`: a template of the check's detail (default ``{cells}``: the item's description of a cell;
-  the exempt cells are appended), `why`: a key of `claims.why`;
+  the exempt cells are appended), `reading`: a template appended to the rule (how a vague word was
+  read), `why`: a key of `claims.why`;
 * `alternative`: ``{share: <key of claims>, claim: <template, {share}>}``: our fraction reading,
   reported as "alternative reading: …" only when it differs from the paper's quantifier;
 * `python`: instead of all of the above, the name of one of the item module's `HOOKS` (a claim whose
   cells no declaration expresses yet), called with (table, item) and returning its checks in place.
 
-An item passes its cells through `Source` (the cell statistics and labels of its table), so the
-engine knows nothing of a paper's columns.
+An item passes its cells through `Source` (the cell statistics and labels of its table, and an
+optional note on the compared method's cell, e.g. how often the hybrid switched), so the engine knows
+nothing of a paper's columns.
 """
 
 from __future__ import annotations
@@ -45,8 +47,8 @@ from dpclust.pipeline.itemkit import dataset_name, name
 
 SIDES = ("<", ">")
 _ALGORITHM = re.compile(r"\{([a-z0-9_]+\.[a-z0-9_]+)\}")
-_FIELDS = {"claim", "compare", "against", "side", "quantifier", "datasets", "epsilon_at_most", "exempt", "detail",
-           "why", "alternative", "python"}
+_FIELDS = {"claim", "compare", "against", "side", "quantifier", "datasets", "epsilon_at_most", "epsilon_above",
+           "exempt", "detail", "reading", "why", "alternative", "python"}
 
 
 @dataclass(frozen=True)
@@ -60,8 +62,10 @@ class Comparison:
     quantifier: str = "every"
     datasets: str | None = None
     epsilon_at_most: str | None = None
+    epsilon_above: str | None = None
     exempt: str | None = None
     detail: str = ""
+    reading: str = ""
     why: str = ""
     alternative: Mapping[str, str] | None = None
 
@@ -85,6 +89,7 @@ class Source:
     stats: Callable[[str, str, float], Any]
     names: Mapping[str, str]
     cell_text: str
+    note: Callable[[str, str, float], str] = lambda ds, algorithm, e: ""
 
     def label(self, ds: str, e: float) -> str:
         return f"{self.names.get(ds, ds)} ε={e:g}"
@@ -111,7 +116,7 @@ def parse(entries: Sequence[Mapping] | None, claims: Mapping, where: str) -> lis
         quantifier = entry.get("quantifier", "every")
         if quantifier not in verdicts.QUANTIFIERS:
             raise DPClustError(f"{at}: quantifier must be one of {sorted(verdicts.QUANTIFIERS)}, got {quantifier!r}")
-        for key in ("datasets", "epsilon_at_most", "exempt"):
+        for key in ("datasets", "epsilon_at_most", "epsilon_above", "exempt"):
             if entry.get(key) is not None and entry[key] not in claims:
                 raise DPClustError(f"{at}: `{key}: {entry[key]}` names no value of the item's claims")
         alternative = entry.get("alternative")
@@ -121,10 +126,22 @@ def parse(entries: Sequence[Mapping] | None, claims: Mapping, where: str) -> lis
         out.append(Comparison(claim=str(entry["claim"]), compare=str(entry["compare"]),
                               against=tuple([against] if isinstance(against, str) else against),
                               side=entry["side"], quantifier=quantifier, datasets=entry.get("datasets"),
-                              epsilon_at_most=entry.get("epsilon_at_most"), exempt=entry.get("exempt"),
-                              detail=str(entry.get("detail") or ""), why=str(entry.get("why") or ""),
+                              epsilon_at_most=entry.get("epsilon_at_most"), epsilon_above=entry.get("epsilon_above"),
+                              exempt=entry.get("exempt"), detail=str(entry.get("detail") or ""),
+                              reading=str(entry.get("reading") or ""), why=str(entry.get("why") or ""),
                               alternative=alternative))
     return out
+
+
+def from_config(config_dir, paper: str, item: str) -> list[dict]:
+    """The `claims.declared` of an item as `<config_dir>/papers/<paper>.yaml` writes it (base form, no
+    preset), for tests and notebooks; a job receives its item's claims as params instead."""
+    from pathlib import Path
+
+    import yaml
+
+    data = yaml.safe_load((Path(config_dir) / "papers" / f"{paper}.yaml").read_text(encoding="utf-8"))
+    return list(data["items"][item]["claims"].get("declared") or [])
 
 
 def text(template: str, item: Mapping, values: Mapping[str, Any]) -> str:
@@ -137,6 +154,7 @@ def _cells(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> tup
     """The claim's cells and the exempt cells' texts."""
     wanted = set(claims[decl.datasets]) if decl.datasets else None
     cap = float(claims[decl.epsilon_at_most]) if decl.epsilon_at_most else None
+    floor = float(claims[decl.epsilon_above]) if decl.epsilon_above else None
     exempt = claims[decl.exempt] if decl.exempt else None
     lead = name(item, decl.compare)
     cells, exempted = [], []
@@ -144,7 +162,7 @@ def _cells(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> tup
         if wanted is not None and ds not in wanted:
             continue
         for e in src.epsilons:
-            if cap is not None and e > cap:
+            if (cap is not None and e > cap) or (floor is not None and e <= floor):
                 continue
             own = src.stats(ds, decl.compare, e)
             if own is None:
@@ -162,12 +180,15 @@ def _cells(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> tup
                 exempted.append(f"{src.label(ds, e)}: " + ", ".join(f"{lead} {c.label} {c.estimate:+.3g}"
                                                                      for c in comps))
                 continue
+            note = src.note(ds, decl.compare, e)
             if not several:
-                cells.append(comps[0])
+                cell = comps[0]
+                cells.append(dataclasses.replace(cell, label=f"{cell.label} ({note})") if note else cell)
                 continue
             largest = decl.side == "<"   # "below every other": the largest lead; "above every other": the smallest
             parts = ", ".join(f"{c.label} {c.estimate:+.3g}" for c in comps)
-            label = f"{src.label(ds, e)} ({'max' if largest else 'min'} over {lead} {parts})"
+            head = f"{note}: " if note else ""
+            label = f"{src.label(ds, e)} ({head}{'max' if largest else 'min'} over {lead} {parts})"
             cells.append(verdicts.extreme_cell(label, comps, largest))
     return cells, exempted
 
@@ -190,6 +211,8 @@ def decide(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> lis
         detail += f"; exempt cells: {'; '.join(exempted) or 'none'}"
     why = (claims.get("why") or {}).get(decl.why, "") if decl.why else ""
     out = [verdicts.claim_check(claim, cells, test, decl.quantifier, why=why, detail=detail)]
+    if decl.reading:
+        out[0] = dataclasses.replace(out[0], rule=f"{out[0].rule}; {text(decl.reading, item, values)}")
     if decl.alternative:
         need = float(claims[decl.alternative["share"]])
         share, strict = verdicts.QUANTIFIERS[decl.quantifier]

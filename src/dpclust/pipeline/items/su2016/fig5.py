@@ -31,8 +31,7 @@ NICV, with its quoted numbers (`claims.quoted`) beside ours:
 
 from __future__ import annotations
 
-import dataclasses
-
+from dpclust.pipeline import declared
 from dpclust.pipeline.aggregate import Check, fmt
 from dpclust.pipeline.itemkit import availability, dataset_name, name
 from dpclust.pipeline.items.su2016.common import (
@@ -43,7 +42,6 @@ from dpclust.pipeline.items.su2016.common import (
     coverage,
     eps_values,
     nicv_panels,
-    plain_bools,
     row_of,
     sweep_label,
     with_setting,
@@ -52,7 +50,6 @@ from dpclust.pipeline.verdicts import (
     Directional,
     claim_check,
     every_dataset,
-    extreme_cell,
     no_cell,
     point_cell,
     relative_cell,
@@ -131,91 +128,64 @@ def _size_checks(table, item, claims, n_dpl) -> list[Check]:
     return out
 
 
-@plain_bools
-def checks(table, item) -> list[Check]:
-    claims = item["claims"]
-    whys = claims.get("why") or {}
-    quoted = claims["quoted"]
+def _coverage(table, item, datasets):
+    """The claim's planned datasets among `datasets`, the missing ones and the panels' names."""
     panels = (item.get("options") or {}).get("panels") or []
     planned, missing = coverage(table, panels)
-    names = {ds: dataset_name(item, ds) for ds in panels}
-    avail = available(table, panels)
-    eps = eps_values(table)
-    n_hyb, n_eug, n_dpl, n_forced = (name(item, a) for a in (HYBRID, EUGKM, DPLLOYD, FORCED))
+    sub = [d for d in planned if d in datasets]
+    return sub, {d: r for d, r in missing.items() if d in sub}, {ds: dataset_name(item, ds) for ds in panels}
 
-    def over(check, datasets):
-        sub = [d for d in planned if d in datasets]
-        return every_dataset(check, sub, {d: r for d, r in missing.items() if d in sub}, names)
 
-    out = []
-    # §6.4 "the hybrid approach outperforms both EUGkM and DPLloyd on high-dimensional datasets in
-    # most cases" — "in most cases": more than half of the decided (dataset, ε) cells
-    high = [d for d in claims["high_d"] if d in avail]
-    cells = []
-    for d in high:
-        for e in eps:
-            h, eu, dp = (cell_stats(table, d, a, e) for a in (HYBRID, EUGKM, DPLLOYD))
-            if h is None or eu is None or dp is None:
-                continue
-            comps = [relative_cell(f"− {n_eug}", h, eu), relative_cell(f"− {n_dpl}", h, dp)]
-            applied = row_of(table, d, HYBRID, e)["hybrid_applied"]
-            parts = ", ".join(f"{c.label} {c.estimate:+.3g}" for c in comps)
-            cells.append(extreme_cell(f"{dataset_name(item, d)} ε={e:g} (applied {fmt(100 * applied, 3)}%: max over "
-                                      f"{n_hyb} {parts})", comps, largest=True))
-    out.append(over(claim_check(f"{n_hyb} outperforms {n_eug} and {n_dpl} on the high-dimensional datasets in most "
-                                "cases (§6.4)", cells, Directional("<", 0.0), "most", why=whys.get("hybrid_high_d", ""),
-                                detail=f"cells: the larger of ({n_hyb} − each)/each, mean NICV (rubric 'most': more "
-                                       f"than half of the decided cells; claims.most_cases {claims['most_cases']:g})"),
-                    claims["high_d"]))
-    # low-d: the hybrid falls back to EUGkM for small ε (a deterministic rule, Inequality 15; §6.4
-    # "on which it falls back to EUGkM"): in every (dataset, small ε) cell no run applied the hybrid
+def _over(check, table, item, datasets) -> Check:
+    return every_dataset(check, *_coverage(table, item, datasets))
+
+
+def _applied(table, ds, e) -> float:
+    return row_of(table, ds, HYBRID, e)["hybrid_applied"]
+
+
+def fallback(table, item) -> list[Check]:
+    """Low-d: the hybrid falls back to EUGkM for small ε (a deterministic rule, Inequality 15; §6.4
+    "on which it falls back to EUGkM"): in every (dataset, small ε) cell no run applied the hybrid."""
+    claims = item["claims"]
     small_eps = float(claims["small_epsilon"])
-    low = [d for d in claims["low_d"] if d in avail]
+    low = [d for d in claims["low_d"] if d in available(table, (item.get("options") or {}).get("panels") or [])]
     part = table[table["dataset"].isin(low) & (table["algorithm"] == HYBRID) & (table["status"] == "ok")]
     small = part[part["epsilon"].astype(float) <= small_eps]
     cells = [point_cell(f"{dataset_name(item, r.dataset)} ε={r.epsilon:g}", r.hybrid_applied)
              for r in small.itertuples()]
-    out.append(over(claim_check(f"On low-d datasets the hybrid falls back to {n_eug} for small ε (≤ {small_eps:g}) "
-                                "(§6.4)", cells, Directional("<=", 0.0), "every", why=whys.get("fallback", ""),
-                                detail="cells: the share of runs that applied the hybrid (exact; Inequality 15 is "
-                                       "deterministic)" if cells else "no low-d data"), claims["low_d"]))
-    # §6.4 "In low dimensional datasets (...), the hybrid approach simply falls back to EUGkM for small ε
-    # value. When ε increases, both the hybrid approach and EUGkM converge to the baseline with the former
-    # having slightly better performance": every low-d (dataset, ε) cell above the small ε (unqualified:
-    # every cell); rubric "better": one-sided (Hybrid − EUGkM)/EUGkM < 0, default null margin ±1 % of EUGkM
-    cells = []
-    for d in low:
-        for e in (e for e in eps if e > small_eps):
-            h, eu = cell_stats(table, d, HYBRID, e), cell_stats(table, d, EUGKM, e)
-            if h is None or eu is None:
-                continue
-            applied = row_of(table, d, HYBRID, e)["hybrid_applied"]
-            cells.append(relative_cell(f"{dataset_name(item, d)} ε={e:g} (applied {fmt(100 * applied, 3)}%)", h, eu))
-    check = claim_check(f"On low-d datasets, as ε increases (ε > {small_eps:g}), {n_hyb} is slightly better than "
-                        f"{n_eug} (§6.4)", cells, Directional("<", 0.0), "every", why=whys.get("hybrid_low_d", ""),
-                        detail=f"cells: ({n_hyb} − {n_eug})/{n_eug}, mean NICV, Welch")
-    reading = (f"reading: {n_hyb} below {n_eug} at every low-d ε > claims.small_epsilon ({small_eps:g}); null "
-               f"margin ±1 % of {n_eug} (rubric default for 'better')")
-    out.append(over(dataclasses.replace(check, rule=f"{check.rule}; {reading}"), claims["low_d"]))
-    # one dataset and ε where §6.4 quotes the fallback and the forced hybrid
+    check = claim_check(f"On low-d datasets the hybrid falls back to {name(item, EUGKM)} for small ε (≤ {small_eps:g}) "
+                        "(§6.4)", cells, Directional("<=", 0.0), "every",
+                        why=(claims.get("why") or {}).get("fallback", ""),
+                        detail="cells: the share of runs that applied the hybrid (exact; Inequality 15 is "
+                               "deterministic)" if cells else "no low-d data")
+    return [_over(check, table, item, claims["low_d"])]
+
+
+def quoted_cells(table, item) -> list[Check]:
+    """The dataset and ε where §6.4 quotes the fallback and the forced hybrid, the Adult-num baseline's
+    cluster sizes, and the dataset and ε where it quotes the hybrid and EUGkM ("slightly better":
+    one-sided, the rubric's 1 % null margin)."""
+    claims = item["claims"]
+    whys, quoted = claims.get("why") or {}, claims["quoted"]
+    avail = available(table, (item.get("options") or {}).get("panels") or [])
+    n_eug, n_dpl, n_forced = (name(item, a) for a in (EUGKM, DPLLOYD, FORCED))
+    out = []
     q = quoted["adult_eps005"]
     ds, e = q["dataset"], float(q["epsilon"])
     claim = (f"{dataset_name(item, ds)}, ε = {e:g}: {n_forced} beats the fallback to {n_eug} "
              f"(§6.4: {q['forced']:g} vs {q['fallback']:g})")
     fb, fo = cell_stats(table, ds, HYBRID, e), cell_stats(table, ds, FORCED, e)
     if ds not in avail or fb is None or fo is None:
-        out.append(over(no_cell(claim, f"{dataset_name(item, ds)}: no run at ε = {e:g}"), [ds]))
+        out.append(_over(no_cell(claim, f"{dataset_name(item, ds)}: no run at ε = {e:g}"), table, item, [ds]))
     else:
-        applied = row_of(table, ds, HYBRID, e)["hybrid_applied"]
         out.append(claim_check(claim, [relative_cell(f"{dataset_name(item, ds)} ε={e:g}", fo, fb)],
                                Directional("<", 0.0), why=whys.get("forced", ""),
                                detail=f"cell: (forced − fallback)/fallback; ours: fallback {fmt(fb[0])} (hybrid "
-                                      f"applied in {fmt(100 * applied, 3)}% of runs), forced {fmt(fo[0])}; paper: "
-                                      f"fallback {q['fallback']:g}, forced {q['forced']:g}"))
+                                      f"applied in {fmt(100 * _applied(table, ds, e), 3)}% of runs), forced "
+                                      f"{fmt(fo[0])}; paper: fallback {q['fallback']:g}, forced {q['forced']:g}"))
     if quoted["adult_baseline_sizes"]["dataset"] in avail:
         out.extend(_size_checks(table, item, claims, n_dpl))
-    # one dataset and ε where §6.4 quotes the hybrid and EUGkM ("slightly better": one-sided, the
-    # rubric's 1 % null margin)
     qg = quoted["gowalla_eps07"]
     ds, e = qg["dataset"], float(qg["epsilon"])
     claim = (f"{dataset_name(item, ds)}, ε = {e:g}: hybrid slightly better than {n_eug} "
@@ -226,6 +196,23 @@ def checks(table, item) -> list[Check]:
                                Directional("<=", 0.0), why=whys.get("gowalla", ""),
                                detail=f"cell: (hybrid − {n_eug})/{n_eug}; paper: {qg['hybrid']:g} vs {qg['eugkm']:g}"))
     else:
-        out.append(over(no_cell(claim, f"{dataset_name(item, ds)}: {availability(table, ds)[1] or 'no run at this ε'}; "
-                                       f"paper: {qg['hybrid']:g} vs {qg['eugkm']:g}"), [ds]))
+        why_not = availability(table, ds)[1] or "no run at this ε"
+        out.append(_over(no_cell(claim, f"{dataset_name(item, ds)}: {why_not}; paper: {qg['hybrid']:g} vs "
+                                        f"{qg['eugkm']:g}"), table, item, [ds]))
     return out
+
+
+#: the claims of Figure 5 that no declaration expresses (config/papers/su2016.yaml, fig5 claims.declared)
+HOOKS = {"fallback": fallback, "quoted": quoted_cells}
+
+
+def checks(table, item) -> list[Check]:
+    """§6.4's sentences as declared (config/papers/su2016.yaml, fig5 `claims.declared`)."""
+    panels = (item.get("options") or {}).get("panels") or []
+    planned, missing = coverage(table, panels)
+    src = declared.Source(available=available(table, panels), planned=planned, missing=missing,
+                          epsilons=eps_values(table), stats=lambda ds, alg, e: cell_stats(table, ds, alg, e),
+                          names={ds: dataset_name(item, ds) for ds in panels}, cell_text="",
+                          note=lambda ds, alg, e: (f"applied {fmt(100 * _applied(table, ds, e), 3)}%"
+                                                   if alg == HYBRID else ""))
+    return declared.decide_all(table, item, src, HOOKS)
