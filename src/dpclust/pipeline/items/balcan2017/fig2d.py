@@ -72,7 +72,9 @@ def render(table: pd.DataFrame, item: dict, stem: str) -> None:
             mean_sd_line(ax, cell["epsilon"], cell["mean"], cell["std"], label=label, **variant_style(table, alg, i))
     ax.set_xlabel("ε (nominal ε for a variant that is not DP)")
     ax.set_ylabel("k-means objective")
-    ax.set_title(f"{item['title']}\n({dataset_name(item, ds)}, k = {int(table['k'].iloc[0])})", fontsize=9)
+    ran = f"{dataset_name(item, ds)}, k = {int(table['k'].iloc[0])}"
+    # what ran, under the title, unless the title (the paper's) already says it
+    ax.set_title(item["title"] if ran in item["title"] else f"{item['title']}\n({ran})", fontsize=9)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1, fontsize=8, frameon=False)
     save_figure(fig, stem)
 
