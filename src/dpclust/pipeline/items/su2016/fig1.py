@@ -3,13 +3,14 @@ external datasets, with the §5.1 baseline dashed.
 
 Aggregate: `aggregate_nicv` (items/common.py). Render: one panel per dataset of `options.panels`,
 a line per algorithm of `figure.lines` (mean ± sd over runs). Checks: the comparisons of §5.1-§5.2,
-each one sentence of the paper over its (dataset, ε) cells, decided by the claims engine
-(`dpclust.pipeline.verdicts`) with the paper's quantifier, on Welch intervals of the differences of
-mean NICVs relative to the comparator's mean (DPLloyd's sd and n are those of its 30 initial sets'
-means); a cell of several comparisons ("worst of all", "best of the interactive methods") is their
-min or max (`common.extreme_cell`). "Their gap becomes smaller as ε increases" (EUGkM vs DPLloyd on the low-d
-datasets) is read at the ε grid's ends: the distance between the curves at the largest ε against
-EUGkM's lead at the smallest (`_gap_shrinks`). The low-/high-dimensional datasets, the exemption and the
+each one sentence of the paper over its (dataset, ε) cells, declared in the item's
+`claims.declared` (`dpclust.pipeline.declared`) and decided by the claims engine with the paper's
+quantifier, on Welch intervals of the differences of mean NICVs relative to the comparator's mean
+(DPLloyd's sd and n are those of its 30 initial sets' means); a cell of several comparisons ("worst
+of all", "best of the interactive methods") is their min or max (`verdicts.extreme_cell`). "Their
+gap becomes smaller as ε increases" (EUGkM vs DPLloyd on the low-d datasets) is read at the ε grid's
+ends: the distance between the curves at the largest ε against EUGkM's lead at the smallest
+(`_gap_shrinks`, the item's one hook). The low-/high-dimensional datasets, the exemption and the
 fractions of cells are from `claims`; a fraction that differs from the paper's quantifier (e.g. 90 %
 where §5.2 says "always") is our reading, reported beside the paper's as an "alternative reading".
 """

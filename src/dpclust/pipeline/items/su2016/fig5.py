@@ -5,7 +5,8 @@ Aggregate: `aggregate_nicv` (items/common.py; `baseline_sizes` carries the sorte
 the minimum-NICV run of each algorithm of `table.size_algorithms`: the §5.1 baseline over the 30
 sphere-packing sets and Lloyd from many k-means++ restarts). Render: one panel per dataset of
 `options.panels`, a line per algorithm of `figure.lines` (mean ± sd), the baseline dashed. Checks:
-§6.4's claims, decided by the claims engine on Welch intervals relative to the comparator's mean
+§6.4's claims (the two comparisons declared in the item's `claims.declared`, the others the module's
+`HOOKS`), decided by the claims engine on Welch intervals relative to the comparator's mean
 NICV, with its quoted numbers (`claims.quoted`) beside ours:
 
 * "the hybrid outperforms EUGkM and DPLloyd on the high-dimensional datasets in most cases": a cell
