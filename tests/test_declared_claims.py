@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from dpclust.api import DPClustError
 from dpclust.pipeline import declared
 from dpclust.pipeline.aggregate import Check
+from dpclust.pipeline.configuration import load_config
+from dpclust.pipeline.planning import plan
 
 NAMES = {"algorithms": {"p.a": "Alpha", "p.b": "Beta", "p.c": "Gamma"}, "datasets": {"x": "X", "y": "Y"}}
 BASE = {"claim": "{p.a} beats {p.b} (§1)", "compare": "p.a", "against": "p.b", "side": "<"}
@@ -114,3 +117,15 @@ def test_epsilon_above_keeps_the_larger_eps_the_reading_reaches_the_rule_and_a_n
     assert check.holds is True and check.cells == 2
     assert check.rule.endswith("; reading: Alpha below Beta above ε = 0.1")
     assert "X ε=1 (note p.a)" in check.detail
+
+
+def test_planning_refuses_a_misspelt_declaration_in_the_config(cfg_dir):
+    """A declaration is checked when the workflow is planned, before any job: one line naming it."""
+    path = cfg_dir / "papers" / "su2016.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["items"]["fig1"]["claims"]["declared"][0]["quantifer"] = "every"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(DPClustError) as err:
+        plan(load_config(cfg_dir, overrides={"preset": "test"}))
+    assert "su2016/fig1: claims.declared[0]: unknown key(s) ['quantifer']" in str(err.value)
+    assert "\n" not in str(err.value)
