@@ -157,6 +157,7 @@ def _cells(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> tup
     floor = float(claims[decl.epsilon_above]) if decl.epsilon_above else None
     exempt = claims[decl.exempt] if decl.exempt else None
     lead = name(item, decl.compare)
+    several = len(decl.against) > 1
     cells, exempted = [], []
     for ds in src.available:
         if wanted is not None and ds not in wanted:
@@ -167,7 +168,6 @@ def _cells(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> tup
             own = src.stats(ds, decl.compare, e)
             if own is None:
                 continue
-            several = len(decl.against) > 1
             comps = []
             for other in decl.against:
                 theirs = src.stats(ds, other, e)

@@ -43,6 +43,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from dpclust.pipeline import declared, verdicts
 from dpclust.pipeline.aggregate import Check, fmt, runs_frame
 from dpclust.pipeline.claims import Interval, diff_ci
 from dpclust.pipeline.itemkit import availability, dataset_name, name
@@ -431,6 +432,27 @@ def coverage(table: pd.DataFrame, datasets) -> tuple[list[str], dict[str, str]]:
         if status == "data_unavailable":
             missing[ds] = reason
     return planned, missing
+
+
+def over_datasets(check: Check, table: pd.DataFrame, item: dict, datasets) -> Check:
+    """`verdicts.every_dataset` for a claim over `datasets` (those of the item's panels this run planned):
+    not evaluable (n of N) when one of them is missing."""
+    panels = (item.get("options") or {}).get("panels") or []
+    planned, missing = coverage(table, panels)
+    sub = [d for d in planned if d in datasets]
+    return verdicts.every_dataset(check, sub, {d: r for d, r in missing.items() if d in sub},
+                                  {ds: dataset_name(item, ds) for ds in panels})
+
+
+def nicv_source(table: pd.DataFrame, item: dict, cell_text: str = "", note=None) -> declared.Source:
+    """The cells of the NICV table for the declared claims (`dpclust.pipeline.declared`): the item's
+    panels, the ε grid, (mean NICV, sd, n) per (dataset, algorithm, ε) (`cell_stats`)."""
+    panels = (item.get("options") or {}).get("panels") or []
+    planned, missing = coverage(table, panels)
+    extra = {"note": note} if note else {}
+    return declared.Source(available=available(table, panels), planned=planned, missing=missing,
+                           epsilons=eps_values(table), stats=lambda ds, alg, e: cell_stats(table, ds, alg, e),
+                           names={ds: dataset_name(item, ds) for ds in panels}, cell_text=cell_text, **extra)
 
 
 def sweep_label(setting: str, results) -> str:

@@ -26,14 +26,14 @@ from dpclust.pipeline.items.su2016.common import (
     aggregate_nicv,
     available,
     cell_stats,
-    coverage,
     eps_values,
     nicv_panels,
+    nicv_source,
+    over_datasets,
 )
 from dpclust.pipeline.verdicts import (
     Directional,
     claim_check,
-    every_dataset,
     extreme_cell,
     linear_cell,
     no_cell,
@@ -83,8 +83,6 @@ def _gap_claim(table, item) -> list[Check]:
     one-sided, default null margin ±1 % of the threshold (the lead at the smallest ε)."""
     claims = item["claims"]
     panels = (item.get("options") or {}).get("panels") or []
-    planned, missing = coverage(table, panels)
-    planned = [d for d in planned if d in claims["low_d"]]
     n_dpl, n_eug = name(item, DPLLOYD), name(item, EUGKM)
     low = [d for d in claims["low_d"] if d in available(table, panels)]
     cells = [c for ds in low if (c := _gap_shrinks(table, item, ds)) is not None]
@@ -97,8 +95,7 @@ def _gap_claim(table, item) -> list[Check]:
                                f"gap = mean NICV of {n_dpl} − {n_eug}; Welch–Satterthwaite over the four means, the "
                                "larger of the two signs of the far gap")
     check = dataclasses.replace(check, rule=f"{check.rule}; {reading}")
-    return [every_dataset(check, planned, {d: r for d, r in missing.items() if d in planned},
-                          {ds: dataset_name(item, ds) for ds in panels})]
+    return [over_datasets(check, table, item, claims["low_d"])]
 
 
 #: the claims of Figure 1 that no declaration expresses (config/papers/su2016.yaml, claims.declared)
@@ -109,14 +106,10 @@ def checks(table, item) -> list[Check]:
     """The declared claims of §5.1-§5.2 (config/papers/su2016.yaml, fig1 `claims.declared`), then a
     bookkeeping row per panel without data."""
     panels = (item.get("options") or {}).get("panels") or []
-    planned, missing = coverage(table, panels)
     avail = available(table, panels)
     if not avail:
         return [no_cell("Figure 1 claims", "no dataset available")]
-    src = declared.Source(available=avail, planned=planned, missing=missing, epsilons=eps_values(table),
-                          stats=lambda ds, alg, e: cell_stats(table, ds, alg, e),
-                          names={ds: dataset_name(item, ds) for ds in panels}, cell_text=RELATIVE)
-    out = declared.decide_all(table, item, src, HOOKS)
+    out = declared.decide_all(table, item, nicv_source(table, item, RELATIVE), HOOKS)
     for ds in panels:
         if ds not in avail:
             out.append(no_cell(f"Figure 1 panel {dataset_name(item, ds)}", availability(table, ds)[1],

@@ -40,9 +40,9 @@ from dpclust.pipeline.items.su2016.common import (
     aggregate_nicv,
     available,
     cell_stats,
-    coverage,
-    eps_values,
     nicv_panels,
+    nicv_source,
+    over_datasets,
     row_of,
     sweep_label,
     with_setting,
@@ -50,7 +50,6 @@ from dpclust.pipeline.items.su2016.common import (
 from dpclust.pipeline.verdicts import (
     Directional,
     claim_check,
-    every_dataset,
     no_cell,
     point_cell,
     relative_cell,
@@ -129,18 +128,6 @@ def _size_checks(table, item, claims, n_dpl) -> list[Check]:
     return out
 
 
-def _coverage(table, item, datasets):
-    """The claim's planned datasets among `datasets`, the missing ones and the panels' names."""
-    panels = (item.get("options") or {}).get("panels") or []
-    planned, missing = coverage(table, panels)
-    sub = [d for d in planned if d in datasets]
-    return sub, {d: r for d, r in missing.items() if d in sub}, {ds: dataset_name(item, ds) for ds in panels}
-
-
-def _over(check, table, item, datasets) -> Check:
-    return every_dataset(check, *_coverage(table, item, datasets))
-
-
 def _applied(table, ds, e) -> float:
     return row_of(table, ds, HYBRID, e)["hybrid_applied"]
 
@@ -160,7 +147,7 @@ def fallback(table, item) -> list[Check]:
                         why=(claims.get("why") or {}).get("fallback", ""),
                         detail="cells: the share of runs that applied the hybrid (exact; Inequality 15 is "
                                "deterministic)" if cells else "no low-d data")
-    return [_over(check, table, item, claims["low_d"])]
+    return [over_datasets(check, table, item, claims["low_d"])]
 
 
 def quoted_cells(table, item) -> list[Check]:
@@ -178,7 +165,7 @@ def quoted_cells(table, item) -> list[Check]:
              f"(§6.4: {q['forced']:g} vs {q['fallback']:g})")
     fb, fo = cell_stats(table, ds, HYBRID, e), cell_stats(table, ds, FORCED, e)
     if ds not in avail or fb is None or fo is None:
-        out.append(_over(no_cell(claim, f"{dataset_name(item, ds)}: no run at ε = {e:g}"), table, item, [ds]))
+        out.append(over_datasets(no_cell(claim, f"{dataset_name(item, ds)}: no run at ε = {e:g}"), table, item, [ds]))
     else:
         out.append(claim_check(claim, [relative_cell(f"{dataset_name(item, ds)} ε={e:g}", fo, fb)],
                                Directional("<", 0.0), why=whys.get("forced", ""),
@@ -198,7 +185,7 @@ def quoted_cells(table, item) -> list[Check]:
                                detail=f"cell: (hybrid − {n_eug})/{n_eug}; paper: {qg['hybrid']:g} vs {qg['eugkm']:g}"))
     else:
         why_not = availability(table, ds)[1] or "no run at this ε"
-        out.append(_over(no_cell(claim, f"{dataset_name(item, ds)}: {why_not}; paper: {qg['hybrid']:g} vs "
+        out.append(over_datasets(no_cell(claim, f"{dataset_name(item, ds)}: {why_not}; paper: {qg['hybrid']:g} vs "
                                         f"{qg['eugkm']:g}"), table, item, [ds]))
     return out
 
@@ -209,11 +196,6 @@ HOOKS = {"fallback": fallback, "quoted": quoted_cells}
 
 def checks(table, item) -> list[Check]:
     """§6.4's sentences as declared (config/papers/su2016.yaml, fig5 `claims.declared`)."""
-    panels = (item.get("options") or {}).get("panels") or []
-    planned, missing = coverage(table, panels)
-    src = declared.Source(available=available(table, panels), planned=planned, missing=missing,
-                          epsilons=eps_values(table), stats=lambda ds, alg, e: cell_stats(table, ds, alg, e),
-                          names={ds: dataset_name(item, ds) for ds in panels}, cell_text="",
-                          note=lambda ds, alg, e: (f"applied {fmt(100 * _applied(table, ds, e), 3)}%"
-                                                   if alg == HYBRID else ""))
+    src = nicv_source(table, item, note=lambda ds, alg, e: (f"applied {fmt(100 * _applied(table, ds, e), 3)}%"
+                                                            if alg == HYBRID else ""))
     return declared.decide_all(table, item, src, HOOKS)
