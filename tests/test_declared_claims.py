@@ -19,7 +19,7 @@ def source(means, available=("x", "y"), missing=None, sd=0.01, n=50):
     """Cells of (dataset, algorithm, ε) → mean, each with sd and n runs."""
     missing = dict(missing or {})
     return declared.Source(
-        available=list(available), planned=[*available, *missing], missing=missing, epsilons=[0.1, 1.0],
+        available=list(available), planned=[*available, *missing], missing=missing, points=[0.1, 1.0],
         stats=lambda ds, alg, e: (means[(ds, alg, e)], sd, n) if (ds, alg, e) in means else None,
         names={"x": "X", "y": "Y", "z": "Z"}, cell_text="cells: relative")
 
@@ -41,7 +41,10 @@ def run(entries, means, claims=None, hooks=None, **kw):
 
 @pytest.mark.parametrize("entry, words", [
     ({**BASE, "sides": "<"}, "unknown key(s) ['sides']"),
-    ({**BASE, "side": "<="}, "side must be one of"),
+    ({**BASE, "side": "≤"}, "side must be one of"),
+    ({**BASE, "kind": "ratio"}, "a `ratio` needs `factor`"),
+    ({**BASE, "kind": "difference"}, "kind must be one of"),
+    ({**BASE, "kind": "ratio", "factor": "c"}, "`factor: c` names no value of the item's claims"),
     ({**BASE, "quantifier": "always"}, "quantifier must be one of"),
     ({k: v for k, v in BASE.items() if k != "against"}, "`against` is required"),
     ({**BASE, "datasets": "low_d"}, "`datasets: low_d` names no value of the item's claims"),
@@ -129,3 +132,51 @@ def test_planning_refuses_a_misspelt_declaration_in_the_config(cfg_dir):
         plan(load_config(cfg_dir, overrides={"preset": "test"}))
     assert "su2016/fig1: claims.declared[0]: unknown key(s) ['quantifer']" in str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_a_ratio_within_c_holds_below_c_fails_above_and_a_degenerate_cell_never_holds():
+    """`kind: ratio` decides mean_a / mean_b against the claims' factor (c is the margin); with `guard`, a
+    cell whose method kept fewer than k/2 non-empty clusters never holds but can still fail."""
+    entry = {**BASE, "claim": "{p.a} within {c:g}× of {p.b}", "kind": "ratio", "factor": "c", "guard": True}
+    means = grid(1.5, 1.0)
+    assert [c.holds for c in run([entry], means, {"c": 2.0})] == [True]
+    assert [c.holds for c in run([entry], means, {"c": 1.2})] == [False]
+    lows = {("x", 0.1): 1.0}
+    src = declared.Source(**{**source(means).__dict__,
+                             "nonempty_low": lambda ds, alg, e: (lows.get((ds, e), 8.0), 8)})
+    item = {"paper": "p", "item": "i", "names": NAMES, "claims": {"c": 2.0, "declared": [entry]}}
+    [check] = declared.decide_all(None, item, src, {})
+    assert check.holds is None and "degenerate, 1/8 non-empty clusters" in check.detail
+    assert "degenerate (fewer than k/2" in check.detail
+    src = declared.Source(**{**source(means).__dict__, "nonempty_low": None})
+    assert "guard not applied" in declared.decide_all(None, item, src, {})[0].detail
+
+
+def test_roles_label_templates_refusal_and_explanation_come_from_the_source_and_claims():
+    """`compare`/`against` may name a role of the claims; `{role}` in a text is its display name; `label`
+    is a template of the cell's label; a source's refusal replaces the verdict; its `explain` turns the
+    `why` text and the failing cells into the reason."""
+    entry = {**BASE, "claim": "{ours} beats {theirs}", "compare": "ours", "against": "theirs",
+             "label": "{cell}: Δ", "why": "lost"}
+    claims = {"ours": "p.a", "theirs": "p.b", "why": {"lost": "{ours} is not below {theirs}"}}
+    means = grid(1.0, 2.0)
+    means[("y", "p.a", 1.0)] = 3.0
+    item = {"paper": "p", "item": "i", "names": NAMES, "claims": {**claims, "declared": [entry]}}
+    src = declared.Source(**{**source(means).__dict__,
+                             "explain": lambda failing, text: f"{text} at {failing}"})
+    [check] = declared.decide_all(None, item, src, {})
+    assert check.claim == "Alpha beats Beta" and "X ε=0.1: Δ" in check.detail
+    assert check.holds is False and check.why == "Alpha is not below Beta at [('y', 1.0)]"
+    refused = Check("Alpha beats Beta", None, "refused")
+    src = declared.Source(**{**source(means).__dict__, "refuse": lambda a, b, claim: refused})
+    assert declared.decide_all(None, item, src, {}) == [refused]
+
+
+def test_the_cell_axis_is_the_sources_points():
+    """A source over k (not ε) labels and decides its cells by its own points."""
+    means = {(ds, alg, k): m for ds in ("x", "y") for k in (2, 8) for alg, m in (("p.a", 1.0), ("p.b", 2.0))}
+    src = declared.Source(**{**source(means).__dict__, "points": [2, 8],
+                             "cell_label": lambda ds, k: f"{ds} k={k}"})
+    item = {"paper": "p", "item": "i", "names": NAMES, "claims": {"declared": [BASE]}}
+    [check] = declared.decide_all(None, item, src, {})
+    assert check.holds is True and check.cells == 4 and "y k=8" in check.detail

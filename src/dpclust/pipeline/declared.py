@@ -13,8 +13,13 @@ clear error naming the claim and the key.
 
 Fields of an entry (config/README.md, "Declared claims"):
 
-* `claim` (text), `compare` (an algorithm), `against` (one or a list), `side` (``<``: lower is what
-  the sentence says, ``>``: higher), `quantifier` (``every``, ``most``, ``almost all``; the paper's);
+* `claim` (text), `compare` (an algorithm, or a role of `claims` naming one: ``ours``), `against` (one or
+  a list), `side` (``<``: lower is what the sentence says, ``>``: higher; ``<=``, ``>=``: at most, at
+  least), `quantifier` (``every``, ``most``, ``almost all``; the paper's);
+* `kind`: ``relative`` (default, above) or ``ratio`` (mean / the comparator's mean, delta method) with
+  `factor` (a key of `claims`: its threshold; "within c×", "at least c×": c is the margin, no null
+  margin); `guard`: the rubric's degenerate guard (a cell whose method kept fewer than k/2 non-empty
+  clusters never holds); `label`: a template of each cell's label (``{cell}``: the source's label);
 * `datasets`: a key of `claims` holding a list of datasets (default: every panel of the item);
 * `epsilon_at_most`, `epsilon_above`: keys of `claims` (numbers): only cells at ε ≤ it, or ε > it;
 * `exempt`: a key of `claims` holding ``{dataset, below_epsilon}``: cells the sentence excepts
@@ -27,9 +32,11 @@ Fields of an entry (config/README.md, "Declared claims"):
 * `python`: instead of all of the above, the name of one of the item module's `HOOKS` (a claim whose
   cells no declaration expresses yet), called with (table, item) and returning its checks in place.
 
-An item passes its cells through `Source` (the cell statistics and labels of its table, and an
-optional note on the compared method's cell, e.g. how often the hybrid switched), so the engine knows
-nothing of a paper's columns.
+An item passes its cells through `Source`: the datasets and one more axis (`points`: the ε grid, or k),
+the cell statistics and labels of its table, and optionally a note on the compared method's cell (how
+often the hybrid switched), the non-empty clusters for the guard, a refusal of a claim naming a method
+that is not DP, and an explanation of a failure from its failing cells; so the engine knows nothing of
+a paper's columns.
 """
 
 from __future__ import annotations
@@ -45,10 +52,11 @@ from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check
 from dpclust.pipeline.itemkit import dataset_name, name
 
-SIDES = ("<", ">")
+SIDES = ("<", ">", "<=", ">=")
 _ALGORITHM = re.compile(r"\{([a-z0-9_]+\.[a-z0-9_]+)\}")
 _FIELDS = {"claim", "compare", "against", "side", "quantifier", "datasets", "epsilon_at_most", "epsilon_above",
-           "exempt", "detail", "reading", "why", "alternative", "python"}
+           "exempt", "detail", "reading", "why", "alternative", "python", "kind", "factor", "label", "guard"}
+KINDS = ("relative", "ratio")
 
 
 @dataclass(frozen=True)
@@ -68,6 +76,10 @@ class Comparison:
     reading: str = ""
     why: str = ""
     alternative: Mapping[str, str] | None = None
+    kind: str = "relative"
+    factor: str | None = None
+    label: str = ""
+    guard: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,19 +92,27 @@ class Hook:
 @dataclass(frozen=True)
 class Source:
     """What the engine needs from an item's table: the available and planned datasets (with the
-    missing ones and why), the ε grid, (mean, sd, n) of a method in a cell or None, and labels."""
+    missing ones and why), the values of the cell axis besides the dataset (`points`: the ε grid, or
+    k), (mean, sd, n) of a method in a cell or None, and labels. Optional: a note on the compared
+    method's cell, the fewest non-empty clusters of a method's cell and its k (for the degenerate
+    guard), a refusal (a claim naming a method that is not DP: its Check, else None) and an
+    explanation of a failing verdict from its failing (dataset, point) cells and the `why` text."""
 
     available: Sequence[str]
     planned: Sequence[str]
     missing: Mapping[str, str]
-    epsilons: Sequence[float]
+    points: Sequence[float]
     stats: Callable[[str, str, float], Any]
     names: Mapping[str, str]
     cell_text: str
     note: Callable[[str, str, float], str] = lambda ds, algorithm, e: ""
+    cell_label: Callable[[str, float], str] | None = None
+    nonempty_low: Callable[[str, str, float], tuple[float | None, int]] | None = None
+    refuse: Callable[[str, Sequence[str], str], Check | None] | None = None
+    explain: Callable[[list[tuple[str, float]], str], str] | None = None
 
     def label(self, ds: str, e: float) -> str:
-        return f"{self.names.get(ds, ds)} ε={e:g}"
+        return self.cell_label(ds, e) if self.cell_label else f"{self.names.get(ds, ds)} ε={e:g}"
 
 
 def parse(entries: Sequence[Mapping] | None, claims: Mapping, where: str) -> list[Comparison | Hook]:
@@ -116,21 +136,33 @@ def parse(entries: Sequence[Mapping] | None, claims: Mapping, where: str) -> lis
         quantifier = entry.get("quantifier", "every")
         if quantifier not in verdicts.QUANTIFIERS:
             raise DPClustError(f"{at}: quantifier must be one of {sorted(verdicts.QUANTIFIERS)}, got {quantifier!r}")
-        for key in ("datasets", "epsilon_at_most", "epsilon_above", "exempt"):
+        kind = entry.get("kind", "relative")
+        if kind not in KINDS:
+            raise DPClustError(f"{at}: kind must be one of {KINDS}, got {kind!r}")
+        if (kind == "ratio") != (entry.get("factor") is not None):
+            raise DPClustError(f"{at}: a `ratio` needs `factor` (a key of the item's claims), a `relative` none")
+        for key in ("datasets", "epsilon_at_most", "epsilon_above", "exempt", "factor"):
             if entry.get(key) is not None and entry[key] not in claims:
                 raise DPClustError(f"{at}: `{key}: {entry[key]}` names no value of the item's claims")
         alternative = entry.get("alternative")
         if alternative is not None and (set(alternative) != {"share", "claim"} or alternative["share"] not in claims):
             raise DPClustError(f"{at}: alternative needs `share` (a key of the item's claims) and `claim` (a text)")
-        against = entry["against"]
-        out.append(Comparison(claim=str(entry["claim"]), compare=str(entry["compare"]),
-                              against=tuple([against] if isinstance(against, str) else against),
+        against = [entry["against"]] if isinstance(entry["against"], str) else entry["against"]
+        out.append(Comparison(claim=str(entry["claim"]), compare=_role(entry["compare"], claims),
+                              against=tuple(_role(a, claims) for a in against),
                               side=entry["side"], quantifier=quantifier, datasets=entry.get("datasets"),
                               epsilon_at_most=entry.get("epsilon_at_most"), epsilon_above=entry.get("epsilon_above"),
                               exempt=entry.get("exempt"), detail=str(entry.get("detail") or ""),
                               reading=str(entry.get("reading") or ""), why=str(entry.get("why") or ""),
-                              alternative=alternative))
+                              alternative=alternative, kind=kind, factor=entry.get("factor"),
+                              label=str(entry.get("label") or ""), guard=bool(entry.get("guard", False))))
     return out
+
+
+def _role(value, claims: Mapping) -> str:
+    """An algorithm id, or a role of the item's claims naming one (``ours`` → ``balcan2017.balcan``)."""
+    role = claims.get(value) if isinstance(value, str) else None
+    return role if isinstance(role, str) else str(value)
 
 
 def from_config(config_dir, paper: str, item: str) -> list[dict]:
@@ -144,58 +176,83 @@ def from_config(config_dir, paper: str, item: str) -> list[dict]:
     return list(data["items"][item]["claims"].get("declared") or [])
 
 
+def texts_from_config(config_dir, paper: str, item: str) -> dict:
+    """`from_config` as the item's claims keys `declared` and `why` (the judgements its declarations name)."""
+    from pathlib import Path
+
+    import yaml
+
+    claims = yaml.safe_load((Path(config_dir) / "papers" / f"{paper}.yaml").read_text(encoding="utf-8"))["items"][
+        item]["claims"]
+    return {"declared": from_config(config_dir, paper, item), "why": dict(claims.get("why") or {})}
+
+
 def text(template: str, item: Mapping, values: Mapping[str, Any]) -> str:
-    """A template filled: ``{alg.id}`` → display name, then ``{key[:spec]}`` from `values`."""
+    """A template filled: ``{alg.id}`` → display name, then ``{key[:spec]}`` from `values` (a text value
+    that names an algorithm, a role such as ``{ours}``, gives its display name)."""
     filled = _ALGORITHM.sub(lambda m: name(item, m.group(1)), template)
-    return filled.format_map(dict(values))
+    return filled.format_map({k: name(item, v) if isinstance(v, str) else v for k, v in values.items()})
 
 
-def _cells(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> tuple[list[verdicts.Cell], list[str]]:
-    """The claim's cells and the exempt cells' texts."""
+def _cells(decl: Comparison, item: Mapping, claims: Mapping, src: Source, values: Mapping[str, Any]):
+    """The claim's cells, where each lies ((dataset, point)), the exempt cells' texts and the degenerate
+    guard's notes (None when the table records no non-empty clusters for the compared method)."""
     wanted = set(claims[decl.datasets]) if decl.datasets else None
     cap = float(claims[decl.epsilon_at_most]) if decl.epsilon_at_most else None
     floor = float(claims[decl.epsilon_above]) if decl.epsilon_above else None
     exempt = claims[decl.exempt] if decl.exempt else None
     lead = name(item, decl.compare)
     several = len(decl.against) > 1
-    cells, exempted = [], []
+    largest = decl.side in ("<", "<=")   # "below every other": the largest lead; "above every other": the smallest
+    cells, where, exempted, notes = [], [], [], []
+    recorded = True
     for ds in src.available:
         if wanted is not None and ds not in wanted:
             continue
-        for e in src.epsilons:
+        for e in src.points:
             if (cap is not None and e > cap) or (floor is not None and e <= floor):
                 continue
             own = src.stats(ds, decl.compare, e)
             if own is None:
                 continue
+            here = src.label(ds, e)
+            label = text(decl.label, item, {**values, "cell": here}) if decl.label else here
             comps = []
             for other in decl.against:
                 theirs = src.stats(ds, other, e)
                 if theirs is not None:
-                    label = f"− {name(item, other)}" if several else src.label(ds, e)
-                    comps.append(verdicts.relative_cell(label, own, theirs))
+                    part = f"− {name(item, other)}" if several else label
+                    comps.append(verdicts.ratio_cell(part, own, theirs) if decl.kind == "ratio"
+                                 else verdicts.relative_cell(part, own, theirs))
             if not comps:
                 continue
             if exempt and ds == exempt["dataset"] and e < float(exempt["below_epsilon"]):
-                exempted.append(f"{src.label(ds, e)}: " + ", ".join(f"{lead} {c.label} {c.estimate:+.3g}"
-                                                                     for c in comps))
+                exempted.append(f"{here}: " + ", ".join(f"{lead} {c.label} {c.estimate:+.3g}" for c in comps))
                 continue
             note = src.note(ds, decl.compare, e)
             if not several:
                 cell = comps[0]
-                cells.append(dataclasses.replace(cell, label=f"{cell.label} ({note})") if note else cell)
-                continue
-            largest = decl.side == "<"   # "below every other": the largest lead; "above every other": the smallest
-            parts = ", ".join(f"{c.label} {c.estimate:+.3g}" for c in comps)
-            head = f"{note}: " if note else ""
-            label = f"{src.label(ds, e)} ({head}{'max' if largest else 'min'} over {lead} {parts})"
-            cells.append(verdicts.extreme_cell(label, comps, largest))
-    return cells, exempted
+                cell = dataclasses.replace(cell, label=f"{cell.label} ({note})") if note else cell
+            else:
+                parts = ", ".join(f"{c.label} {c.estimate:+.3g}" for c in comps)
+                head = f"{note}: " if note else ""
+                cell = verdicts.extreme_cell(f"{here} ({head}{'max' if largest else 'min'} over {lead} {parts})",
+                                             comps, largest)
+            if decl.guard:
+                low, k = src.nonempty_low(ds, decl.compare, e) if src.nonempty_low else (None, 0)
+                recorded = recorded and low is not None
+                if low is not None and verdicts.degenerate(low, k):
+                    notes.append(f"{cell.label.split(':')[0]} ({low:g}/{int(k)} non-empty clusters)")
+                    cell = verdicts.degenerate_cell(cell, low, k)
+            cells.append(cell)
+            where.append((ds, e))
+    return cells, where, exempted, (notes if recorded else None)
 
 
 def decide(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> list[Check]:
     """The paper's verdict of one declaration, then its alternative reading when that differs, each
-    "not evaluable (n of N datasets)" when a dataset it ranges over is missing."""
+    "not evaluable (n of N datasets)" when a dataset it ranges over is missing; a refusal (a method
+    that is not DP) instead when the source has one."""
     wanted = list(claims[decl.datasets]) if decl.datasets else None
     values = {k: v for k, v in claims.items() if not isinstance(v, (dict, list))}
     values["datasets"] = ", ".join(dataset_name(item, d) for d in (wanted or src.planned))
@@ -204,12 +261,24 @@ def decide(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> lis
         values["exempt_dataset"] = dataset_name(item, claims[decl.exempt]["dataset"])
         values["exempt_below"] = float(claims[decl.exempt]["below_epsilon"])
     claim = text(decl.claim, item, values)
-    cells, exempted = _cells(decl, item, claims, src)
-    test = verdicts.Directional(decl.side, 0.0)
+    refused = src.refuse(decl.compare, decl.against, claim) if src.refuse else None
+    if refused is not None:
+        return [refused]
+    cells, where, exempted, notes = _cells(decl, item, claims, src, values)
+    if decl.kind == "ratio":   # "within c×", "at least c×": c is the margin (docs/VERDICTS.md)
+        test = verdicts.Directional(decl.side, float(claims[decl.factor]), null_margin=0.0)
+    else:
+        test = verdicts.Directional(decl.side, 0.0)
     detail = text(decl.detail or "{cells}", item, values)
     if decl.exempt:
         detail += f"; exempt cells: {'; '.join(exempted) or 'none'}"
-    why = (claims.get("why") or {}).get(decl.why, "") if decl.why else ""
+    if decl.guard:
+        detail += verdicts.degenerate_note(notes or [], notes is not None)
+    why = text((claims.get("why") or {}).get(decl.why, ""), item, {**values, "failing": "{failing}"}) \
+        if decl.why else ""
+    if src.explain and decl.why:
+        states = [c.state for c in verdicts.judge(cells, test, decl.quantifier).cells] if cells else []
+        why = src.explain([w for w, st in zip(where, states) if st == verdicts.FAILS], why)
     out = [verdicts.claim_check(claim, cells, test, decl.quantifier, why=why, detail=detail)]
     if decl.reading:
         out[0] = dataclasses.replace(out[0], rule=f"{out[0].rule}; {text(decl.reading, item, values)}")

@@ -19,9 +19,9 @@ Holm) makes the quantifier impossible, else it is not decidable. An equivalence 
 one-sided tests (its (1 − 2α) interval inside the margin band), fails when its Holm-corrected
 interval lies outside the band.
 
-The cells every item compares with (`relative_cell`, `ratio_cell`, `linear_cell`, `extreme_cell`) and
-the one "every dataset" policy (`every_dataset`: with datasets missing, not evaluable (n of N)) live
-here too, so that no paper's items carry a copy of their own.
+The cells every item compares with (`relative_cell`, `ratio_cell`, `linear_cell`, `extreme_cell`), the
+degenerate guard (`degenerate_cell`) and the one "every dataset" policy (`every_dataset`: with datasets
+missing, not evaluable (n of N)) live here too, so that no paper's items carry a copy of their own.
 """
 
 from __future__ import annotations
@@ -397,6 +397,38 @@ def extreme_cell(label: str, cells, largest: bool) -> Cell:
         return Interval(est, min(iv.low for iv in plain), min(iv.high for iv in wide))
 
     return Cell(label, interval)
+
+
+def degenerate(low: float | None, k) -> bool:
+    """docs/VERDICTS.md: a solution with fewer than k/2 non-empty clusters is degenerate (`low`: the fewest
+    non-empty clusters of any run of the cell, None when the method records none)."""
+    return low is not None and low < int(k) / 2
+
+
+def degenerate_cell(cell: Cell, low: float, k) -> Cell:
+    """The rubric's guard: a close / comparable / within-c× cell on a degenerate solution never holds (the
+    cost of a collapsed solution says nothing of its quality) but still fails where its other end is past
+    the threshold: the side of its interval the claim would hold on becomes infinite (the upper end for a
+    ratio at or above 1, else the lower end)."""
+    est = cell.estimate
+
+    def interval(level: float) -> Interval:
+        iv = cell.interval(level)
+        return Interval(est, iv.low, math.inf) if est >= 1.0 else Interval(est, -math.inf, iv.high)
+
+    return Cell(f"{cell.label} — degenerate, {low:g}/{int(k)} non-empty clusters", interval)
+
+
+def degenerate_note(notes: Sequence[str], recorded: bool) -> str:
+    """The detail's sentence on the degenerate guard: the cells it took out (`notes`), or that the table
+    has no non-empty-clusters statistic to apply it with."""
+    if not recorded:
+        return "; degenerate guard not applied: the table records no non-empty clusters for this method"
+    if not notes:
+        return ""
+    return ("; degenerate (fewer than k/2 non-empty clusters in some run, docs/VERDICTS.md: never holds — not "
+            "evaluable as a comparison — but fails where even its interval's far end is past the threshold): "
+            + ", ".join(notes))
 
 
 def failing(verdict: Verdict) -> list[str]:

@@ -21,10 +21,18 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from dpclust.pipeline import verdicts
+from dpclust.pipeline import declared, verdicts
 from dpclust.pipeline.aggregate import Check, fmt, runs_frame
 from dpclust.pipeline.claims import LEVEL, Interval
-from dpclust.pipeline.itemkit import DP_KINDS, availability, labelled_name, table_guarantee
+from dpclust.pipeline.itemkit import (
+    DP_KINDS,
+    NON_PRIVATE_KIND,
+    availability,
+    dataset_name,
+    labelled_name,
+    require_dp,
+    table_guarantee,
+)
 
 DIAGNOSTICS = {"recovery_cost": "recovery_cost", "recovery_nonempty_clusters": "recovery_nonempty",
                "nonempty_clusters": "nonempty"}
@@ -111,6 +119,39 @@ def cells(table: pd.DataFrame, dataset: str | None, alg: str, by: str = "k") -> 
     return {key: row for key, row in zip(part[by], part.itertuples())}
 
 
+def claim_source(table: pd.DataFrame, item: dict, by: str, wanted: Sequence[str], cell_label,
+                 explain=None) -> declared.Source:
+    """The summary table's cells for the declared claims (`dpclust.pipeline.declared`): dataset × `by`
+    (k or epsilon) over the `wanted` datasets; (mean, sd, n) per method (one without ε, the non-private
+    reference, at every ε); the fewest non-empty clusters for the degenerate guard; a claim naming a
+    method that is not DP refused (`require_dp`; a non-private comparator is a reference, not refused)."""
+    ok = table[table["status"] == "ok"]
+
+    def row(ds, alg, point):
+        rows = cells(table, ds, alg, by)
+        if by == "epsilon" and rows and all(pd.isna(key) for key in rows):
+            return next(iter(rows.values()))
+        return rows.get(point)
+
+    def stats(ds, alg, point):
+        r = row(ds, alg, point)
+        return None if r is None else triple(r)
+
+    def low(ds, alg, point):
+        r = row(ds, alg, point)
+        return (None, 0) if r is None else (nonempty_low(r), int(r.k))
+
+    def refuse(compare, against, claim):
+        return require_dp(table, item, [compare, *[a for a in against
+                                                   if table_guarantee(table, a) != NON_PRIVATE_KIND]], claim)
+
+    missing = {ds: "" for ds in wanted if not available(table, ds)}
+    return declared.Source(available=[ds for ds in wanted if ds not in missing], planned=list(wanted),
+                           missing=missing, points=sorted(set(ok[by].dropna())), stats=stats,
+                           names={ds: dataset_name(item, ds) for ds in wanted}, cell_text="", cell_label=cell_label,
+                           nonempty_low=low, refuse=refuse, explain=explain)
+
+
 def triple(row) -> tuple[float, float, int]:
     """(mean, sd, n) of a summary row, for `dpclust.pipeline.claims`."""
     return float(row.mean), float(0.0 if pd.isna(row.std) else row.std), int(row.n)
@@ -175,10 +216,9 @@ def nonempty_low(row) -> float | None:
 
 
 def degenerate(row) -> bool:
-    """docs/VERDICTS.md: a solution with fewer than k/2 non-empty clusters is degenerate; a cell is
-    degenerate when any of its runs is (never "holds" for a competitive / close / within-c× claim)."""
-    low = nonempty_low(row)
-    return low is not None and low < int(row.k) / 2
+    """A cell is degenerate when any of its runs is (`verdicts.degenerate`: fewer than k/2 non-empty
+    clusters; never "holds" for a competitive / close / within-c× claim)."""
+    return verdicts.degenerate(nonempty_low(row), row.k)
 
 
 def collapsed(row) -> bool:
@@ -188,40 +228,13 @@ def collapsed(row) -> bool:
     return v is not None and not pd.isna(v) and float(v) <= int(row.k) / 2
 
 
-def never_holds(cell: verdicts.Cell, label: str, center: float = 1.0) -> verdicts.Cell:
-    """`cell` made unable to hold but still able to fail: the side of its interval a claim would hold on
-    becomes infinite (for a ratio, the upper end when the estimate is at or above `center` — a
-    "< c" or an equivalence claim can still be rejected above — else the lower end)."""
-    est = cell.estimate
-
-    def interval(level: float) -> Interval:
-        iv = cell.interval(level)
-        return Interval(est, iv.low, math.inf) if est >= center else Interval(est, -math.inf, iv.high)
-
-    return verdicts.Cell(label, interval)
-
-
 def guard_degenerate(cell: verdicts.Cell, row) -> tuple[verdicts.Cell, str | None]:
-    """A degenerate cell (`degenerate`) of a competitive / close / within-c× claim never holds (the cost
-    of a collapsed solution says nothing of its quality) but can still fail: its interval keeps the end
-    that can reject the claim (`never_holds`); returns the cell and a note naming it."""
+    """The rubric's degenerate guard on a summary row's cell (`verdicts.degenerate_cell`); returns the
+    cell and a note naming it."""
     if not degenerate(row):
         return cell, None
     low, k = nonempty_low(row), int(row.k)
-    note = f"{cell.label.split(':')[0]} ({low:g}/{k} non-empty clusters)"
-    return never_holds(cell, f"{cell.label} — degenerate, {low:g}/{k} non-empty clusters"), note
-
-
-def degenerate_note(notes: Sequence[str], recorded: bool) -> str:
-    """The detail's sentence on the degenerate guard: the cells it took out, or that the table has no
-    non-empty-clusters statistic to apply it with."""
-    if not recorded:
-        return "; degenerate guard not applied: the table records no non-empty clusters for this method"
-    if not notes:
-        return ""
-    return ("; degenerate (fewer than k/2 non-empty clusters in some run, docs/VERDICTS.md: never holds — not "
-            "evaluable as a comparison — but fails where even its interval's far end is past the threshold): "
-            + ", ".join(notes))
+    return verdicts.degenerate_cell(cell, low, k), f"{cell.label.split(':')[0]} ({low:g}/{k} non-empty clusters)"
 
 
 def states(cells: Sequence[verdicts.Cell], test, quantifier: str = "every") -> list[str]:

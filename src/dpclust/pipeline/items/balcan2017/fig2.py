@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dpclust.pipeline import verdicts
+from dpclust.pipeline import declared, verdicts
 from dpclust.pipeline.aggregate import Check, fmt
 from dpclust.pipeline.itemkit import (
     NOT_DP,
@@ -39,23 +39,19 @@ from dpclust.pipeline.itemkit import (
 )
 from dpclust.pipeline.items.balcan2017.common import (
     CAUSE_CALIBRATION,
-    available,
     cells,
+    claim_source,
     collapsed,
-    degenerate_note,
     evidence,
-    guard_degenerate,
     log_linear_cell,
     log_linear_ci,
-    nonempty_low,
     spent_check,
-    states,
     summary,
     triple,
 )
 from dpclust.pipeline.plotting import mark_unavailable, mean_sd_line, panel_grid, save_figure, style_for, write_table
 from dpclust.pipeline.sensitivity import with_variants
-from dpclust.pipeline.verdicts import every_dataset, ratio_cell, relative_cell
+from dpclust.pipeline.verdicts import every_dataset, ratio_cell
 
 
 def aggregate(records, item, ctx=None) -> pd.DataFrame:
@@ -160,66 +156,50 @@ def render_table(table: pd.DataFrame, item: dict, stem: str) -> None:
     write_table(df, stem, title=item["title"], note=note)
 
 
-def checks(table: pd.DataFrame, item: dict) -> list[Check]:
-    """§7's claims on Figure 2 (a–c), decided by the claims engine (`dpclust.pipeline.verdicts`, rubric
-    docs/VERDICTS.md) over the cells dataset × k, with the roles and thresholds of `claims`. Figure 2
-    (a–c) is three datasets: while one is unavailable (CIFAR-10 in3c has no public source) each claim
-    is "not evaluable (n of 3 datasets)", its verdict on the available ones in the detail."""
+def _why_collapse(table: pd.DataFrame, item: dict, failing_ds: list[str], first: str) -> str:
+    """"genuine: <first>; " and, per failing dataset, the evidence of every k (costs, non-empty clusters)."""
     claims = step_options(item, "claims")
-    ours, sulq, sa, base = claims["ours"], claims["sulq"], claims["sa"], claims["nonprivate"]
-    authors = claims.get("authors")
-    n_ours, n_sulq, n_sa, n_base = (name(item, a) for a in (ours, sulq, sa, base))
-    wanted = panel_datasets(table, item)
-    datasets = [ds for ds in wanted if available(table, ds)]
-    missing = [dataset_name(item, ds) for ds in wanted if not available(table, ds)]
-    shown = [a for a in (ours, sulq, authors) if a]
-    checks = []
+    shown = [a for a in (claims["ours"], claims["sulq"], claims.get("authors")) if a]
+    ev = []
+    for ds in dict.fromkeys(failing_ds):
+        ks = sorted(cells(table, ds, claims["ours"]))
+        ev.append(f"{dataset_name(item, ds)} (d={fmt(table.loc[table['dataset'] == ds, 'd'].dropna().iloc[0])}) "
+                  + " | ".join(f"k={k}: " + evidence(table, item, ds, "k", k, shown) for k in ks))
+    return f"genuine: {first}; " + "; ".join(ev)
 
-    def why_collapse(failing_ds: list[str], first: str) -> str:
-        ev = []
-        for ds in dict.fromkeys(failing_ds):
-            ks = sorted(cells(table, ds, ours))
-            ev.append(f"{dataset_name(item, ds)} (d={fmt(table.loc[table['dataset'] == ds, 'd'].dropna().iloc[0])}) "
-                      + " | ".join(f"k={k}: " + evidence(table, item, ds, "k", k, shown) for k in ks))
-        return f"genuine: {first}; " + "; ".join(ev)
 
-    def cause(where: list[tuple[str, int]]) -> str:
-        """The shared cause tag when the DP-calibrated algorithm collapsed in a failing cell."""
-        rows = [cells(table, ds, ours).get(k) for ds, k in where]
-        return f"{CAUSE_CALIBRATION} (with DP-calibrated noise {n_ours} keeps ≤ k/2 non-empty clusters there); " \
-            if any(r is not None and collapsed(r) for r in rows) else ""
+def _cause(table: pd.DataFrame, item: dict, where: list[tuple[str, int]]) -> str:
+    """The shared cause tag when the DP-calibrated algorithm collapsed in a failing cell."""
+    ours = step_options(item, "claims")["ours"]
+    rows = [cells(table, ds, ours).get(k) for ds, k in where]
+    return f"{CAUSE_CALIBRATION} (with DP-calibrated noise {name(item, ours)} keeps ≤ k/2 non-empty clusters there); " \
+        if any(r is not None and collapsed(r) for r in rows) else ""
 
-    def finish(chk: Check) -> Check:   # a check without cells (refused, too few datasets) says so itself
-        return chk if chk.cells == 0 else every_dataset(chk, [dataset_name(item, ds) for ds in wanted], missing)
 
-    # 1. §7 (Figure 2 a–c): ours outperforms SuLQ k-means — "outperforms", unqualified: every cell (the
-    #    rubric's "outperforms (unqualified)"); "lower" is one-sided with the 1 % null margin
-    claim = f"{n_ours} has a lower mean k-means objective than {n_sulq} at every k on every available dataset"
-    refused = require_dp(table, item, [ours, sulq], claim)
-    if refused:
-        checks.append(refused)
-    else:
-        cs, where = [], []
-        for ds in datasets:
-            o, s = cells(table, ds, ours), cells(table, ds, sulq)
-            for k in sorted(set(o) & set(s)):
-                cs.append(relative_cell(f"{dataset_name(item, ds)} k={k}: Δ", triple(o[k]), triple(s[k])))
-                where.append((ds, k))
-        test = verdicts.Directional("<", 0.0)
-        failing = [w for w, st in zip(where, states(cs, test)) if st == verdicts.FAILS]
-        why = cause(failing) + why_collapse([ds for ds, _ in failing],
-                                            f"with correctly calibrated noise {n_ours} is not below {n_sulq}")
-        checks.append(finish(verdicts.check(
-            claim, cs, test, "every", why=why,
-            detail=f"Δ = (mean(ours) − mean(SuLQ)) / mean(SuLQ), Welch interval; null margin ±1 % of {n_sulq}'s cost")))
+def _source(table: pd.DataFrame, item: dict):
+    """The cells dataset × k of the item's datasets (`common.claim_source`)."""
+    return claim_source(table, item, "k", panel_datasets(table, item), lambda ds, k: f"{dataset_name(item, ds)} k={k}",
+                        lambda failing, text: _cause(table, item, failing)
+                        + _why_collapse(table, item, [ds for ds, _ in failing], text))
 
-    # 2. §7: the advantage over SuLQ grows with the dimension — G(ds) = geometric mean over k of
-    #    SuLQ/ours; every pair of datasets consecutive in d: G(higher d) / G(lower d) > 1
+
+def _finish(check: Check, src) -> Check:
+    """A check without cells (refused, too few datasets) says so itself; else over every dataset."""
+    return check if check.cells == 0 else every_dataset(check, src.planned, src.missing, src.names)
+
+
+def _gap_grows(table: pd.DataFrame, item: dict) -> list[Check]:
+    """§7: the advantage over SuLQ grows with the dimension — G(ds) = geometric mean over k of SuLQ/ours;
+    every pair of datasets consecutive in d: G(higher d) / G(lower d) > 1 (delta method)."""
+    claims = step_options(item, "claims")
+    ours, sulq = claims["ours"], claims["sulq"]
+    n_ours, n_sulq = name(item, ours), name(item, sulq)
+    src = _source(table, item)
     claim = (f"the gap between {n_ours} and {n_sulq} (geometric-mean cost ratio {n_sulq}/{n_ours} over k) "
              "grows with the dimension")
     refused = require_dp(table, item, [ours, sulq], claim)
     gaps = []
-    for ds in datasets:
+    for ds in src.available:
         d = table.loc[table["dataset"] == ds, "d"].dropna()
         o, s = cells(table, ds, ours), cells(table, ds, sulq)
         ks = sorted(set(o) & set(s))
@@ -228,70 +208,62 @@ def checks(table: pd.DataFrame, item: dict) -> list[Check]:
             gaps.append((float(d.iloc[0]), ds, terms))
     gaps.sort(key=lambda g: g[0])
     if refused:
-        checks.append(refused)
-    elif len(gaps) < 2:
-        checks.append(finish(Check(claim, None, "needs at least two available datasets of different dimension",
-                                   cells=0, rule="no cell")))
-    else:
-        cs = [log_linear_cell(f"{dataset_name(item, ds_hi)} (d={int(d_hi)}) vs {dataset_name(item, ds_lo)} "
-                              f"(d={int(d_lo)})", t_hi + [(-c, m, sd, n) for c, m, sd, n in t_lo])
-              for (d_lo, ds_lo, t_lo), (d_hi, ds_hi, t_hi) in zip(gaps, gaps[1:])]
-        gap_text = ", ".join(f"{dataset_name(item, ds)} (d={int(d)}): {n_sulq}/{n_ours} = {log_linear_ci(t)}"
-                             for d, ds, t in gaps)
-        hi_ds = gaps[-1][1]
-        why = (cause([(hi_ds, k) for k in cells(table, hi_ds, ours)])
-               + why_collapse([hi_ds], f"the gap does not grow with d ({gap_text})"))
-        checks.append(finish(verdicts.check(claim, cs, verdicts.Directional(">", 1.0), "every", why=why,
-                                            detail="ratio of the gaps (delta method); " + gap_text)))
+        return [refused]
+    if len(gaps) < 2:
+        return [_finish(Check(claim, None, "needs at least two available datasets of different dimension",
+                              cells=0, rule="no cell"), src)]
+    cs = [log_linear_cell(f"{dataset_name(item, ds_hi)} (d={int(d_hi)}) vs {dataset_name(item, ds_lo)} "
+                          f"(d={int(d_lo)})", t_hi + [(-c, m, sd, n) for c, m, sd, n in t_lo])
+          for (d_lo, ds_lo, t_lo), (d_hi, ds_hi, t_hi) in zip(gaps, gaps[1:])]
+    gap_text = ", ".join(f"{dataset_name(item, ds)} (d={int(d)}): {n_sulq}/{n_ours} = {log_linear_ci(t)}"
+                         for d, ds, t in gaps)
+    hi_ds = gaps[-1][1]
+    why = (_cause(table, item, [(hi_ds, k) for k in cells(table, hi_ds, ours)])
+           + _why_collapse(table, item, [hi_ds], f"the gap does not grow with d ({gap_text})"))
+    return [_finish(verdicts.check(claim, cs, verdicts.Directional(">", 1.0), "every", why=why,
+                                   detail="ratio of the gaps (delta method); " + gap_text), src)]
 
-    # 3. §7: sample and aggregate is omitted "since its objective values are orders of magnitude worse":
-    #    unqualified, every cell; S&A/ours ≥ `orders_of_magnitude` (REC 10, the config's margin)
+
+def _orders_of_magnitude(table: pd.DataFrame, item: dict) -> list[Check]:
+    """§7: sample and aggregate is omitted "since its objective values are orders of magnitude worse":
+    unqualified, every cell; S&A/ours ≥ `orders_of_magnitude` (REC 10, the config's margin). Its why
+    names the lost parameter behind each cell below the factor, by point estimates."""
+    claims = step_options(item, "claims")
+    ours, sa, base = claims["ours"], claims["sa"], claims["nonprivate"]
+    n_ours, n_sa, n_base = name(item, ours), name(item, sa), name(item, base)
+    src = _source(table, item)
     factor = float(claims["orders_of_magnitude"])
     claim = f"{n_sa} is orders of magnitude worse than {n_ours} (≥ {factor:g}× at every k)"
     refused = require_dp(table, item, [ours, sa], claim)
     if refused:
-        checks.append(refused)
-    else:
-        cs, low = [], []
-        test = verdicts.Directional(">=", factor, null_margin=0.0)   # magnitude row: no null margin
-        for ds in datasets:
-            o, a, b = cells(table, ds, ours), cells(table, ds, sa), cells(table, ds, base)
-            for k in sorted(set(o) & set(a)):
-                cs.append(ratio_cell(f"{dataset_name(item, ds)} k={k}", triple(a[k]), triple(o[k])))
-                if a[k].mean / o[k].mean < factor:
-                    vs_base = f", {n_sa}/{n_base} = {fmt(a[k].mean / b[k].mean)}" if k in b else ""
-                    low.append(f"{dataset_name(item, ds)} k={k}: {n_sa}/{n_ours} = {fmt(a[k].mean / o[k].mean)}"
-                               f"{vs_base}, " + evidence(table, item, ds, "k", k, [ours]))
-        why = ("depends on a lost parameter: the paper's sample-and-aggregate (aggregator, number of blocks) "
-               "is MISSING (ours: GUPT noisy mean, ℓ = n^0.4); below the factor where " + "; ".join(low[:4])
-               + f" — a ratio bounded by {n_sa}'s own cost over {n_ours}'s")
-        checks.append(finish(verdicts.check(claim, cs, test, "every", why=why,
-                                            detail=f"{n_sa}/{n_ours}, delta-method interval")))
+        return [refused]
+    cs, low = [], []
+    test = verdicts.Directional(">=", factor, null_margin=0.0)   # magnitude row: no null margin
+    for ds in src.available:
+        o, a, b = cells(table, ds, ours), cells(table, ds, sa), cells(table, ds, base)
+        for k in sorted(set(o) & set(a)):
+            cs.append(ratio_cell(f"{dataset_name(item, ds)} k={k}", triple(a[k]), triple(o[k])))
+            if a[k].mean / o[k].mean < factor:
+                vs_base = f", {n_sa}/{n_base} = {fmt(a[k].mean / b[k].mean)}" if k in b else ""
+                low.append(f"{dataset_name(item, ds)} k={k}: {n_sa}/{n_ours} = {fmt(a[k].mean / o[k].mean)}"
+                           f"{vs_base}, " + evidence(table, item, ds, "k", k, [ours]))
+    why = ("depends on a lost parameter: the paper's sample-and-aggregate (aggregator, number of blocks) "
+           "is MISSING (ours: GUPT noisy mean, ℓ = n^0.4); below the factor where " + "; ".join(low[:4])
+           + f" — a ratio bounded by {n_sa}'s own cost over {n_ours}'s")
+    return [_finish(verdicts.check(claim, cs, test, "every", why=why, detail=f"{n_sa}/{n_ours}, delta-method interval"),
+                    src)]
 
-    # 4. §7: ours is competitive with the non-private k-means++ — read as "within c×" (the config's REC
-    #    margin `competitive_ratio`): ours/k-means++ < c at every k; a degenerate cell (fewer than k/2
-    #    non-empty clusters in some run of ours) never holds (docs/VERDICTS.md)
-    cr = float(claims["competitive_ratio"])
-    claim = f"{n_ours} is competitive with the non-private {n_base} (≤ {cr:g}× its objective at every k)"
-    refused = require_dp(table, item, [ours], claim)
-    if refused:
-        checks.append(refused)
-    else:
-        cs, where, notes, recorded = [], [], [], True
-        test = verdicts.Directional("<", cr, null_margin=0.0)   # "within c×": c is the margin
-        for ds in datasets:
-            o, b = cells(table, ds, ours), cells(table, ds, base)
-            for k in sorted(set(o) & set(b)):
-                cell, note = guard_degenerate(ratio_cell(f"{dataset_name(item, ds)} k={k}", triple(o[k]),
-                                                         triple(b[k])), o[k])
-                recorded = recorded and nonempty_low(o[k]) is not None
-                cs.append(cell)
-                where.append((ds, k))
-                notes += [note] if note else []
-        failing = [w for w, st in zip(where, states(cs, test)) if st == verdicts.FAILS]
-        why = cause(failing) + why_collapse([ds for ds, _ in failing], f"{n_ours} is more than {cr:g}× {n_base}")
-        checks.append(finish(verdicts.check(
-            claim, cs, test, "every", why=why,
-            detail=f"{n_ours}/{n_base}, delta-method interval" + degenerate_note(notes, recorded))))
-    checks.append(spent_check(table, [ours, sulq, sa], float(claims["spent_rel_tol"])))
-    return checks
+
+#: the claims of Figure 2 (a–c) that no declaration expresses (config/papers/balcan2017.yaml, claims.declared)
+HOOKS = {"gap_grows_with_d": _gap_grows, "orders_of_magnitude_worse": _orders_of_magnitude}
+
+
+def checks(table: pd.DataFrame, item: dict) -> list[Check]:
+    """§7's claims on Figure 2 (a–c) as declared (config/papers/balcan2017.yaml, fig2 `claims.declared`),
+    decided by the claims engine over the cells dataset × k, then our bookkeeping of the ε spent. Figure 2
+    (a–c) is three datasets: while one is unavailable (CIFAR-10 in3c has no public source) each claim is
+    "not evaluable (n of 3 datasets)", its verdict on the available ones in the detail. Verdicts that fail
+    where the DP-calibrated algorithm collapses share the cause tag `CAUSE_CALIBRATION`."""
+    claims = step_options(item, "claims")
+    out = declared.decide_all(table, item, _source(table, item), HOOKS)
+    return out + [spent_check(table, [claims["ours"], claims["sulq"], claims["sa"]], float(claims["spent_rel_tol"]))]

@@ -20,7 +20,6 @@ from dpclust.pipeline.aggregate import Check, fmt
 from dpclust.pipeline.itemkit import NOT_DP, name, step_options, table_guarantee
 from dpclust.pipeline.items.balcan2017.common import (
     degenerate,
-    degenerate_note,
     guard_degenerate,
     nonempty_low,
     spent_check,
@@ -104,7 +103,7 @@ def checks(table: pd.DataFrame, item: dict) -> list[Check]:
                  f"{name(item, best)} {fmt(rows[best].mean)} ± {fmt(rows[best].std)} on the reconstructed "
                  "3-D data (the supplement's data are MISSING)"),
             detail="larger/smaller mean, delta-method interval, equivalence band [1/f, f]"
-            + degenerate_note(notes, True)
+            + verdicts.degenerate_note(notes, True)
             + (f"; degenerate guard not applied to {', '.join(unrecorded)} (no non-empty clusters recorded)"
                if unrecorded else "")))
     # §7: k-variates++ is "an order of magnitude worse" than the best — one order: ratio ≥ 10 (the

@@ -240,19 +240,9 @@ def nonempty_low(table: pd.DataFrame, dataset: str, algorithm: str, k, epsilon) 
 
 
 def guard_degenerate(cell: verdicts.Cell, low: float | None, k) -> verdicts.Cell:
-    """docs/VERDICTS.md: a close / comparable / within-c× claim cannot hold on a degenerate solution
-    (fewer than k/2 non-empty clusters, here in any run of the cell): the side of its interval the claim
-    would hold on becomes infinite (the upper end for a ratio at or above 1, else the lower end), so it
-    never holds (not evaluable as a comparison) but still fails where its other end is past the threshold."""
-    if low is None or low >= float(k) / 2:
-        return cell
-    est = cell.estimate
-
-    def interval(level: float) -> Interval:
-        iv = cell.interval(level)
-        return Interval(est, iv.low, math.inf) if est >= 1.0 else Interval(est, -math.inf, iv.high)
-
-    return verdicts.Cell(f"{cell.label} — degenerate, {low:g}/{int(k)} non-empty clusters", interval)
+    """The rubric's degenerate guard (`verdicts.degenerate_cell`) when the cell's fewest non-empty clusters
+    `low` (in any run) is below k/2; the cell itself otherwise."""
+    return verdicts.degenerate_cell(cell, low, k) if verdicts.degenerate(low, k) else cell
 
 
 @dataclass(frozen=True)

@@ -451,7 +451,7 @@ def nicv_source(table: pd.DataFrame, item: dict, cell_text: str = "", note=None)
     planned, missing = coverage(table, panels)
     extra = {"note": note} if note else {}
     return declared.Source(available=available(table, panels), planned=planned, missing=missing,
-                           epsilons=eps_values(table), stats=lambda ds, alg, e: cell_stats(table, ds, alg, e),
+                           points=eps_values(table), stats=lambda ds, alg, e: cell_stats(table, ds, alg, e),
                            names={ds: dataset_name(item, ds) for ds in panels}, cell_text=cell_text, **extra)
 
 
