@@ -2,17 +2,22 @@
 `claims`, names from the names table, renders write files; item step specs hold what they read."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from dpclust.pipeline import declared
 from dpclust.pipeline.itemkit import labelled_name
 from dpclust.pipeline.items.nguyen2021 import fig1, table1
 
 NAMES = {"algorithms": {fig1.OURS: "Nguyen et al. (Alg. 1)", fig1.BALCAN: "Balcan et al.",
                         fig1.LLOYD: "Lloyd (10 iterations)"},
          "datasets": {"nguyen_synth": "Synthetic (50k × 100)", "mnist60k": "MNIST (train)"}}
-ITEM = {"title": "Figure 1", "claims": {"plateau_ratio": 0.5, "budget_rel_tol": 1e-9}, "names": NAMES}
+#: the sentences as config/papers/nguyen2021.yaml declares them
+DECLARED = declared.texts_from_config(Path(__file__).parents[2] / "config", "nguyen2021", "fig1")
+ITEM = {"title": "Figure 1", "claims": {"plateau_ratio": 0.5, "budget_rel_tol": 1e-9, **DECLARED}, "names": NAMES}
 
 
 KINDS = {fig1.OURS: "(ε, δ)-DP", fig1.BALCAN: "(ε, δ)-DP", fig1.LLOYD: "non-private", fig1.AUTHORS: fig1.NOT_DP}
@@ -55,15 +60,15 @@ def test_thresholds_come_from_claims():
     not at 0.4 (0.3 ≥ 0.28); a budget deviation of 1e-6 fails at tolerance 1e-9 and holds at 1e-5."""
     t = _table(ours=[10, 8, 7], balcan=[20, 19.5, 19.6], lloyd=[10, 6, 3], sd=0.01)
     assert _verdicts(t)[1] is True
-    strict = dict(ITEM, claims={"plateau_ratio": 0.4, "budget_rel_tol": 1e-9})
+    strict = dict(ITEM, claims={"plateau_ratio": 0.4, "budget_rel_tol": 1e-9, **DECLARED})
     assert _verdicts(t, strict)[1] is False
     assert "< 0.4 ×" in fig1.checks(t, strict)[1].claim
     t.loc[t["algorithm"] == fig1.BALCAN, "budget_error"] = 1e-6
     assert _verdicts(t)[2] is False
-    loose = dict(ITEM, claims={"plateau_ratio": 0.5, "budget_rel_tol": 1e-5})
+    loose = dict(ITEM, claims={"plateau_ratio": 0.5, "budget_rel_tol": 1e-5, **DECLARED})
     assert _verdicts(t, loose)[2] is True
     with pytest.raises(KeyError):
-        fig1.checks(t, dict(ITEM, claims={}))
+        fig1.checks(t, dict(ITEM, claims=DECLARED))
 
 
 def test_claim_texts_use_the_names_table():
@@ -120,7 +125,7 @@ def test_fig1_step_specs_split_the_options_by_step(repo):
     """Names reach every step; thresholds only the checks; the planned k grid is the paper's."""
     target = _plan(repo).item("nguyen2021", "fig1")
     checks, render, aggregate = (target.step_spec(s) for s in ("checks", "render", "aggregate"))
-    assert checks["claims"] == {"plateau_ratio": 0.5, "budget_rel_tol": 1e-9}
+    assert checks["claims"] == {"plateau_ratio": 0.5, "budget_rel_tol": 1e-9, **DECLARED}
     assert render["names"]["algorithms"].get(fig1.AUTHORS, fig1.AUTHORS)
     assert "claims" not in render and "claims" not in aggregate
     assert checks["module"] == "dpclust.pipeline.items.nguyen2021.fig1"

@@ -274,6 +274,9 @@ def decide(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> lis
         detail += f"; exempt cells: {'; '.join(exempted) or 'none'}"
     if decl.guard:
         detail += verdicts.degenerate_note(notes or [], notes is not None)
+    if not cells:
+        detail = (f"no cell has runs of both {name(item, decl.compare)} and "
+                  f"{' / '.join(name(item, a) for a in decl.against)}; {detail}")
     why = text((claims.get("why") or {}).get(decl.why, ""), item, {**values, "failing": "{failing}"}) \
         if decl.why else ""
     if src.explain and decl.why:

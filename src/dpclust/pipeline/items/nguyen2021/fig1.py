@@ -29,7 +29,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from dpclust.pipeline import verdicts
+from dpclust.pipeline import declared, verdicts
 from dpclust.pipeline.aggregate import Check, fmt, runs_frame, tidy
 from dpclust.pipeline.claims import Interval, ratio_ci
 from dpclust.pipeline.itemkit import (
@@ -187,26 +187,13 @@ def _open_cell(label: str) -> verdicts.Cell:
     return verdicts.Cell(label, lambda level: Interval(float("nan"), -math.inf, math.inf))
 
 
-def _ours_beats_balcan(table: pd.DataFrame, item: dict, datasets: list[str], unavailable: list[str]) -> Check:
-    """Claim (1): ours has the lower mean objective on every dataset at every k (Welch). "Results: As can be
-    seen in fig. 1, our algorithm achieves a lower k-means objective score for both datasets." Unqualified:
-    every (dataset, k) cell."""
-    ours, balcan = name(item, OURS), name(item, BALCAN)
-    claim = f"{ours} has a lower mean k-means objective than {balcan} on every dataset at every k"
-    refused = require_dp(table, item, [OURS, BALCAN], claim)
-    if refused:
-        return refused
+def _source(table: pd.DataFrame, item: dict, datasets: list[str], unavailable: list[str]) -> declared.Source:
+    """The cells dataset × k of the declared claims (`dpclust.pipeline.declared`): (mean, sd, n) of the
+    cost; a claim naming a method that is not DP refused; a failure explained by the evidence of its first
+    four failing cells (`_evidence`). Its datasets: those where both private methods ran a common k, and
+    the unavailable ones (not evaluable, n of N)."""
     rows = _cost(table)
-    cells, where = [], {}
-    for dataset in datasets:
-        o, b = _cells(rows, dataset, OURS), _cells(rows, dataset, BALCAN)
-        for k in sorted(set(o) & set(b)):
-            label = f"{dataset_name(item, dataset)} k={k}"
-            cells.append(verdicts.relative_cell(label, o[k], b[k]))
-            where[label] = (dataset, k)
-    if not cells:
-        return Check(claim, None, f"needs runs of both algorithms ({balcan}'s algorithm or data missing)", cells=0,
-                     rule="no cell")
+    covered = sorted(d for d in datasets if set(_cells(rows, d, OURS)) & set(_cells(rows, d, BALCAN)))
     detail = "Δ = (mean(ours) − mean(Balcan)) / mean(Balcan), Welch"
     by_status: dict[str, list[str]] = {}
     for d in unavailable:
@@ -214,18 +201,16 @@ def _ours_beats_balcan(table: pd.DataFrame, item: dict, datasets: list[str], una
     for status, names in by_status.items():
         detail += f"; not evaluable on {', '.join(names)} ({STATUS_TEXT.get(status, status)})"
 
-    def why(verdict) -> str:
-        failing = [where[label] for label in verdicts.failing(verdict)]
-        if not failing:
-            return ""
-        return ("genuine: Algorithm 2's exponential mechanism as stated (per-call ε_E ≈ 0.004 against the "
-                "uniform mass of the whole grid) mostly picks grid points that cover nothing, so the candidate "
-                "set is poor; " + "; ".join(_evidence(table, item, d, k) for d, k in failing[:4]))
+    def explain(failing, text):
+        return f"{text}; " + "; ".join(_evidence(table, item, d, k) for d, k in failing[:4]) if failing else ""
 
-    test = verdicts.Directional("<", 0.0)
-    chk = verdicts.check(claim, cells, test, "every", why=why(verdicts.judge(cells, test, "every")), detail=detail)
-    covered = sorted({d for d, _ in where.values()})
-    return over_datasets(chk, covered, [*covered, *unavailable], item)
+    return declared.Source(
+        available=datasets, planned=[*covered, *unavailable], missing={d: "no runs" for d in unavailable},
+        points=sorted(set(rows.loc[rows["status"] == "ok", "k"].dropna().astype(int))),
+        stats=lambda ds, alg, k: _cells(rows, ds, alg).get(k),
+        names={d: dataset_name(item, d) for d in rows["dataset"]},
+        cell_text=detail, cell_label=lambda ds, k: f"{dataset_name(item, ds)} k={k}",
+        refuse=lambda compare, against, claim: require_dp(table, item, [compare, *against], claim), explain=explain)
 
 
 def _rel_drop(ci: Interval) -> tuple[float, float, float]:
@@ -312,10 +297,20 @@ def _spent_exactly(table: pd.DataFrame, item: dict, rows: pd.DataFrame) -> list[
                                  detail=f"largest relative deviation {worst:.3g} over {len(priv)} cells ({settings})")]
 
 
-def checks(table: pd.DataFrame, item: dict) -> list[Check]:
+def _datasets(table: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """(the datasets with successful runs in table order, the others sorted)."""
     rows = _cost(table)
     ok_sets = set(rows.loc[rows["status"] == "ok", "dataset"])
-    datasets = [d for d in dict.fromkeys(rows["dataset"]) if d in ok_sets]
-    unavailable = sorted(set(rows.loc[rows["status"] != "ok", "dataset"]) - ok_sets)
-    return [_ours_beats_balcan(table, item, datasets, unavailable),
-            _private_costs_plateau(table, item, datasets, unavailable), *_spent_exactly(table, item, rows)]
+    return ([d for d in dict.fromkeys(rows["dataset"]) if d in ok_sets],
+            sorted(set(rows.loc[rows["status"] != "ok", "dataset"]) - ok_sets))
+
+
+#: the claim no declaration expresses (config/papers/nguyen2021.yaml, fig1 `claims.declared`)
+HOOKS = {"private_costs_plateau": lambda table, item: [_private_costs_plateau(table, item, *_datasets(table))]}
+
+
+def checks(table: pd.DataFrame, item: dict) -> list[Check]:
+    """The declared claims of "Results" (config/papers/nguyen2021.yaml, fig1 `claims.declared`), then our
+    bookkeeping of the (ε, δ) spent."""
+    src = _source(table, item, *_datasets(table))
+    return [*declared.decide_all(table, item, src, HOOKS), *_spent_exactly(table, item, _cost(table))]
