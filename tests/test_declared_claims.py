@@ -42,7 +42,7 @@ def run(entries, means, claims=None, hooks=None, **kw):
 @pytest.mark.parametrize("entry, words", [
     ({**BASE, "sides": "<"}, "unknown key(s) ['sides']"),
     ({**BASE, "side": "≤"}, "side must be one of"),
-    ({**BASE, "kind": "ratio"}, "a `ratio` needs `factor`"),
+    ({**BASE, "factor": "c"}, "a `relative` comparison takes no `factor`"),
     ({**BASE, "kind": "difference"}, "kind must be one of"),
     ({**BASE, "kind": "ratio", "factor": "c"}, "`factor: c` names no value of the item's claims"),
     ({**BASE, "quantifier": "always"}, "quantifier must be one of"),
@@ -180,3 +180,25 @@ def test_the_cell_axis_is_the_sources_points():
     item = {"paper": "p", "item": "i", "names": NAMES, "claims": {"declared": [BASE]}}
     [check] = declared.decide_all(None, item, src, {})
     assert check.holds is True and check.cells == 4 and "y k=8" in check.detail
+
+
+def test_each_compared_method_and_each_comparator_get_their_own_cells_in_pair_order():
+    """A `compare` list decides each method against the comparators; `each` keeps a cell per comparator
+    (pair by pair, then the points), where without it a cell is their extreme; a ratio without a
+    factor is decided against 1."""
+    means = grid(1.0, 2.0, 4.0)
+    entry = {**BASE, "compare": ["p.a", "p.b"], "against": "p.c", "kind": "ratio",
+             "label": "{dataset} {compare}/{against} {cell}"}
+    [check] = run([entry], means)
+    assert check.holds is True and check.cells == 8
+    assert check.detail.index("X Alpha/Gamma X ε=0.1") < check.detail.index("X Beta/Gamma X ε=0.1")
+    pairs = {**BASE, "against": ["p.b", "p.c"], "each": True, "kind": "ratio", "label": "{against} {cell}"}
+    [check] = run([pairs], means)
+    assert check.cells == 8 and check.detail.index("Beta X ε=1") < check.detail.index("Gamma X ε=0.1")
+    assert run([{**BASE, "against": ["p.b", "p.c"]}], means)[0].cells == 4
+
+
+def test_a_claim_over_one_named_dataset_with_none_available_is_not_evaluable_saying_why():
+    entry = {**BASE, "datasets": "only"}
+    [check] = run([entry], grid(1.0, 2.0), {"only": "z"}, missing={"z": "offline"})
+    assert check.holds is None and check.detail == "not evaluable (0 of 1 datasets; missing: Z (offline))"

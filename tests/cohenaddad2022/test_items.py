@@ -247,7 +247,7 @@ def test_fig3_unavailable_is_not_evaluable_and_renders(tmp_path):
     assert set(table["status"]) == {"data_unavailable"}
     checks = fig3.checks(table, spec("fig3", "checks"))
     assert checks and all(c.holds is None for c in checks)
-    assert "HIGGS: data unavailable" in checks[0].detail
+    assert "missing: HIGGS (data unavailable" in checks[0].detail   # the one "every dataset" policy's note
     fig3.render_normalised(table, spec("fig3", "render"), tmp_path / "fig3")
     assert (tmp_path / "fig3.pdf").exists()
 

@@ -1,26 +1,30 @@
 """Claims declared in a paper's YAML (`claims.declared`) and decided by the one engine (`verdicts`).
 
-A declared comparison says, in data, what a sentence of the paper compares: one method against one or
-several others, relative ((mean_method − mean_other) / mean_other, a Welch interval:
-`verdicts.relative_cell`), with a side, over the (dataset, ε) cells it ranges over, under the paper's
-quantifier. Several comparators make a cell their extreme ("the worst": the smallest lead over any
-other; "the best": the largest). Its text, detail and alternative reading are templates:
-``{su2016.gkm}`` is an algorithm's display name, ``{datasets}`` the names of the claim's datasets, and
-``{key}`` / ``{key:g}`` a value of the item's `claims` (``{exempt_dataset}``, ``{exempt_below}``: the
-exemption's; ``{claim}`` in an alternative: the paper's claim filled in; so the sensitivity of a threshold re-decides
-the declaration too). Every key is checked when the item is read (`parse`), so a misspelt one is one
-clear error naming the claim and the key.
+A declared comparison says, in data, what a sentence of the paper compares: one method (or each of
+several) against one or several others, relative ((mean_method − mean_other) / mean_other, a Welch
+interval: `verdicts.relative_cell`) or as a ratio, with a side, over the (dataset, point) cells it
+ranges over (the point: ε, k or (ε, k), the item's `Source`), under the paper's quantifier. Several
+comparators make a cell their extreme ("the worst": the smallest lead over any other; "the best": the
+largest), or with `each` a cell per comparator. Its text, detail and alternative reading are
+templates: ``{su2016.gkm}`` is an algorithm's display name, ``{datasets}`` the names of the claim's
+datasets (``{datasets_and}``: joined by "and"), ``{key}`` / ``{key:g}`` a value of the item's `claims`
+(``{ours}``: a role's display name; ``{exempt_dataset}``, ``{exempt_below}``: the exemption's;
+``{claim}`` in an alternative: the paper's claim filled in), so the sensitivity of a threshold
+re-decides the declaration too. Every key is checked when the item is read (`parse`), so a misspelt
+one is one clear error naming the claim and the key.
 
 Fields of an entry (config/README.md, "Declared claims"):
 
-* `claim` (text), `compare` (an algorithm, or a role of `claims` naming one: ``ours``), `against` (one or
-  a list), `side` (``<``: lower is what the sentence says, ``>``: higher; ``<=``, ``>=``: at most, at
-  least), `quantifier` (``every``, ``most``, ``almost all``; the paper's);
-* `kind`: ``relative`` (default, above) or ``ratio`` (mean / the comparator's mean, delta method) with
-  `factor` (a key of `claims`: its threshold; "within c×", "at least c×": c is the margin, no null
-  margin); `guard`: the rubric's degenerate guard (a cell whose method kept fewer than k/2 non-empty
-  clusters never holds); `label`: a template of each cell's label (``{cell}``: the source's label);
-* `datasets`: a key of `claims` holding a list of datasets (default: every panel of the item);
+* `claim` (text), `compare` (an algorithm, or a role of `claims` naming one: ``ours``; a list: each
+  of them), `against` (one or a list; `each`: a cell per comparator, else their extreme), `side`
+  (``<``: lower is what the sentence says, ``>``: higher; ``<=``, ``>=``: at most, at least),
+  `quantifier` (``every``, ``most``, ``almost all``; the paper's);
+* `kind`: ``relative`` (default, above) or ``ratio`` (mean / the comparator's mean, delta method;
+  against 1 with the rubric's null margin, or with `factor`, a key of `claims`, against that: "within
+  c×", "at least c×", c is the margin); `guard`: the rubric's degenerate guard (a cell whose method
+  kept fewer than k/2 non-empty clusters never holds); `label`: a template of each cell's label
+  (``{cell}``: the source's label; ``{dataset}``, ``{compare}``, ``{against}``: display names);
+* `datasets`: a key of `claims` holding a dataset or a list of them (default: every panel of the item);
 * `epsilon_at_most`, `epsilon_above`: keys of `claims` (numbers): only cells at ε ≤ it, or ε > it;
 * `exempt`: a key of `claims` holding ``{dataset, below_epsilon}``: cells the sentence excepts
   (listed in the detail, not decided);
@@ -32,11 +36,12 @@ Fields of an entry (config/README.md, "Declared claims"):
 * `python`: instead of all of the above, the name of one of the item module's `HOOKS` (a claim whose
   cells no declaration expresses yet), called with (table, item) and returning its checks in place.
 
-An item passes its cells through `Source`: the datasets and one more axis (`points`: the ε grid, or k),
-the cell statistics and labels of its table, and optionally a note on the compared method's cell (how
-often the hybrid switched), the non-empty clusters for the guard, a refusal of a claim naming a method
-that is not DP, and an explanation of a failure from its failing cells; so the engine knows nothing of
-a paper's columns.
+An item passes its cells through `Source`: the datasets and one more axis (`points`: the ε grid, k, or
+(ε, k)), the cell statistics and labels of its table, and optionally a note on the compared method's
+cell (how often the hybrid switched), the non-empty clusters for the guard, a refusal of a claim naming
+a method that is not DP, an explanation of a failure from its failing cells, and the paper's own way
+of writing a sentence's verdict (`sentence`: Cohen-Addad et al.'s per-ε table); so the engine knows
+nothing of a paper's columns.
 """
 
 from __future__ import annotations
@@ -55,7 +60,7 @@ from dpclust.pipeline.itemkit import dataset_name, name
 SIDES = ("<", ">", "<=", ">=")
 _ALGORITHM = re.compile(r"\{([a-z0-9_]+\.[a-z0-9_]+)\}")
 _FIELDS = {"claim", "compare", "against", "side", "quantifier", "datasets", "epsilon_at_most", "epsilon_above",
-           "exempt", "detail", "reading", "why", "alternative", "python", "kind", "factor", "label", "guard"}
+           "exempt", "detail", "reading", "why", "alternative", "python", "kind", "factor", "label", "guard", "each"}
 KINDS = ("relative", "ratio")
 
 
@@ -64,7 +69,7 @@ class Comparison:
     """One declared comparison claim (module docstring)."""
 
     claim: str
-    compare: str
+    compare: tuple[str, ...]
     against: tuple[str, ...]
     side: str
     quantifier: str = "every"
@@ -80,6 +85,7 @@ class Comparison:
     factor: str | None = None
     label: str = ""
     guard: bool = False
+    each: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,8 +114,9 @@ class Source:
     note: Callable[[str, str, float], str] = lambda ds, algorithm, e: ""
     cell_label: Callable[[str, float], str] | None = None
     nonempty_low: Callable[[str, str, float], tuple[float | None, int]] | None = None
-    refuse: Callable[[str, Sequence[str], str], Check | None] | None = None
-    explain: Callable[[list[tuple[str, float]], str], str] | None = None
+    refuse: Callable[[Sequence[str], Sequence[str], str], Check | None] | None = None
+    explain: Callable[[list[tuple[str, Any]], str], str] | None = None
+    sentence: Callable[..., Check] | None = None
 
     def label(self, ds: str, e: float) -> str:
         return self.cell_label(ds, e) if self.cell_label else f"{self.names.get(ds, ds)} ε={e:g}"
@@ -139,8 +146,8 @@ def parse(entries: Sequence[Mapping] | None, claims: Mapping, where: str) -> lis
         kind = entry.get("kind", "relative")
         if kind not in KINDS:
             raise DPClustError(f"{at}: kind must be one of {KINDS}, got {kind!r}")
-        if (kind == "ratio") != (entry.get("factor") is not None):
-            raise DPClustError(f"{at}: a `ratio` needs `factor` (a key of the item's claims), a `relative` none")
+        if kind == "relative" and entry.get("factor") is not None:
+            raise DPClustError(f"{at}: a `relative` comparison takes no `factor` (a `ratio` does)")
         for key in ("datasets", "epsilon_at_most", "epsilon_above", "exempt", "factor"):
             if entry.get(key) is not None and entry[key] not in claims:
                 raise DPClustError(f"{at}: `{key}: {entry[key]}` names no value of the item's claims")
@@ -148,14 +155,16 @@ def parse(entries: Sequence[Mapping] | None, claims: Mapping, where: str) -> lis
         if alternative is not None and (set(alternative) != {"share", "claim"} or alternative["share"] not in claims):
             raise DPClustError(f"{at}: alternative needs `share` (a key of the item's claims) and `claim` (a text)")
         against = [entry["against"]] if isinstance(entry["against"], str) else entry["against"]
-        out.append(Comparison(claim=str(entry["claim"]), compare=_role(entry["compare"], claims),
+        compare = [entry["compare"]] if isinstance(entry["compare"], str) else entry["compare"]
+        out.append(Comparison(claim=str(entry["claim"]), compare=tuple(_role(a, claims) for a in compare),
                               against=tuple(_role(a, claims) for a in against),
                               side=entry["side"], quantifier=quantifier, datasets=entry.get("datasets"),
                               epsilon_at_most=entry.get("epsilon_at_most"), epsilon_above=entry.get("epsilon_above"),
                               exempt=entry.get("exempt"), detail=str(entry.get("detail") or ""),
                               reading=str(entry.get("reading") or ""), why=str(entry.get("why") or ""),
                               alternative=alternative, kind=kind, factor=entry.get("factor"),
-                              label=str(entry.get("label") or ""), guard=bool(entry.get("guard", False))))
+                              label=str(entry.get("label") or ""), guard=bool(entry.get("guard", False)),
+                              each=bool(entry.get("each", False))))
     return out
 
 
@@ -194,58 +203,72 @@ def text(template: str, item: Mapping, values: Mapping[str, Any]) -> str:
     return filled.format_map({k: name(item, v) if isinstance(v, str) else v for k, v in values.items()})
 
 
+def _datasets(claims: Mapping, decl: Comparison) -> list[str]:
+    """The datasets a declaration's `datasets` key names: a list, or one dataset."""
+    value = claims[decl.datasets]
+    return [value] if isinstance(value, str) else list(value)
+
+
 def _cells(decl: Comparison, item: Mapping, claims: Mapping, src: Source, values: Mapping[str, Any]):
-    """The claim's cells, where each lies ((dataset, point)), the exempt cells' texts and the degenerate
-    guard's notes (None when the table records no non-empty clusters for the compared method)."""
-    wanted = set(claims[decl.datasets]) if decl.datasets else None
+    """The claim's cells, where each lies ((dataset, method, point)), the exempt cells' texts and the
+    degenerate guard's notes (None when the table records no non-empty clusters for a compared method)."""
+    wanted = set(_datasets(claims, decl)) if decl.datasets else None
     cap = float(claims[decl.epsilon_at_most]) if decl.epsilon_at_most else None
     floor = float(claims[decl.epsilon_above]) if decl.epsilon_above else None
     exempt = claims[decl.exempt] if decl.exempt else None
-    lead = name(item, decl.compare)
-    several = len(decl.against) > 1
+    several = len(decl.against) > 1 and not decl.each
     largest = decl.side in ("<", "<=")   # "below every other": the largest lead; "above every other": the smallest
+    # each (compared method, comparator) pair its own cells, in that order; or the extreme over the comparators
+    pairs = [(a, (b,)) for a in decl.compare for b in decl.against] if decl.each else \
+        [(a, decl.against) for a in decl.compare]
     cells, where, exempted, notes = [], [], [], []
     recorded = True
     for ds in src.available:
         if wanted is not None and ds not in wanted:
             continue
-        for e in src.points:
-            if (cap is not None and e > cap) or (floor is not None and e <= floor):
-                continue
-            own = src.stats(ds, decl.compare, e)
-            if own is None:
-                continue
-            here = src.label(ds, e)
-            label = text(decl.label, item, {**values, "cell": here}) if decl.label else here
-            comps = []
-            for other in decl.against:
-                theirs = src.stats(ds, other, e)
-                if theirs is not None:
+        for alg, others in pairs:
+            lead = name(item, alg)
+            for e in src.points:
+                if (cap is not None and e > cap) or (floor is not None and e <= floor):
+                    continue
+                own = src.stats(ds, alg, e)
+                if own is None:
+                    continue
+                here = src.label(ds, e)
+                comps = []
+                for other in others:
+                    theirs = src.stats(ds, other, e)
+                    if theirs is None:
+                        continue
+                    label = here
+                    if decl.label:
+                        label = text(decl.label, item, {**values, "cell": here, "dataset": src.names.get(ds, ds),
+                                                        "compare": lead, "against": name(item, other)})
                     part = f"− {name(item, other)}" if several else label
-                    comps.append(verdicts.ratio_cell(part, own, theirs) if decl.kind == "ratio"
-                                 else verdicts.relative_cell(part, own, theirs))
-            if not comps:
-                continue
-            if exempt and ds == exempt["dataset"] and e < float(exempt["below_epsilon"]):
-                exempted.append(f"{here}: " + ", ".join(f"{lead} {c.label} {c.estimate:+.3g}" for c in comps))
-                continue
-            note = src.note(ds, decl.compare, e)
-            if not several:
-                cell = comps[0]
-                cell = dataclasses.replace(cell, label=f"{cell.label} ({note})") if note else cell
-            else:
-                parts = ", ".join(f"{c.label} {c.estimate:+.3g}" for c in comps)
-                head = f"{note}: " if note else ""
-                cell = verdicts.extreme_cell(f"{here} ({head}{'max' if largest else 'min'} over {lead} {parts})",
-                                             comps, largest)
-            if decl.guard:
-                low, k = src.nonempty_low(ds, decl.compare, e) if src.nonempty_low else (None, 0)
-                recorded = recorded and low is not None
-                if low is not None and verdicts.degenerate(low, k):
-                    notes.append(f"{cell.label.split(':')[0]} ({low:g}/{int(k)} non-empty clusters)")
-                    cell = verdicts.degenerate_cell(cell, low, k)
-            cells.append(cell)
-            where.append((ds, e))
+                    comps.append((other, verdicts.ratio_cell(part, own, theirs) if decl.kind == "ratio"
+                                  else verdicts.relative_cell(part, own, theirs)))
+                if not comps:
+                    continue
+                if exempt and ds == exempt["dataset"] and e < float(exempt["below_epsilon"]):
+                    exempted.append(f"{here}: " + ", ".join(f"{lead} {c.label} {c.estimate:+.3g}" for _, c in comps))
+                    continue
+                note = src.note(ds, alg, e)
+                if several:
+                    parts = ", ".join(f"{c.label} {c.estimate:+.3g}" for _, c in comps)
+                    head = f"{note}: " if note else ""
+                    made = [verdicts.extreme_cell(f"{here} ({head}{'max' if largest else 'min'} over {lead} {parts})",
+                                                  [c for _, c in comps], largest)]
+                else:
+                    made = [dataclasses.replace(c, label=f"{c.label} ({note})") if note else c for _, c in comps]
+                for cell in made:
+                    if decl.guard:
+                        low, k = src.nonempty_low(ds, alg, e) if src.nonempty_low else (None, 0)
+                        recorded = recorded and low is not None
+                        if low is not None and verdicts.degenerate(low, k):
+                            notes.append(f"{cell.label.split(':')[0]} ({low:g}/{int(k)} non-empty clusters)")
+                            cell = verdicts.degenerate_cell(cell, low, k)
+                    cells.append(cell)
+                    where.append((ds, alg, e))
     return cells, where, exempted, (notes if recorded else None)
 
 
@@ -253,9 +276,10 @@ def decide(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> lis
     """The paper's verdict of one declaration, then its alternative reading when that differs, each
     "not evaluable (n of N datasets)" when a dataset it ranges over is missing; a refusal (a method
     that is not DP) instead when the source has one."""
-    wanted = list(claims[decl.datasets]) if decl.datasets else None
+    wanted = _datasets(claims, decl) if decl.datasets else None
     values = {k: v for k, v in claims.items() if not isinstance(v, (dict, list))}
     values["datasets"] = ", ".join(dataset_name(item, d) for d in (wanted or src.planned))
+    values["datasets_and"] = " and ".join(dataset_name(item, d) for d in (wanted or src.planned))
     values["cells"] = src.cell_text
     if decl.exempt:
         values["exempt_dataset"] = dataset_name(item, claims[decl.exempt]["dataset"])
@@ -265,24 +289,27 @@ def decide(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> lis
     if refused is not None:
         return [refused]
     cells, where, exempted, notes = _cells(decl, item, claims, src, values)
-    if decl.kind == "ratio":   # "within c×", "at least c×": c is the margin (docs/VERDICTS.md)
+    if decl.kind == "ratio" and decl.factor:   # "within c×", "at least c×": c is the margin (docs/VERDICTS.md)
         test = verdicts.Directional(decl.side, float(claims[decl.factor]), null_margin=0.0)
-    else:
-        test = verdicts.Directional(decl.side, 0.0)
+    else:   # lower / higher than the comparator: the rubric's null margin
+        test = verdicts.Directional(decl.side, 1.0 if decl.kind == "ratio" else 0.0)
     detail = text(decl.detail or "{cells}", item, values)
     if decl.exempt:
         detail += f"; exempt cells: {'; '.join(exempted) or 'none'}"
     if decl.guard:
         detail += verdicts.degenerate_note(notes or [], notes is not None)
-    if not cells:
-        detail = (f"no cell has runs of both {name(item, decl.compare)} and "
+    if not cells and not src.sentence:
+        detail = (f"no cell has runs of both {' / '.join(name(item, a) for a in decl.compare)} and "
                   f"{' / '.join(name(item, a) for a in decl.against)}; {detail}")
     why = text((claims.get("why") or {}).get(decl.why, ""), item, {**values, "failing": "{failing}"}) \
         if decl.why else ""
     if src.explain and decl.why:
         states = [c.state for c in verdicts.judge(cells, test, decl.quantifier).cells] if cells else []
-        why = src.explain([w for w, st in zip(where, states) if st == verdicts.FAILS], why)
-    out = [verdicts.claim_check(claim, cells, test, decl.quantifier, why=why, detail=detail)]
+        why = src.explain([(ds, e) for (ds, _, e), st in zip(where, states) if st == verdicts.FAILS], why)
+    if src.sentence:
+        out = [src.sentence(claim, cells, where, test, decl.quantifier, why=why, detail=detail)]
+    else:
+        out = [verdicts.claim_check(claim, cells, test, decl.quantifier, why=why, detail=detail)]
     if decl.reading:
         out[0] = dataclasses.replace(out[0], rule=f"{out[0].rule}; {text(decl.reading, item, values)}")
     if decl.alternative:

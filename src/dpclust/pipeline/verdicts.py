@@ -491,7 +491,8 @@ def every_dataset(check: Check, planned: Sequence[str], missing: Mapping[str, st
                   names: Mapping[str, str] | None = None) -> Check:
     """The rubric's one policy for a claim over every dataset (docs/VERDICTS.md): with some of the
     `planned` datasets `missing` (dataset → why, or a list) it is not evaluable (n of N datasets),
-    whatever the available ones show; their verdict (and the why of a failure) stays in the detail."""
+    whatever the available ones show; their verdict (and the why of a failure) stays in the detail (with
+    none available, the note alone)."""
     missing = dict(missing) if isinstance(missing, Mapping) else {d: "" for d in missing}
     if not missing:
         return check
@@ -501,7 +502,7 @@ def every_dataset(check: Check, planned: Sequence[str], missing: Mapping[str, st
             + ", ".join(f"{names.get(d, d)} ({why or 'data unavailable'})" for d, why in missing.items()) + ")")
     shown = check.result + (f" ({check.why})" if check.holds is False and check.why else "")
     on = f"on the {n} available: {shown}" + (f" — {check.detail}" if check.detail else "")
-    return dataclasses.replace(check, holds=None, undecided=False, why="", detail=f"{note}; {on}",
+    return dataclasses.replace(check, holds=None, undecided=False, why="", detail=f"{note}; {on}" if n else note,
                                rule=f"{check.rule}; {note}" if check.rule else note)
 
 

@@ -142,7 +142,7 @@ def claim_source(table: pd.DataFrame, item: dict, by: str, wanted: Sequence[str]
         return (None, 0) if r is None else (nonempty_low(r), int(r.k))
 
     def refuse(compare, against, claim):
-        return require_dp(table, item, [compare, *[a for a in against
+        return require_dp(table, item, [*compare, *[a for a in against
                                                    if table_guarantee(table, a) != NON_PRIVATE_KIND]], claim)
 
     missing = {ds: "" for ds in wanted if not available(table, ds)}

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpclust.pipeline import verdicts
+from dpclust.pipeline import declared, verdicts
 from dpclust.pipeline.aggregate import Check, runs_frame, tidy
 from dpclust.pipeline.claims import Interval, ratio_ci
 from dpclust.pipeline.itemkit import availability, dataset_name, labelled_name, runs_note, short_reason, table_guarantee
@@ -315,6 +315,38 @@ def sentence_check(claim: str, entries: Sequence[Entry], test, quantifier: str, 
     chk.detail = "; ".join(x for x in (table, detail, "cells: " + chk.detail) if x)   # the per-ε table first
     names = {ds: dataset_name(item, ds) for ds in wanted} if item is not None else None
     return verdicts.every_dataset(chk, wanted, missing or {}, names)
+
+
+def claim_source(table: pd.DataFrame, item) -> declared.Source:
+    """The table's cells for the declared sentences (`dpclust.pipeline.declared`): dataset × (ε, k), a
+    non-private method read without ε; every dataset a sentence names is planned (one not run, or
+    without data, is missing: `why_not_evaluable`); a sentence naming a method that is not DP is
+    refused (`refused_roles`); its verdict is written as `sentence_check` writes it (the per-ε table)."""
+    claims = item["claims"]
+    named = []
+    for key in ("beat_datasets", "factor_datasets", "close_dataset", "strongest_dataset", "comparable_dataset"):
+        value = claims.get(key)
+        named += [] if value is None else [value] if isinstance(value, str) else list(value)
+    named = list(dict.fromkeys(named))
+    ok, missing = available_datasets(table, item, named)
+    t = _ok(table)
+    points = sorted({(float(e), k) for e, k in zip(t["epsilon"], t["k"]) if pd.notna(e)})
+
+    def stats(ds, alg, point):
+        eps, k = point
+        return cell(table, ds, alg, k, eps if is_private(table, alg) else None)
+
+    def refuse(compare, against, claim):
+        why = refused_roles(table, item, (*compare, *against))
+        return Check(claim, None, why, cells=0, rule="refused: claims compare DP methods only") if why else None
+
+    def sentence(claim, cells, where, test, quantifier, why="", detail=""):
+        entries = [Entry(ds, alg, point[0], point[1], c) for (ds, alg, point), c in zip(where, cells)]
+        return sentence_check(claim, entries, test, quantifier, detail=detail, why=why, item=item)
+
+    return declared.Source(available=ok, planned=named, missing=missing, points=points, stats=stats,
+                           names={ds: dataset_name(item, ds) for ds in named}, cell_text="",
+                           cell_label=lambda ds, p: f"ε={_fmt_eps(p[0])} k={p[1]}", refuse=refuse, sentence=sentence)
 
 
 def available_datasets(table: pd.DataFrame, item, datasets: Sequence[str]) -> tuple[list[str], dict[str, str]]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dpclust.pipeline import verdicts
+from dpclust.pipeline import declared, verdicts
 from dpclust.pipeline.aggregate import Check
 from dpclust.pipeline.claims import ratio_ci
 from dpclust.pipeline.itemkit import dataset_name
@@ -35,16 +35,15 @@ from dpclust.pipeline.items.cohenaddad2022.common import (
     available_datasets,
     best_nonprivate,
     cell,
+    claim_source,
     degenerate_text,
     guard_degenerate,
     ks,
     name,
     nonempty_low,
     private_epsilons,
-    ratio_entries,
     reasons_text,
     reference_cell,
-    refused_roles,
     render_normalised,
     sentence_check,
     spent_cells,
@@ -54,26 +53,6 @@ __all__ = ["aggregate", "checks", "render"]
 
 # the normalised-cost table and panels Figures 2 and 3 share (common.py)
 aggregate, render = aggregate_normalised, render_normalised
-
-
-def outperformed(table: pd.DataFrame, item) -> Check:
-    """§6: "the Balcan et al. algorithm ... is consistently outperformed by our algorithm and the coreset
-    algorithm" — "consistently": every cell (HST and Coreset × `beat_datasets` × ε × k); "outperformed":
-    mean cost / Balcan et al.'s < 1, one-sided with the rubric's 1 % null margin."""
-    claims = item["claims"]
-    hst, cor, bal = claims["hst"], claims["coreset"], claims["balcan"]
-    wanted = list(claims["beat_datasets"])
-    claim = (f"{name(item, bal)} is consistently outperformed by {name(item, hst)} and {name(item, cor)} on "
-             f"{' and '.join(dataset_name(item, ds) for ds in wanted)} (mean cost ratio < 1 in every "
-             "(method, dataset, ε, k) cell)")
-    refused = refused_roles(table, item, (hst, cor, bal))
-    if refused:
-        return Check(claim, None, refused, cells=0, rule="refused: claims compare DP methods only")
-    datasets, missing = available_datasets(table, item, wanted)
-    entries, _ = ratio_entries(table, item, datasets, [(hst, bal), (cor, bal)])
-    return sentence_check(claim, entries, verdicts.Directional("<", 1.0), "every",
-                          detail=f"mean cost / {name(item, bal)}'s, delta-method interval", wanted=wanted,
-                          missing=missing, absent_reason=reasons_text(item, missing), item=item)
 
 
 def _reference_entries(table, item, ds, hst, reference) -> tuple[list[Entry], list[str], bool]:
@@ -167,6 +146,11 @@ def small_factor(table: pd.DataFrame, item) -> list[Check]:
             sentence_check(alt_claim, entries, verdicts.Directional("<=", alt_f, null_margin=0.0), "every", **common)]
 
 
+#: the sentences no declaration expresses (config/papers/cohenaddad2022.yaml, fig2 `claims.declared`)
+HOOKS = {"close_to_nonprivate": close_to_nonprivate, "small_factor": small_factor}
+
+
 def checks(table: pd.DataFrame, item) -> list[Check]:
-    return [outperformed(table, item), *close_to_nonprivate(table, item), *small_factor(table, item),
-            spent_cells(table)]
+    """The declared sentences of §6 and §1 (config/papers/cohenaddad2022.yaml, fig2 `claims.declared`),
+    then our bookkeeping of the ε spent."""
+    return [*declared.decide_all(table, item, claim_source(table, item), HOOKS), spent_cells(table)]
