@@ -98,27 +98,29 @@ class Hook:
 @dataclass(frozen=True)
 class Source:
     """What the engine needs from an item's table: the available and planned datasets (with the
-    missing ones and why), the values of the cell axis besides the dataset (`points`: the ε grid, or
-    k), (mean, sd, n) of a method in a cell or None, and labels. Optional: a note on the compared
-    method's cell, the fewest non-empty clusters of a method's cell and its k (for the degenerate
-    guard), a refusal (a claim naming a method that is not DP: its Check, else None) and an
-    explanation of a failing verdict from its failing (dataset, point) cells and the `why` text."""
+    missing ones and why), the values of the cell axis besides the dataset (`points`: the ε grid, k,
+    or (ε, k)), (mean, sd, n) of a method in a cell or None, and labels. Optional: a note on the
+    compared method's cell, the fewest non-empty clusters of a method's cell and its k (for the
+    degenerate guard), a refusal (a claim naming a method that is not DP: its Check, else None), an
+    explanation of a failing verdict from its failing (dataset, point) cells and the `why` text, and
+    `sentence` (claim, cells, where, test, quantifier, why=, detail=) → Check, the verdict written
+    the paper's way instead of `verdicts.claim_check`."""
 
     available: Sequence[str]
     planned: Sequence[str]
     missing: Mapping[str, str]
-    points: Sequence[float]
-    stats: Callable[[str, str, float], Any]
+    points: Sequence[Any]
+    stats: Callable[[str, str, Any], Any]
     names: Mapping[str, str]
     cell_text: str
-    note: Callable[[str, str, float], str] = lambda ds, algorithm, e: ""
-    cell_label: Callable[[str, float], str] | None = None
-    nonempty_low: Callable[[str, str, float], tuple[float | None, int]] | None = None
+    note: Callable[[str, str, Any], str] = lambda ds, algorithm, e: ""
+    cell_label: Callable[[str, Any], str] | None = None
+    nonempty_low: Callable[[str, str, Any], tuple[float | None, int]] | None = None
     refuse: Callable[[Sequence[str], Sequence[str], str], Check | None] | None = None
     explain: Callable[[list[tuple[str, Any]], str], str] | None = None
     sentence: Callable[..., Check] | None = None
 
-    def label(self, ds: str, e: float) -> str:
+    def label(self, ds: str, e: Any) -> str:
         return self.cell_label(ds, e) if self.cell_label else f"{self.names.get(ds, ds)} ε={e:g}"
 
 
@@ -229,7 +231,8 @@ def _cells(decl: Comparison, item: Mapping, claims: Mapping, src: Source, values
         for alg, others in pairs:
             lead = name(item, alg)
             for e in src.points:
-                if (cap is not None and e > cap) or (floor is not None and e <= floor):
+                eps = e[0] if isinstance(e, tuple) else e   # an (ε, k) point's ε
+                if (cap is not None and eps > cap) or (floor is not None and eps <= floor):
                     continue
                 own = src.stats(ds, alg, e)
                 if own is None:
@@ -249,7 +252,7 @@ def _cells(decl: Comparison, item: Mapping, claims: Mapping, src: Source, values
                                   else verdicts.relative_cell(part, own, theirs)))
                 if not comps:
                     continue
-                if exempt and ds == exempt["dataset"] and e < float(exempt["below_epsilon"]):
+                if exempt and ds == exempt["dataset"] and eps < float(exempt["below_epsilon"]):
                     exempted.append(f"{here}: " + ", ".join(f"{lead} {c.label} {c.estimate:+.3g}" for _, c in comps))
                     continue
                 note = src.note(ds, alg, e)
