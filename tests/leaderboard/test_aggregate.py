@@ -154,8 +154,13 @@ def test_every_run_group_of_the_board_has_an_objective():
             assert groups and groups <= set(objectives), (preset, item, groups - set(objectives))
 
 
+def unraced(item: dict) -> dict:
+    """The spec without `racing`: cells decided by the 95 % intervals of the runs given."""
+    return {k: v for k, v in item.items() if k != "racing"}
+
+
 def test_best_is_decided_by_the_intervals(board, agg_spec):
-    b = best.aggregate(board_records(), agg_spec, None)
+    b = best.aggregate(board_records(), unraced(agg_spec), None)
     one = b[(b["dataset"] == "s1") & (b["objective"] == "kmeans") & (b["epsilon"] == 1.0)].iloc[0]
     assert one["best"] == BALCAN and one["runner_up"] == DPLLOYD and one["decided"] == "separated"
     assert one["best_ci_high"] < one["runner_up_ci_low"] and one["dp_methods"] == 2
@@ -170,7 +175,14 @@ def test_best_is_decided_by_the_intervals(board, agg_spec):
     gow = b[b["dataset"] == "gowalla"].iloc[0]
     assert gow["status"] == "data_unavailable" and "not mirrored" in gow["reason"]
     text = best.how_decided(one, spec("best", "render"))
-    assert "lies below runner-up DPLloyd" in text and "not ranked" in text
+    assert "lies below runner-up DPLloyd" in text and "not ranked" in text and "race" not in text
+    # raced (the test preset: 2 runs, then 4): 3 runs of each cannot separate 1.5 from 2.2 ± 0.2 at the
+    # cap's level, so the race says overlapping where the unraced 95 % intervals said separated
+    raced = best.aggregate(board_records(), agg_spec, None)
+    r = raced[(raced["dataset"] == "s1") & (raced["objective"] == "kmeans") & (raced["epsilon"] == 1.0)].iloc[0]
+    assert r["decided"] == "overlapping" and r["stopped"] == "cap reached at look 1"
+    assert (r["best_runs"], r["runner_up_runs"]) == (3, 3) and r["runner_up_gap_low"] < 0 < r["runner_up_gap_high"]
+    assert "race: cap reached at look 1 (3 runs of the best, 3 of the runner-up" in best.how_decided(r, agg_spec)
 
 
 def test_spent_check_holds_fails_and_ignores_methods_without_a_dp_guarantee(agg_spec):
@@ -200,5 +212,11 @@ def test_the_table_round_trips_through_csv(board, tmp_path):
     assert list(back.columns) == common.COLUMNS
     assert back["epsilon"].isna().sum() == board["epsilon"].isna().sum()
     assert np.allclose(back["rank"].fillna(-1), board["rank"].fillna(-1))
-    b = best.aggregate(board_records(), spec("best", "aggregate", preset="test"), None)
+    b = best.aggregate(board_records(), unraced(spec("best", "aggregate", preset="test")), None)
     assert set(b["decided"].dropna()) >= {"separated", "overlapping", "only DP method", "no DP method"}
+    raced = best.aggregate(board_records(), spec("best", "aggregate", preset="test"), None)
+    raced.to_csv(tmp_path / "b.csv", index=False)
+    back = read_table(tmp_path / "b.csv")      # the render step reads the raced columns back from CSV
+    assert list(back.columns) == best.COLUMNS
+    texts = [best.how_decided(r, spec("best", "render", preset="test")) for r in back.itertuples(index=False)]
+    assert sum("race: " in t for t in texts) == int(back["stopped"].notna().sum()) > 0

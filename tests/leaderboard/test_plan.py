@@ -114,12 +114,16 @@ def test_every_dp_algorithm_is_on_the_board_once_the_not_dp_ones_only_with_the_o
 @pytest.mark.parametrize("opted_in", [False, True], ids=["default", "opt-in"])
 def test_every_run_stands_on_the_same_ground(opted_in):
     jobs = board_jobs((_opt_in_plan if opted_in else _plan)("full"))
+    race = _plan("full").item("leaderboard", "table").race
     cells = defaultdict(set)
     for job in jobs:
         spec = job.spec
         assert spec["transform"] == "minmax_01" and spec["store_centers"] is False
         if spec["private"]:
-            assert job.seed_count >= 10
+            if job.group in race["groups"]:   # raced: a few runs, more where they can change the ranking
+                assert job.seed_count >= 5 and job.seed_count * race["rounds"][-1] >= 20
+            else:
+                assert job.seed_count >= 10
             assert spec["delta"] == (0.0 if job.algorithm in ALG1 else "n^-1.5"), job.path
         cells[job.group].add((job.dataset, job.k))
         cells["eps:" + job.group].add(job.epsilon)

@@ -1,7 +1,9 @@
 # Functions shared by the rules (kept apart from the rules, as `snakemake --lint` asks).
 # Every param below is a function of the wildcards only: Snakemake does not track params derived
 # from input or output files, so a job's spec must never be looked up by its output path.
+import json
 import shlex
+from pathlib import Path
 
 from dpclust.pipeline import replication
 from dpclust.pipeline.codehash import DRAWS_NOTHING, code_hash
@@ -181,3 +183,30 @@ def final_decision(target):
         if not replication.read_decision(path)["next"]:
             return path
         look += 1
+
+
+# ------------------------------------------------------------------------------ racing
+# (workflow/rules/replicate.smk; dpclust.pipeline.racing)
+def race_look_of(w):
+    look = int(w.look)
+    target = item_of(w)
+    if target.race_owner != target.item or not 0 <= look <= len(target.race_rounds):
+        raise ValueError(f"{w.paper}/{w.item}: no racing look {look}")
+    return look
+
+
+def race_files(target, look=None):
+    """The run files the racing looks added to the runs `target` reads, through `look` (default: every
+    look that ran): each look's blocks of the contenders its previous decision names. Reading a
+    decision makes Snakemake run its checkpoint first."""
+    if not target.race:
+        return []
+    owner = PLAN.item(target.paper, target.race_owner)
+    files = []
+    for j in range(1, (len(owner.race_rounds) if look is None else look) + 1):
+        path = checkpoints.race_decision.get(paper=owner.paper, item=owner.item, look=j - 1).output[0]
+        decision = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not decision["next"]:
+            break
+        files += owner.race_look_files(j, decision["open"])
+    return list(dict.fromkeys(files))

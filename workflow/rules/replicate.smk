@@ -54,3 +54,31 @@ checkpoint replication_decision:
         "../envs/dpclust.yaml"
     script:
         "../scripts/replication_decision.py"
+
+
+# Racing (dpclust.pipeline.racing; docs/VERDICTS.md, "Replication"): the cells of an item that
+# declares `racing` run in looks. After each look the checkpoint `race_decision` replays the race on
+# the runs so far and names the cells still open and their contenders; only those (cell, method)
+# blocks of the next look (planned in advance, with their own seeds) are then requested, by the
+# items that read the runs (`race_files`). A finished look is an ordinary output: a second
+# invocation runs no look again.
+checkpoint race_decision:
+    input:
+        runs=lambda w: [*item_of(w).run_files, *race_files(item_of(w), race_look_of(w))],
+        data=lambda w: [data_input(d) for d in sorted({j.dataset for j in item_of(w).runs})],
+    output:
+        f"{RESULTS}/racing/{{paper}}/{{item}}/decision{{look}}.json",
+    wildcard_constraints:
+        look=r"[0-9]+",
+    log:
+        "logs/racing/{paper}/{item}/decision{look}.log",
+    localrule: True
+    params:
+        spec=step_spec("aggregate"),
+        look=race_look_of,
+        code=item_code,
+        race_code=code_hash("dpclust.pipeline.racing", exclude=DRAWS_NOTHING),
+    conda:
+        "../envs/dpclust.yaml"
+    script:
+        "../scripts/race_decision.py"

@@ -42,6 +42,9 @@ from dpclust.pipeline.configuration import (
 )
 from dpclust.pipeline.declared import parse as parse_declared
 from dpclust.pipeline.item_modules import check_item_module, defined_steps, item_module
+from dpclust.pipeline.racing import declaration as race_declaration
+from dpclust.pipeline.racing import look_blocks, race_jobs
+from dpclust.pipeline.racing import repetitions as race_repetitions
 from dpclust.pipeline.replication import alpha_schedule, declaration, look_jobs, round_group, round_jobs
 from dpclust.pipeline.resolve import sensitivity_declarations
 
@@ -197,6 +200,18 @@ class ItemTarget:
     dataset_entries: dict = field(default_factory=dict)
     #: the blocks each replication look adds (look j at index j - 1; dpclust.pipeline.replication)
     rounds: list[list[RunJob]] = field(default_factory=list)
+    #: the racing declaration of the item whose runs this item reads (dpclust.pipeline.racing), with the
+    #: raced groups' `repetitions` and `objectives`; None: its cells are not raced
+    race: dict | None = None
+    #: the item that owns the raced runs (this one, or its `runs_from`), and the blocks each of its
+    #: looks may add (look j at index j - 1; only on the owner)
+    race_owner: str = ""
+    race_rounds: list[list[RunJob]] = field(default_factory=list)
+
+    def race_look_files(self, look: int, open_cells) -> list[str]:
+        """The run files look `look` (1, 2, ...) adds: the blocks of the open cells' contenders."""
+        jobs = look_blocks(self.race_rounds[look - 1], open_cells, (self.race or {}).get("objectives") or {})
+        return list(dict.fromkeys(job.path for job in jobs))
 
     @cached_property
     def replication(self) -> dict | None:
@@ -310,6 +325,8 @@ class ItemTarget:
         spec["names"] = self.step_names()
         if step == "aggregate":
             spec["dataset_entries"] = {d: self.dataset_entries[d] for d in self.data_inputs}
+        if step in ("aggregate", "render") and self.race:
+            spec["racing"] = copy.deepcopy(self.race)   # the best cell replays the race; notes say the runs
         if step == "checks" and self.replication:
             spec["alpha"] = self.look_levels[look]   # the paper's runs (look 0) decide at their share of α
         if step == "render":
@@ -363,6 +380,9 @@ class Plan:
         cells: dict[str, list[RunJob]] = {}
         for item in self.items:
             for jobs in item.rounds:
+                for job in jobs:
+                    cells.setdefault(job.path, []).append(job)
+            for jobs in item.race_rounds:
                 for job in jobs:
                     cells.setdefault(job.path, []).append(job)
         return [RunBatch(tuple(jobs)) for jobs in cells.values()]
@@ -482,7 +502,38 @@ def plan_runs(config: dict) -> Plan:
                 linked = link_reference_runs(target.key, planned + added)[len(planned):]
                 target.rounds.append(linked)
                 planned += linked
+    for target in items:
+        _plan_race(target)
+    for target in items:
+        source = by_key.get(f"{target.paper}/{target.cfg.get('runs_from')}")
+        if source is not None and source.race:
+            target.race, target.race_owner = source.race, source.item
     return Plan(config, items)
+
+
+def _plan_race(target: ItemTarget) -> None:
+    """The racing looks of an item that declares `racing` (dpclust.pipeline.racing), planned in advance."""
+    decl = race_declaration(target.cfg.get("racing"))
+    if not decl:
+        return
+    if target.cfg.get("runs_from"):
+        raise DPClustError(f"{target.key}: racing needs the item's own runs; declare it on "
+                           f"{target.cfg['runs_from']!r}, whose runs this item reads")
+    if target.cfg.get("replication"):
+        raise DPClustError(f"{target.key}: declare either `replication` (claims) or `racing` (cells), not both")
+    objectives = dict((target.cfg.get("table") or {}).get("objectives") or {})
+    missing = [g for g in decl["groups"] if g not in objectives]
+    if missing:
+        raise DPClustError(f"{target.key}: racing groups {missing} have no objective; add them to the item's "
+                           "table.objectives (the race compares the methods of one objective's cell)")
+    planned = list(target.runs)
+    for added in race_jobs(target.key, target.runs, decl):
+        linked = link_reference_runs(target.key, planned + added)[len(planned):]
+        target.race_rounds.append(linked)
+        planned += linked
+    target.race = dict(decl, repetitions=race_repetitions(target.runs, decl),
+                       objectives={g: objectives[g] for g in decl["groups"]})
+    target.race_owner = target.item
 
 
 def link_reference_runs(where: str, jobs: list[RunJob]) -> list[RunJob]:

@@ -10,6 +10,14 @@ non-private), its 95 % interval, the runner-up's, and `decided`:
 * ``no DP method`` — no method with a declared DP guarantee ran there (e.g. guarantees not yet
   declared: "unknown" is never counted as DP).
 
+With `racing` (`dpclust.pipeline.racing`, declared on the item that owns the runs) the race decides:
+it is replayed on the records, look by look, exactly as the checkpoint ran it; ``separated`` means
+one contender was left ("separated at look j"), ``overlapping`` that the cap was reached with several.
+The intervals shown stay each method's 95 % interval on all the runs it got; `best_runs`,
+`runner_up_runs` and `stopped` say how many and why the cell stopped, and `runner_up_gap_*` give the
+race's last test of the runner-up (the Welch interval of its mean minus the best's, its look and
+confidence).
+
 A method without a DP guarantee (not DP as published, unknown) that beats the best DP method by
 mean is named in `unranked_better`, labelled with its guarantee, never as the winner. Cells of
 unavailable data keep one row with the reason.
@@ -28,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from dpclust.fileio import write_text_atomic
+from dpclust.pipeline import racing
 from dpclust.pipeline.itemkit import dataset_name, name, runs_note
 from dpclust.pipeline.items.leaderboard.common import (
     KEY,
@@ -37,12 +46,18 @@ from dpclust.pipeline.items.leaderboard.common import (
     leaderboard,
     left_out_note,
     planned,
+    race_note,
 )
 from dpclust.pipeline.plotting import STATUS_TEXT, html_table, save_figure, to_markdown
 
 COLUMNS = [*KEY, "best", "best_guarantee", "best_mean", "best_ci_low", "best_ci_high", "best_nonempty", "runner_up",
            "runner_up_mean", "runner_up_ci_low", "runner_up_ci_high", "runner_up_nonempty", "decided", "dp_methods",
+           "best_runs", "runner_up_runs", "stopped", "runner_up_gap_low", "runner_up_gap_high", "runner_up_gap_level",
+           "runner_up_gap_look",
            "unranked_better", "unranked_better_guarantee", "unranked_better_mean", "status", "reason"]
+#: how a raced cell's stop reads in `decided`
+RACED = {racing.SEPARATED: "separated", racing.CAP: "overlapping", racing.ONLY: "only DP method",
+         racing.OPEN: "overlapping"}
 MARK = {"separated": "✓", "overlapping": "≈", "only DP method": "(only)", "no DP method": ""}
 
 
@@ -56,11 +71,16 @@ def decide(best: pd.Series | None, runner: pd.Series | None) -> str:
 
 
 def aggregate(records, item, ctx) -> pd.DataFrame:
-    """One row per (objective, dataset, k, ε): the best DP method and how it was decided."""
+    """One row per (objective, dataset, k, ε): the best DP method and how it was decided (by the
+    race when the runs were raced: module docstring)."""
+    records = list(records)
     table = leaderboard(records, item)
     rows = []
     if table.empty:
         return pd.DataFrame(columns=COLUMNS)
+    spec = item.get("racing")
+    race = (racing.race(records, spec, spec["repetitions"], lambda recs: leaderboard(recs, item))
+            if spec else {})
     private = table[table["epsilon"].notna()]
     for key, cell in private.groupby(KEY, sort=True):
         row = dict(zip(KEY, key))
@@ -72,16 +92,26 @@ def aggregate(records, item, ctx) -> pd.DataFrame:
             rows.append(row)
             continue
         ranked = ok[ok["rank"].notna()].sort_values(["rank", "mean", "algorithm"])
+        state = race.get(racing.cell_id(*key)) if len(ranked) else None
+        if state:   # the race's winner first: the lowest mean among the last contenders
+            first = ranked["algorithm"] == state["contenders"][0]
+            ranked = pd.concat([ranked[first], ranked[~first]])
         best = ranked.iloc[0] if len(ranked) else None
         runner = ranked.iloc[1] if len(ranked) > 1 else None
-        row.update(decided=decide(best, runner), dp_methods=len(ranked), status="ok", reason="")
+        row.update(decided=RACED[state["stopped"]] if state else decide(best, runner), dp_methods=len(ranked),
+                   status="ok", reason="", stopped=racing.stop_text(state) if state else "")
         if best is not None:
             row.update(best=best["algorithm"], best_guarantee=best["guarantee"], best_mean=best["mean"],
-                       best_ci_low=best["ci_low"], best_ci_high=best["ci_high"], best_nonempty=best["nonempty_mean"])
+                       best_ci_low=best["ci_low"], best_ci_high=best["ci_high"], best_nonempty=best["nonempty_mean"],
+                       best_runs=best["n"])
         if runner is not None:
             row.update(runner_up=runner["algorithm"], runner_up_mean=runner["mean"],
                        runner_up_ci_low=runner["ci_low"], runner_up_ci_high=runner["ci_high"],
-                       runner_up_nonempty=runner["nonempty_mean"])
+                       runner_up_nonempty=runner["nonempty_mean"], runner_up_runs=runner["n"])
+            last = state["methods"].get(runner["algorithm"]) if state else None
+            if last:   # the race's last word on the runner-up: its gap to the best of that look
+                row.update(runner_up_gap_low=last["gap_low"], runner_up_gap_high=last["gap_high"],
+                           runner_up_gap_level=1.0 - last["level"], runner_up_gap_look=last["look"])
         unranked = ok[ok["rank"].isna() & (ok["guarantee"] != NON_PRIVATE) & np.isfinite(ok["mean"].astype(float))]
         if len(unranked):
             top = unranked.sort_values(["mean", "algorithm"]).iloc[0]
@@ -103,6 +133,10 @@ def _kept(mean, k) -> str:
     return f" ({float(mean):.2g} of {int(k)} clusters non-empty)"
 
 
+def _count(value) -> str:
+    return str(int(value)) if value is not None and np.isfinite(float(value)) else "?"
+
+
 def how_decided(row, item) -> str:
     """One sentence: the best's interval against the runner-up's, each with the mean number of
     clusters its centres keep non-empty (a collapsed solution shows there, not in the cost)."""
@@ -120,6 +154,14 @@ def how_decided(row, item) -> str:
                   + _kept(row.runner_up_nonempty, row.k))
         rel = "lies below" if row.decided == "separated" else "overlaps"
         text = f"best {best} {rel} runner-up {name(item, row.runner_up)} {runner}"
+    if _present(row.stopped) and row.decided != "no DP method":
+        runs = f"{_count(row.best_runs)} runs of the best" + (
+            f", {_count(row.runner_up_runs)} of the runner-up" if _present(row.runner_up) else "")
+        text += f"; race: {row.stopped} ({runs}"
+        if _present(row.runner_up) and np.isfinite(float(row.runner_up_gap_low)):
+            text += (f"; runner-up − best in [{float(row.runner_up_gap_low):.3g}, {float(row.runner_up_gap_high):.3g}]"
+                     f" at look {int(row.runner_up_gap_look)}, Welch {100 * float(row.runner_up_gap_level):.4g} %")
+        text += ")"
     if _present(row.unranked_better):
         text += (f"; {name(item, row.unranked_better)} ({row.unranked_better_guarantee}, not ranked) has a lower "
                  f"mean, {row.unranked_better_mean:.3g}")
@@ -137,6 +179,10 @@ def _display(table: pd.DataFrame, item) -> pd.DataFrame:
         "guarantee": [g if _present(g) else "" for g in t["best_guarantee"]],
         "cost / best non-private": t["best_mean"],
         "decided": [d if _present(d) else "" for d in t["decided"]],
+        "stopped": [d if _present(d) else "" for d in t["stopped"]],
+        "runs (best, runner-up)": [f"{_count(b)}, {_count(r)}" if _present(u) else (_count(b) if _present(a) else "")
+                                   for a, b, u, r in zip(t["best"], t["best_runs"], t["runner_up"],
+                                                         t["runner_up_runs"])],
         "DP methods": t["dp_methods"],
         "how decided": [how_decided(r, item) for r in t.itertuples(index=False)],
     })
@@ -148,10 +194,10 @@ def render(table: pd.DataFrame, item, stem) -> None:
     stem.parent.mkdir(parents=True, exist_ok=True)
     title = item.get("title", "Best private method")
     planned_note = runs_note(item)
-    note = " ".join(p for p in (planned_note + "." if planned_note else "",
-                                "✓: the best's 95 % interval lies below the runner-up's; ≈: they "
-                                "overlap. Only methods with a declared DP guarantee are ranked.",
-                                left_out_note(item)) if p)
+    marks = ((race_note(item) + " ✓: one method left (separated); ≈: the cap reached with several (overlapping).")
+             if item.get("racing") else "✓: the best's 95 % interval lies below the runner-up's; ≈: they overlap.")
+    note = " ".join(p for p in (planned_note + "." if planned_note else "", marks,
+                                "Only methods with a declared DP guarantee are ranked.", left_out_note(item)) if p)
     shown = _display(table, item)
     write_text_atomic(f"**{title}**\n\n" + to_markdown(shown) + f"\n{note}\n", stem.with_suffix(".md"))
     write_text_atomic(html_table(shown, title, note), stem.with_suffix(".html"))

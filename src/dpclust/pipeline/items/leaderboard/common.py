@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from dpclust.api import DPClustError
+from dpclust.pipeline import racing
 from dpclust.pipeline.claims import mean_ci
 from dpclust.pipeline.itemkit import DP_KINDS, NOT_DP, name, step_options
 
@@ -220,6 +221,20 @@ def left_out_note(item: Mapping) -> str:
     return (f"Not run by default (not DP as published or as configured, never ranked): "
             f"{'; '.join(name(item, a) for a in out)}. The opt-in not_dp (--config 'opt_in=[not_dp]'; {OPT_IN}) "
             f"adds them back, labelled \"not DP as published\", unranked, with no ε.")
+
+
+def race_note(item) -> str:
+    """What the race is, in one sentence ('' without racing)."""
+    spec = item.get("racing")
+    if not spec:
+        return ""
+    reps = sorted(set((spec.get("repetitions") or {}).values())) or [0]
+    steps = ", ".join(str(m * reps[0]) for m in racing.multiples(spec))
+    return (f"Cells raced (dpclust.pipeline.racing): {steps} runs per method at the looks; each look runs only "
+            f"the methods the best does not beat (the Welch interval of their mean minus the best's, at 1 − α_j "
+            f"with α_j the look's share of α = {spec['alpha']:g}, reaches 0); a method out of the race keeps the "
+            f"runs it had (column runs); a cell stops when one method is left or at the cap of "
+            f"{racing.multiples(spec)[-1] * reps[-1]} runs.")
 
 
 def fmt_interval(mean, low, high) -> str:

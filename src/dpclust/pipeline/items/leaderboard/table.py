@@ -34,6 +34,7 @@ from dpclust.pipeline.items.leaderboard.common import (
     label,
     leaderboard,
     left_out_note,
+    race_note,
 )
 from dpclust.pipeline.plotting import html_table, save_figure, to_markdown
 
@@ -56,7 +57,7 @@ def _note(table: pd.DataFrame, item) -> str:
     parts = [note + "." if note else "",
              "Cost / best non-private: mean over runs of each run's cost divided by the best cost of any non-private "
              "run at the same (dataset, k); 95 % Student-t interval. Rank: among methods with a declared DP guarantee "
-             "only (ε-DP or (ε, δ)-DP), per (objective, dataset, k, ε).", left_out_note(item)]
+             "only (ε-DP or (ε, δ)-DP), per (objective, dataset, k, ε).", race_note(item), left_out_note(item)]
     if unavailable:
         reasons = {d: short_reason(table.loc[table["dataset"] == d, "reason"].iloc[0]) for d in unavailable}
         parts.append("Data unavailable: "
