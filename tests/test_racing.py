@@ -25,6 +25,7 @@ DECL = racing.declaration({"groups": ["kmeans"], "rounds": [2, 4]})
     ({"groups": ["g"], "rounds": [1, 2]}, "increase"),
     ({"groups": ["g"], "rounds": [2, 20]}, "at most 10"),
     ({"groups": ["g"], "alpha": 0.7}, "alpha"),
+    ({"groups": ["g"], "cpu_hours": 0}, "cpu_hours"),
 ])
 def test_a_bad_declaration_is_one_clear_error(bad, why):
     with pytest.raises(DPClustError, match=f"racing: .*{why}"):
@@ -152,11 +153,11 @@ def test_a_racing_group_the_item_does_not_run_is_one_clear_error():
 
 
 # ------------------------------------------------------------------------------ checkpoint and best agree
-def _cell_records(rng, algorithm, mean, seeds, guarantee="eps"):
+def _cell_records(rng, algorithm, mean, seeds, guarantee="eps", eps=1.0, wall=0.1):
     from tests.leaderboard.helpers import record
 
-    rec = record("s1", algorithm, 5, 1.0, "kmeans", kmeans=list(mean + rng.standard_normal(len(seeds))),
-                 guarantee=guarantee)
+    rec = record("s1", algorithm, 5, eps, "kmeans", kmeans=list(mean + rng.standard_normal(len(seeds))),
+                 guarantee=guarantee, wall=wall)
     for run, seed in zip(rec["runs"], seeds):
         run["seed"] = seed
     return rec
@@ -196,6 +197,44 @@ def test_the_best_item_replays_the_race_the_checkpoint_ran():
     assert (row["decided"] == "separated") == row["stopped"].startswith("separated")
     assert row["decided"] in ("separated", "overlapping")
     assert decisions[-1]["open"] == {}
+
+
+def test_a_cpu_cap_stops_the_open_cells_before_a_look_it_cannot_afford():
+    """The next look's estimate is each open cell's contenders' mean recorded run time × the runs it
+    adds them; a cap below it stops the cell at look 0 ("CPU cap reached", overlapping), one above
+    it lets the look run."""
+    from tests.leaderboard.helpers import KMEANSPP, record, spec
+
+    from dpclust.pipeline.items.leaderboard import best
+    from dpclust.pipeline.items.leaderboard.common import leaderboard
+
+    item = spec("best", "aggregate", "test")
+    rng = np.random.default_rng(5)
+    records = [record("s1", KMEANSPP, 5, None, "reference_kmeans", kmeans=[10.0, 10.5], guarantee="nonprivate")]
+    records += [_cell_records(rng, a, 20.0, range(5)) for a in ("su2016.dplloyd", "balcan2017.balcan")]
+    cell = racing.cell_id("kmeans", "s1", 5, 1.0)
+    wall = {r["algorithm"]: np.mean([run["wall_time_s"] for run in r["runs"]]) for r in records[1:]}
+    need = sum(w * 5 for w in wall.values())           # look 1 adds 5 runs to each contender
+    for cap_s, stops in ((need * 0.9, True), (need * 1.1, False)):
+        decl = dict(DECL, cpu_hours=cap_s / 3600, repetitions={"kmeans": 5}, objectives={"kmeans": "kmeans"})
+        table_of = lambda r: leaderboard(r, item)   # noqa: E731
+        assert racing.looks_cpu_s(records, decl, {"kmeans": 5}, {cell: list(wall)}, 0) == (0.0, {
+            cell: pytest.approx(need)})
+        decision = racing.decide(records, decl, {"kmeans": 5}, table_of, 0)
+        assert decision["next"] is not stops
+        if stops:
+            assert decision["cpu_stopped"] == [cell]
+            row = best.aggregate(records, dict(item, racing=decl), None).iloc[0]
+            assert row["stopped"] == "CPU cap reached at look 0" and row["decided"] == "overlapping"
+        else:
+            assert set(decision["open"][cell]) == set(wall)
+    # two open cells, the budget for one: the cheaper cell's look runs, the dearer cell stops
+    dear = racing.cell_id("kmeans", "s1", 5, 0.5)
+    records += [_cell_records(rng, a, 20.0, range(5), eps=0.5, wall=50.0)
+                for a in ("su2016.dplloyd", "balcan2017.balcan")]
+    decl = dict(DECL, cpu_hours=need * 1.5 / 3600, repetitions={"kmeans": 5}, objectives={"kmeans": "kmeans"})
+    decision = racing.decide(records, decl, {"kmeans": 5}, lambda r: leaderboard(r, item), 0)
+    assert set(decision["open"]) == {cell} and decision["cpu_stopped"] == [dear]
 
 
 # ------------------------------------------------------------------------------ end to end

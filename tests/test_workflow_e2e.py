@@ -132,6 +132,7 @@ def _item_jobs(p, items, work=None) -> set[tuple[str, str]]:
     for t in items:
         out.add(("aggregate", t.table))
         out.add(("render", t.figure_stem + ".png"))
+        out |= _race_jobs(p, t, work)
         if t.has_checks:
             out.add(("check_claims", t.checks_stem + ".html"))
             out |= _replication_jobs(p, t, work)
@@ -153,6 +154,16 @@ def _replication_jobs(p, t, work=None) -> set[tuple[str, str]]:
             | {("replication_look", f"{where}/look{j}.table.csv") for j in range(1, looks + 1)})
 
 
+def _race_jobs(p, t, work=None) -> set[tuple[str, str]]:
+    """The racing decisions of the runs `t` reads (dpclust.pipeline.racing): the first (a dry run
+    stops at it, a checkpoint), or, after a real run in `work`, every one it made."""
+    if not t.race:
+        return set()
+    where = f"{p.config['results_dir']}/racing/{t.paper}/{t.race_owner}"
+    looks = len(list((work / where).glob("decision*.json"))) - 1 if work is not None else 0
+    return {("race_decision", f"{where}/decision{j}.json") for j in range(max(looks, 0) + 1)}
+
+
 def _downstream(p, run_paths, datasets=(), work=None) -> set[tuple[str, str]]:
     """The run jobs of `run_paths` and every item job that reads one of them or, itself, one of
     the processed `datasets`; `work`: after a real run there, with the replication looks and the
@@ -164,6 +175,9 @@ def _downstream(p, run_paths, datasets=(), work=None) -> set[tuple[str, str]]:
         for t in items:
             looks = len(list((work / f"{p.config['results_dir']}/replication/{t.key}").glob("decision*.json"))) - 1
             out |= {("run", j.path) for r in t.rounds[:max(looks, 0)] for j in r if j.dataset in set(datasets)}
+            # the racing looks' runs of those datasets that the decisions asked for (their files exist)
+            out |= {("run", j.path) for r in t.race_rounds for j in r
+                    if j.dataset in set(datasets) and (work / j.path).exists()}
     return out
 
 

@@ -14,6 +14,9 @@ The rule (docs/VERDICTS.md, "Replication"), fixed before any run:
 * a cell stops when one contender remains ("separated at look j"), when a single DP method ran
   ("only one DP method"), or at the last look ("cap reached"); otherwise look j + 1 runs the blocks
   of its contenders only. A method that stops contending keeps the runs it has.
+* with `cpu_hours`, the next look runs only the open cells whose CPU, estimated from the recorded
+  run times, still fits what the added looks may cost, cheapest first; the others stop ("CPU cap
+  reached").
 
 Two methods of equal mean are ever separated (either way, at any look) only when some look's
 two-sided test of their difference rejects: at most Σ_j α_j = α, whatever the looks' dependence (a
@@ -45,7 +48,7 @@ from dpclust.pipeline.verdicts import ALPHA
 
 #: the looks after the initial runs when none are declared: 2× and 4× the initial runs
 DEFAULT_ROUNDS = (2, 4)
-SEPARATED, CAP, ONLY, OPEN = "separated", "cap reached", "only one DP method", "open"
+SEPARATED, CAP, CPU, ONLY, OPEN = "separated", "cap reached", "CPU cap reached", "only one DP method", "open"
 
 
 def declaration(cfg: Mapping | None) -> dict | None:
@@ -62,7 +65,13 @@ def declaration(cfg: Mapping | None) -> dict | None:
     if not 0 < alpha < 0.5:
         raise DPClustError(f"racing: alpha {alpha} must lie in (0, 0.5) (the chance, per pair of methods of "
                            "equal mean, that the race separates them; e.g. 0.05)")
-    return {"groups": [str(g) for g in cfg["groups"]], "rounds": rounds, "alpha": alpha}
+    out = {"groups": [str(g) for g in cfg["groups"]], "rounds": rounds, "alpha": alpha}
+    if cfg.get("cpu_hours") is not None:
+        if not float(cfg["cpu_hours"]) > 0:
+            raise DPClustError(f"racing: cpu_hours {cfg['cpu_hours']} must be > 0 (the CPU the added looks may "
+                               "cost, in hours), or leave it out for no CPU cap")
+        out["cpu_hours"] = float(cfg["cpu_hours"])
+    return out
 
 
 def multiples(decl: Mapping) -> list[int]:
@@ -201,7 +210,49 @@ def race(records: Sequence[Mapping], decl: Mapping, reps: Mapping[str, int],
                 stopped = OPEN
             state[cid] = {"contenders": keep, "stopped": stopped, "look": look, "level": level,
                           "methods": methods}
+        if look < len(decl["rounds"]) and decl.get("cpu_hours") is not None:
+            _cpu_cap(state, truncate(records, decl, reps, look), decl, reps, look)
     return state
+
+
+def looks_cpu_s(records: Iterable[Mapping], decl: Mapping, reps: Mapping[str, int],
+                open_cells: Mapping[str, Sequence[str]], look: int) -> tuple[float, dict[str, float]]:
+    """(the recorded run time the added looks cost so far, the next look's estimate per open cell: its
+    contenders' mean recorded run time × the runs the look adds them), in seconds, from the records."""
+    added = 0.0
+    per: dict[tuple, list] = {}
+    for rec in records:
+        group = str(rec.get("group"))
+        if group not in reps or rec.get("epsilon") is None or group not in (decl.get("objectives") or {}):
+            continue
+        key = (cell_id(decl["objectives"][group], rec["dataset"], rec["k"], rec["epsilon"]), str(rec["algorithm"]))
+        for run in rec.get("runs") or []:
+            wall = float(run.get("wall_time_s") or 0.0)
+            added += wall if int(run["seed"]) >= reps[group] else 0.0
+            total = per.setdefault(key, [0.0, 0, reps[group]])
+            total[0] += wall
+            total[1] += 1
+    step = multiples(decl)[look + 1] - multiples(decl)[look]
+    estimate = dict.fromkeys(open_cells, 0.0)
+    for (cid, alg), (seconds, n, r) in per.items():
+        if alg in open_cells.get(cid, ()):
+            estimate[cid] += seconds / max(n, 1) * step * r
+    return added, estimate
+
+
+def _cpu_cap(state: dict, records: list[dict], decl: Mapping, reps: Mapping[str, int], look: int) -> None:
+    """Under `cpu_hours`, the next look runs the open cells it can afford, cheapest first (the most
+    cells decided per CPU-hour; ties by cell id): the others stop here (CPU)."""
+    open_cells = {cid: s["contenders"] for cid, s in state.items() if s["stopped"] == OPEN}
+    if not open_cells:
+        return
+    added, estimate = looks_cpu_s(records, decl, reps, open_cells, look)
+    budget = decl["cpu_hours"] * 3600 - added
+    for cid in sorted(open_cells, key=lambda c: (estimate[c], c)):
+        if estimate[cid] <= budget:
+            budget -= estimate[cid]
+            continue
+        state[cid].update(stopped=CPU, cpu={"added_s": round(added, 1), "next_look_s": round(estimate[cid], 1)})
 
 
 def decide(records: Sequence[Mapping], decl: Mapping, reps: Mapping[str, int],
@@ -215,7 +266,8 @@ def decide(records: Sequence[Mapping], decl: Mapping, reps: Mapping[str, int],
         tally[s["stopped"]] = tally.get(s["stopped"], 0) + 1
     go = bool(open_cells) and look < len(decl["rounds"])
     return {"look": look, "alpha": levels(decl)[look], "multiple": multiples(decl)[look], "next": go,
-            "open": open_cells if go else {}, "cells": dict(sorted(tally.items()))}
+            "open": open_cells if go else {}, "cells": dict(sorted(tally.items())),
+            "cpu_stopped": sorted(cid for cid, s in state.items() if s["stopped"] == CPU and s["look"] == look)}
 
 
 def write_decision(decision: dict, path) -> None:

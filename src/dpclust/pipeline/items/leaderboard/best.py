@@ -56,8 +56,8 @@ COLUMNS = [*KEY, "best", "best_guarantee", "best_mean", "best_ci_low", "best_ci_
            "runner_up_gap_look",
            "unranked_better", "unranked_better_guarantee", "unranked_better_mean", "status", "reason"]
 #: how a raced cell's stop reads in `decided`
-RACED = {racing.SEPARATED: "separated", racing.CAP: "overlapping", racing.ONLY: "only DP method",
-         racing.OPEN: "overlapping"}
+RACED = {racing.SEPARATED: "separated", racing.CAP: "overlapping", racing.CPU: "overlapping",
+         racing.ONLY: "only DP method", racing.OPEN: "overlapping"}
 MARK = {"separated": "✓", "overlapping": "≈", "only DP method": "(only)", "no DP method": ""}
 
 
