@@ -149,7 +149,7 @@ def test_a_look_runs_only_the_open_cells_contenders(plans):
 
 def test_a_racing_group_the_item_does_not_run_is_one_clear_error():
     with pytest.raises(DPClustError, match="racing names run groups \\['nope'\\]"):
-        racing.race_jobs("x/y", [], racing.declaration({"groups": ["nope"]}))
+        racing.race_jobs("x/y", [], racing.declaration({"groups": ["nope"]}), lambda d, k, e: d)
 
 
 # ------------------------------------------------------------------------------ checkpoint and best agree
@@ -264,13 +264,16 @@ def test_the_test_presets_race_runs_one_look_once(tmp_path, mirror):
     first = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert first.returncode == 0, first.stderr[-3000:]
     results = tmp_path / "results" / "test"
-    look0 = json.loads((results / "racing/leaderboard/table/decision0.json").read_text())
+    [race] = (results / "racing/leaderboard/table").iterdir()     # one race: the hash of what it read
+    look0 = json.loads((race / "decision0.json").read_text())
     cell = racing.cell_id("kmeans", "iris", 3, 1.0)
     assert look0["next"] and set(look0["open"]) == {cell}          # the k-median cell has one method
     added = sorted(p.relative_to(results / "runs/leaderboard/table").as_posix()
                    for p in results.glob("runs/leaderboard/table/*.round*/*/*.json") if "released" not in p.name)
     assert added == sorted(f"kmeans.round1/iris.k3.e1.0/{a}.json" for a in look0["open"][cell])
-    assert not (results / "racing/leaderboard/table/decision2.json").exists()
+    assert not (race / "decision2.json").exists()
+    assert sorted(json.loads((race / "final.json").read_text())["runs"]) == [
+        f"results/test/runs/leaderboard/table/{a}" for a in added]                  # what the items read
     board = pd.read_csv(results / "tables/leaderboard/table.csv")
     runs = board.set_index("algorithm")["n"]
     assert all(runs[a] == 4 for a in look0["open"][cell]) and runs["cohenaddad2022.hst"] == 2

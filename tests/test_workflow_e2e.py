@@ -36,6 +36,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.workflow]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 UNROUTABLE = "http://127.0.0.1:9"  # the discard port: every download is refused at once
 JOB_HEADER = re.compile(r"^(?:local)?(rule|checkpoint) (\w+):$")
+#: a race's directory is named by the hash of what it depends on (workflow/rules/common.smk
+#: race_fingerprint): jobs are compared with it written `*`
+RACE_DIR = re.compile(r"(/racing/[^/]+/[^/]+/)[0-9a-f]{16}/")
 
 
 def _copy_repo(dst: Path) -> Path:
@@ -104,6 +107,7 @@ def jobs_of(text: str) -> set[tuple[str, str]]:
             continue
         if rule is not None and line.strip().startswith("output:"):
             first = line.split("output:", 1)[1].split(",")[0].strip()
+            first = RACE_DIR.sub(r"\1*/", first)
             jobs.add((rule, first.removesuffix(" (update)")))  # Snakemake marks `update` outputs so
             rule = None
     if rule is not None:
@@ -155,13 +159,19 @@ def _replication_jobs(p, t, work=None) -> set[tuple[str, str]]:
 
 
 def _race_jobs(p, t, work=None) -> set[tuple[str, str]]:
-    """The racing decisions of the runs `t` reads (dpclust.pipeline.racing): the first (a dry run
-    stops at it, a checkpoint), or, after a real run in `work`, every one it made."""
+    """The race of the runs `t` reads (dpclust.pipeline.racing): its first look, decision and final
+    list (a dry run stops at the first decision, a checkpoint), or, after a real run in `work`, every
+    look of its latest race."""
     if not t.race:
         return set()
     where = f"{p.config['results_dir']}/racing/{t.paper}/{t.race_owner}"
-    looks = len(list((work / where).glob("decision*.json"))) - 1 if work is not None else 0
-    return {("race_decision", f"{where}/decision{j}.json") for j in range(max(looks, 0) + 1)}
+    looks = 1
+    if work is not None:
+        races = sorted((work / where).glob("*/final.json"), key=lambda f: f.stat().st_mtime)
+        looks = len(list(races[-1].parent.glob("decision*.json"))) if races else 1
+    return ({("race_look", f"{where}/*/look{j}.json") for j in range(looks)}
+            | {("race_decision", f"{where}/*/decision{j}.json") for j in range(looks)}
+            | {("race_final", f"{where}/*/final.json")})
 
 
 def _downstream(p, run_paths, datasets=(), work=None) -> set[tuple[str, str]]:

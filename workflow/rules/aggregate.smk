@@ -4,8 +4,10 @@
 
 rule aggregate:
     input:
-        # with racing (dpclust.pipeline.racing), the runs of every look that ran too
-        runs=lambda w: [*item_of(w).run_files, *race_files(item_of(w))],
+        runs=lambda w: item_of(w).run_files,
+        # with racing (dpclust.pipeline.racing): the race's final list of the looks' runs, which the job
+        # reads too (made by `race_final`, whose inputs they are; one input set whatever the looks ran)
+        race=lambda w: race_final_input(item_of(w)),
         # the processed records of every dataset its runs read, not only of those it reads itself:
         # the job then waits for those data checkpoints, after which Snakemake re-plans the runs
         # whose data changed (otherwise it could aggregate their old records first)

@@ -1,6 +1,7 @@
 # Functions shared by the rules (kept apart from the rules, as `snakemake --lint` asks).
 # Every param below is a function of the wildcards only: Snakemake does not track params derived
 # from input or output files, so a job's spec must never be looked up by its output path.
+import hashlib
 import json
 import shlex
 from pathlib import Path
@@ -60,11 +61,14 @@ def run_job(w):
 def run_args(w):
     """The batch's command-line arguments: its complete spec (dpclust.pipeline.planning), the content id of
     each processed input and the hash of the code it runs; one param, so that a change of any re-runs it."""
-    batch = run_job(w)
+    return batch_args(run_job(w))
+
+
+def batch_args(batch):
     ids = canonical_json({d: data_id(d) for d in batch.datasets})
     refs = "".join(f" {shlex.quote(path)}" for path in batch.reference_files)
     return (f"--spec {shlex.quote(batch.spec_json)} --data-sha256 {shlex.quote(ids)}"
-            f" --code-hash {RUN_CODE[w.algorithm]}" + (f" --reference-records{refs}" if refs else ""))
+            f" --code-hash {RUN_CODE[batch.algorithm]}" + (f" --reference-records{refs}" if refs else ""))
 
 
 # ------------------------------------------------------------------------------------- data
@@ -195,18 +199,56 @@ def race_look_of(w):
     return look
 
 
+def race_fingerprint(owner):
+    """The directory of a race's decisions: a hash of all they depend on, i.e. every initial run
+    batch's arguments (spec, the data's content id, the code it runs; the looks' batches follow from
+    them and the decisions) and the race's own spec and code. An edit that changes a run re-races
+    under a new directory: a decision is never read stale, and one that stands is never made again."""
+    parts = [batch_args(PLAN.run(path)) for path in owner.run_files]
+    parts += [owner.step_spec_json("aggregate"), RACE_CODE,
+              code_hash(owner.module, "dpclust.pipeline.steps", exclude=DRAWS_NOTHING)]
+    return hashlib.sha256(canonical_json(parts).encode()).hexdigest()[:16]
+
+
+def race_final_path(target):
+    """The race's list of the looks' run files that ran (rule `race_final`), under the hash of all it
+    depends on: missing, hence made, whenever the race must be run (again)."""
+    owner = PLAN.item(target.paper, target.race_owner)
+    return f"{RESULTS}/racing/{owner.paper}/{owner.item}/{race_fingerprint(owner)}/final.json"
+
+
+def race_final_input(target):
+    """[the race's final list] for an item whose runs are raced, else []."""
+    return [race_final_path(target)] if target.race else []
+
+
+def race_decision_path(owner, look):
+    """The race's decision after `look`, once the checkpoint has made it (else Snakemake makes it first)."""
+    return checkpoints.race_decision.get(paper=owner.paper, item=owner.item, fp=race_fingerprint(owner),
+                                         look=look).output[0]
+
+
 def race_files(target, look=None):
     """The run files the racing looks added to the runs `target` reads, through `look` (default: every
-    look that ran): each look's blocks of the contenders its previous decision names. Reading a
-    decision makes Snakemake run its checkpoint first."""
+    look that ran): each look's blocks of the contenders its previous decision names."""
     if not target.race:
         return []
     owner = PLAN.item(target.paper, target.race_owner)
     files = []
     for j in range(1, (len(owner.race_rounds) if look is None else look) + 1):
-        path = checkpoints.race_decision.get(paper=owner.paper, item=owner.item, look=j - 1).output[0]
-        decision = json.loads(Path(path).read_text(encoding="utf-8"))
+        decision = json.loads(Path(race_decision_path(owner, j - 1)).read_text(encoding="utf-8"))
         if not decision["next"]:
             break
         files += owner.race_look_files(j, decision["open"])
     return list(dict.fromkeys(files))
+
+
+def race_decisions(target):
+    """Every decision the race made, through the first that runs no next look."""
+    owner = PLAN.item(target.paper, target.race_owner)
+    out = []
+    for j in range(len(owner.race_rounds) + 1):
+        out.append(race_decision_path(owner, j))
+        if not json.loads(Path(out[-1]).read_text(encoding="utf-8"))["next"]:
+            break
+    return out

@@ -57,28 +57,69 @@ checkpoint replication_decision:
 
 
 # Racing (dpclust.pipeline.racing; docs/VERDICTS.md, "Replication"): the cells of an item that
-# declares `racing` run in looks. After each look the checkpoint `race_decision` replays the race on
-# the runs so far and names the cells still open and their contenders; only those (cell, method)
-# blocks of the next look (planned in advance, with their own seeds) are then requested, by the
-# items that read the runs (`race_files`). A finished look is an ordinary output: a second
-# invocation runs no look again.
-checkpoint race_decision:
+# declares `racing` run in looks. After each look `race_look` replays the race on the runs so far
+# and names the cells still open and their contenders; the checkpoint `race_decision` publishes it,
+# and only those (cell, method) blocks of the next look (planned in advance, with their own seeds)
+# are requested, by `race_final`, which lists them for the items that read the runs. Everything lives
+# under a hash of all the race depends on (`race_fingerprint`): an edit that changes a run races again
+# from look 0 under a new directory (a job waiting on a checkpoint is re-planned only when its own
+# output is missing, so the items wait on the list, an ordinary output), and a finished look is an
+# ordinary output: a second invocation runs none again.
+RACE_CODE = code_hash("dpclust.pipeline.racing", exclude=DRAWS_NOTHING)
+
+
+rule race_look:
     input:
         runs=lambda w: [*item_of(w).run_files, *race_files(item_of(w), race_look_of(w))],
         data=lambda w: [data_input(d) for d in sorted({j.dataset for j in item_of(w).runs})],
     output:
-        f"{RESULTS}/racing/{{paper}}/{{item}}/decision{{look}}.json",
+        f"{RESULTS}/racing/{{paper}}/{{item}}/{{fp}}/look{{look}}.json",
     wildcard_constraints:
+        fp=r"[0-9a-f]{16}",
         look=r"[0-9]+",
     log:
-        "logs/racing/{paper}/{item}/decision{look}.log",
+        "logs/racing/{paper}/{item}/{fp}/look{look}.log",
     localrule: True
     params:
         spec=step_spec("aggregate"),
         look=race_look_of,
         code=item_code,
-        race_code=code_hash("dpclust.pipeline.racing", exclude=DRAWS_NOTHING),
+        race_code=RACE_CODE,
     conda:
         "../envs/dpclust.yaml"
     script:
-        "../scripts/race_decision.py"
+        "../scripts/race_look.py"
+
+
+rule race_final:
+    input:
+        decisions=lambda w: race_decisions(item_of(w)),
+        runs=lambda w: race_files(item_of(w)),
+    output:
+        f"{RESULTS}/racing/{{paper}}/{{item}}/{{fp}}/final.json",
+    wildcard_constraints:
+        fp=r"[0-9a-f]{16}",
+    log:
+        "logs/racing/{paper}/{item}/{fp}/final.log",
+    localrule: True
+    conda:
+        "../envs/dpclust.yaml"
+    script:
+        "../scripts/race_final.py"
+
+
+checkpoint race_decision:
+    input:
+        f"{RESULTS}/racing/{{paper}}/{{item}}/{{fp}}/look{{look}}.json",
+    output:
+        f"{RESULTS}/racing/{{paper}}/{{item}}/{{fp}}/decision{{look}}.json",
+    wildcard_constraints:
+        fp=r"[0-9a-f]{16}",
+        look=r"[0-9]+",
+    log:
+        "logs/racing/{paper}/{item}/{fp}/decision{look}.log",
+    localrule: True
+    conda:
+        "../envs/dpclust.yaml"
+    script:
+        "../scripts/race_publish.py"

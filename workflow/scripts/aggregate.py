@@ -12,8 +12,12 @@ records = {Path(record).stem: str(record) for record in sm.input.data}
 datasets = {name: records[name][: -len(".json")] + ".h5" for name in spec.get("datasets") or []}
 
 
+# a raced item (dpclust.pipeline.racing) reads the looks' runs its race's final list names too
+raced = [path for listed in sm.input.get("race", []) for path in json.loads(Path(listed).read_text())["runs"]]
+
+
 def step():
-    table = aggregate_item(spec, list(sm.input.runs), datasets, sm.output[0])
+    table = aggregate_item(spec, list(dict.fromkeys([*sm.input.runs, *raced])), datasets, sm.output[0])
     print(f"{spec['paper']}/{spec['item']}: {len(sm.input.runs)} run records -> {len(table)} rows")
 
 

@@ -25,11 +25,11 @@ over the methods of a cell (as the board's 95 % intervals never were). The diffe
 the overlap of the two methods' own intervals, which would need about √2 times more spread between
 them for the same level: fewer runs decide a cell.
 
-Everything here is a function of the run records and the declaration: the checkpoint
-`race_decision` (workflow/rules/replicate.smk) replays the race through the look that has run to
-ask for the next look's blocks, and the `best` item replays it through the last look to say how each
-cell stopped, so the two always agree. A run's look is read from its seed (look j: seeds
-[m_{j-1}·r, m_j·r) of a group of r repetitions, `race_jobs`).
+Everything here is a function of the run records and the declaration: the job `race_look`
+(workflow/rules/replicate.smk; the checkpoint `race_decision` publishes its decision) replays the
+race through the look that has run to ask for the next look's blocks, and the `best` item replays it
+through the last look to say how each cell stopped, so the two always agree. A run's look is read
+from its seed (look j: seeds [m_{j-1}·r, m_j·r) of a group of r repetitions, `race_jobs`).
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ import pandas as pd
 
 from dpclust.api import DPClustError
 from dpclust.pipeline.claims import diff_ci
-from dpclust.pipeline.configuration import fmt_epsilon
 from dpclust.pipeline.replication import MAX_MULTIPLE, alpha_schedule
 from dpclust.pipeline.verdicts import ALPHA
 
@@ -85,11 +84,12 @@ def levels(decl: Mapping) -> list[float]:
 
 
 # ------------------------------------------------------------------------------ planning
-def race_jobs(where: str, jobs: Sequence, decl: Mapping) -> list[list]:
+def race_jobs(where: str, jobs: Sequence, decl: Mapping, cell_data: Callable[[str, int, float], str]) -> list[list]:
     """The blocks each added look may run (look j at index j − 1), from the item's planned blocks
     (`run_plan.RunJob`): for every private cell of a raced group, its seeds [m_{j-1}·r, m_j·r)
-    (r its repetitions), one block per cell and look in a file of its own (`<group>.round<j>/D.kK.eE/`)
-    so that a look can run any one (cell, method). Seeds continue the cell's own: never repeated."""
+    (r its repetitions), one block per cell and look in a file of its own (`<group>.round<j>/<cell_data>/`,
+    run_plan.batch_data's "cell") so that a look can run any one (cell, method). Seeds continue the
+    cell's own: never repeated."""
     groups = {job.group for job in jobs}
     unknown = sorted(set(decl["groups"]) - groups)
     if unknown:
@@ -108,7 +108,7 @@ def race_jobs(where: str, jobs: Sequence, decl: Mapping) -> list[list]:
             reps = sum(b.seed_count for b in blocks)
             lo, hi = looks[j - 1] * reps, looks[j] * reps
             added.append(replace(first, block=0, seed_start=lo, seed_count=hi - lo, round=j, references=(),
-                                 data=f"{dataset}.k{k}.e{fmt_epsilon(eps)}"))   # run_plan.batch_data "cell"
+                                 data=cell_data(dataset, k, eps)))
         out.append(added)
     return out
 

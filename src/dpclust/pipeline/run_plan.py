@@ -527,7 +527,7 @@ def _plan_race(target: ItemTarget) -> None:
         raise DPClustError(f"{target.key}: racing groups {missing} have no objective; add them to the item's "
                            "table.objectives (the race compares the methods of one objective's cell)")
     planned = list(target.runs)
-    for added in race_jobs(target.key, target.runs, decl):
+    for added in race_jobs(target.key, target.runs, decl, lambda d, k, e: batch_data(d, k, e, "cell")):
         linked = link_reference_runs(target.key, planned + added)[len(planned):]
         target.race_rounds.append(linked)
         planned += linked

@@ -1,4 +1,5 @@
-"""Snakemake script (checkpoint): after a racing look, the cells still open and the methods still contending."""
+"""Snakemake script: after a racing look, the cells still open and the methods still contending (the
+checkpoint race_decision publishes it)."""
 import json
 
 from dpclust.pipeline import racing
@@ -21,4 +22,4 @@ def step():
           f"open cells: {len(decision['open'])}, their contenders: {sum(map(len, decision['open'].values()))}")
 
 
-run_logged(sm.log[0], f"race decision {sm.wildcards.look} of {sm.wildcards.paper}/{sm.wildcards.item}", step)
+run_logged(sm.log[0], f"race look {sm.wildcards.look} of {sm.wildcards.paper}/{sm.wildcards.item}", step)
