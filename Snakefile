@@ -113,3 +113,5 @@ rule all:
         [checked_intermediate(batch.path) for batch in PLAN.batches],
         [checked_intermediate(str(released_path(batch.path))) for batch in PLAN.batches],
         [checked_intermediate(job.path) for job in PLAN.audits],
+        # every race's looks, decisions, look run records and final list, as far as the race ran
+        race_intermediates,

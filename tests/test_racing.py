@@ -105,10 +105,10 @@ def plans():
     from dpclust.pipeline.configuration import load_config
     from dpclust.pipeline.planning import plan
 
-    return {p: plan(load_config(ROOT / "config", overrides={"preset": p})) for p in ("test", "full")}
+    return {p: plan(load_config(ROOT / "config", overrides={"preset": p})) for p in ("test", "quick", "full")}
 
 
-def test_looks_continue_each_cells_seeds_in_files_of_their_own(plans):
+def test_looks_continue_each_cells_seeds_in_batches_of_their_own(plans):
     for preset, p in plans.items():
         owner = p.item("leaderboard", "table")
         decl = owner.race
@@ -128,28 +128,73 @@ def test_looks_continue_each_cells_seeds_in_files_of_their_own(plans):
                 reps = decl["repetitions"][j.group]
                 assert j.seed_start == racing.multiples(decl)[look - 1] * reps == len(seeds[cell])   # continues
                 seeds[cell].extend(range(j.seed_start, j.seed_start + j.seed_count))
-                assert f"/{j.group}.round{look}/{j.dataset}.k{j.k}.e" in j.path
+                assert j.path.endswith(f"/{j.group}.round{look}/{j.dataset}/{j.algorithm}.json")
         assert all(len(s) == len(set(s)) == racing.multiples(decl)[-1] * decl["repetitions"][c[0]]
                    for c, s in seeds.items())                                                    # never repeated
         planned = {j.path for jobs in owner.race_rounds for j in jobs}
-        assert planned <= set(p.runs_by_path) and not planned & {b.path for b in p.batches}     # only on request
-        assert len(planned) == sum(map(len, owner.race_rounds))                                  # one file per block
+        assert planned == set(p.race_batches) and not planned & set(p.runs_by_path)             # only on request
+        # one run job per (group, dataset, algorithm) and look, whatever the cells of it
+        assert len(planned) == sum(len({(j.group, j.dataset, j.algorithm) for j in jobs}) for jobs in owner.race_rounds)
+        if preset == "full":
+            assert len(planned) < sum(map(len, owner.race_rounds)) / 4
 
 
 def test_a_look_runs_only_the_open_cells_contenders(plans):
     owner = plans["test"].item("leaderboard", "table")
     cell = racing.cell_id("kmeans", "iris", 3, 1.0)
     one = owner.race_look_files(1, {cell: ["su2016.dplloyd"]})
-    assert len(one) == 1 and one[0].endswith("/kmeans.round1/iris.k3.e1.0/su2016.dplloyd.json")
+    assert len(one) == 1 and one[0].endswith("/kmeans.round1/iris/su2016.dplloyd.json")
     both = owner.race_look_files(1, {cell: ["su2016.dplloyd", "cohenaddad2022.hst_kmeans"]})
     assert len(both) == 2 and set(one) < set(both)
     assert owner.race_look_files(1, {}) == []
     assert owner.race_look_files(1, {racing.cell_id("kmedian", "iris", 3, 1.0): ["su2016.dplloyd"]}) == []
 
 
+def test_a_look_job_runs_exactly_its_batchs_open_blocks_as_planned(plans):
+    """A look's job for one (group, dataset, algorithm) holds the blocks of its open cells only, each
+    with the seeds planned for it whichever other cells are open."""
+    owner = plans["full"].item("leaderboard", "table")
+    path = next(j.path for j in owner.race_rounds[1] if j.dataset == "s1" and j.algorithm == "su2016.dplloyd")
+    blocks = [j for j in owner.race_rounds[1] if j.path == path]
+    assert len(blocks) > 2 and len({j.epsilon for j in blocks}) == len(blocks)
+    ids = [racing.cell_id("kmeans", j.dataset, j.k, j.epsilon) for j in blocks]
+    other = racing.cell_id("kmeans", "s1", blocks[0].k, blocks[0].epsilon)
+    whole = owner.race_look_batch(2, path, {cid: ["su2016.dplloyd"] for cid in ids})
+    part = owner.race_look_batch(2, path, {ids[1]: ["balcan2017.balcan", "su2016.dplloyd"], other: ["x"]})
+    assert whole.cells == tuple(blocks) and part.cells == (blocks[1],)
+    assert part.spec["cells"] == [whole.spec["cells"][1]] and part.spec["spec"] == whole.spec["spec"]
+    with pytest.raises(DPClustError, match="no block of it is open"):
+        owner.race_look_batch(2, path, {ids[0]: ["balcan2017.balcan"]})
+
+
+def test_a_blocks_record_does_not_depend_on_the_blocks_sharing_its_job(plans, prepared_from_mirror):
+    """The same block run alone or in its whole look batch gives the same record, wall times aside."""
+    from dpclust.pipeline.run_job import run_batch
+
+    quick = plans["quick"].item("leaderboard", "table")
+    path = next(j.path for j in quick.race_rounds[0] if j.dataset == "iris" and j.algorithm == "su2016.dplloyd")
+    blocks = [j for j in quick.race_rounds[0] if j.path == path]
+    assert len(blocks) == 2
+    data = {"iris": str(prepared_from_mirror("iris"))}
+    open_all = {racing.cell_id("kmeans", j.dataset, j.k, j.epsilon): [j.algorithm] for j in blocks}
+    together = run_batch(quick.race_look_batch(1, path, open_all).spec, data)["records"]
+    for i, block in enumerate(blocks):
+        alone = run_batch(quick.race_look_batch(1, path, {racing.cell_id("kmeans", "iris", block.k, block.epsilon):
+                                                          [block.algorithm]}).spec, data)["records"]
+        assert _timeless(alone) == [_timeless(together[i])]
+
+
+def _timeless(obj):
+    if isinstance(obj, dict):
+        return {k: _timeless(v) for k, v in obj.items() if k != "wall_time_s"}
+    if isinstance(obj, list):
+        return [_timeless(v) for v in obj]
+    return obj
+
+
 def test_a_racing_group_the_item_does_not_run_is_one_clear_error():
     with pytest.raises(DPClustError, match="racing names run groups \\['nope'\\]"):
-        racing.race_jobs("x/y", [], racing.declaration({"groups": ["nope"]}), lambda d, k, e: d)
+        racing.race_jobs("x/y", [], racing.declaration({"groups": ["nope"]}))
 
 
 # ------------------------------------------------------------------------------ checkpoint and best agree
@@ -235,49 +280,3 @@ def test_a_cpu_cap_stops_the_open_cells_before_a_look_it_cannot_afford():
     decl = dict(DECL, cpu_hours=need * 1.5 / 3600, repetitions={"kmeans": 5}, objectives={"kmeans": "kmeans"})
     decision = racing.decide(records, decl, {"kmeans": 5}, lambda r: leaderboard(r, item), 0)
     assert set(decision["open"]) == {cell} and decision["cpu_stopped"] == [dear]
-
-
-# ------------------------------------------------------------------------------ end to end
-@pytest.mark.slow
-@pytest.mark.workflow
-def test_the_test_presets_race_runs_one_look_once(tmp_path, mirror):
-    """Snakemake on the test preset's leaderboard (one cell of two k-means methods, 2 runs, cap 4):
-    look 0 leaves the cell open, look 1 runs the contenders' blocks only, the `best` item says how
-    the cell stopped, and a second invocation runs nothing."""
-    import json
-    import os
-    import shutil
-    import subprocess
-    import sys
-
-    import pandas as pd
-
-    for name in ("Snakefile", "config", "workflow", "src", "profiles", "pyproject.toml"):
-        src = ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-        else:
-            shutil.copy(src, tmp_path / name)
-    env = dict(os.environ, PYTHONPATH=str(tmp_path / "src"), DPCLUST_DATA_MIRROR=str(mirror))
-    targets = [f"results/test/figures/leaderboard/{item}.md" for item in ("table", "best")]
-    cmd = [sys.executable, "-m", "snakemake", *targets, "--cores", "2", "--configfile", "config/test.yaml"]
-    first = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
-    assert first.returncode == 0, first.stderr[-3000:]
-    results = tmp_path / "results" / "test"
-    [race] = (results / "racing/leaderboard/table").iterdir()     # one race: the hash of what it read
-    look0 = json.loads((race / "decision0.json").read_text())
-    cell = racing.cell_id("kmeans", "iris", 3, 1.0)
-    assert look0["next"] and set(look0["open"]) == {cell}          # the k-median cell has one method
-    added = sorted(p.relative_to(results / "runs/leaderboard/table").as_posix()
-                   for p in results.glob("runs/leaderboard/table/*.round*/*/*.json") if "released" not in p.name)
-    assert added == sorted(f"kmeans.round1/iris.k3.e1.0/{a}.json" for a in look0["open"][cell])
-    assert not (race / "decision2.json").exists()
-    assert sorted(json.loads((race / "final.json").read_text())["runs"]) == [
-        f"results/test/runs/leaderboard/table/{a}" for a in added]                  # what the items read
-    board = pd.read_csv(results / "tables/leaderboard/table.csv")
-    runs = board.set_index("algorithm")["n"]
-    assert all(runs[a] == 4 for a in look0["open"][cell]) and runs["cohenaddad2022.hst"] == 2
-    row = pd.read_csv(results / "tables/leaderboard/best.csv").set_index("objective").loc["kmeans"]
-    assert row["stopped"] in ("separated at look 1", "cap reached at look 1") and row["best_runs"] == 4
-    again = subprocess.run([*cmd, "--dry-run"], cwd=tmp_path, env=env, capture_output=True, text=True)
-    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr, again.stdout[-2000:]

@@ -307,6 +307,46 @@ def test_replication_looks_run_in_order_once(work, mirror_run, mirror):
     assert stamps == {path: (work / path).stat().st_mtime_ns for path in stamps}
 
 
+def test_the_race_runs_each_look_once_and_a_lost_look_record_alone(work, mirror_run, mirror):
+    """The test preset's leaderboard race (dpclust.pipeline.racing: one k-means cell of two methods, 2
+    runs, cap 4): look 0 leaves the cell open, look 1 runs one job per contending method (its batch of
+    the open blocks), the `best` item says how the cell stopped. A deleted look record and one cut
+    short are made again, the same bytes, and nothing else runs; then nothing runs."""
+    import pandas as pd
+
+    from dpclust.pipeline import racing
+
+    results = work / "results" / "test"
+    races = (results / "racing/leaderboard/table").glob("*/final.json")
+    race = sorted(races, key=lambda f: f.stat().st_mtime)[-1].parent      # the mirror run's race
+    look0 = json.loads((race / "decision0.json").read_text())
+    cell = racing.cell_id("kmeans", "iris", 3, 1.0)
+    assert look0["next"] and set(look0["open"]) == {cell}          # the k-median cell has one method
+    added = sorted(p.relative_to(results / "runs/leaderboard/table").as_posix()
+                   for p in results.glob("runs/leaderboard/table/*.round*/*/*.json") if "released" not in p.name)
+    assert added == sorted(f"kmeans.round1/iris/{a}.json" for a in look0["open"][cell])
+    assert not (race / "decision2.json").exists()
+    assert sorted(json.loads((race / "final.json").read_text())["runs"]) == [
+        f"results/test/runs/leaderboard/table/{a}" for a in added]                  # what the items read
+    runs = pd.read_csv(results / "tables/leaderboard/table.csv").set_index("algorithm")["n"]
+    assert all(runs[a] == 4 for a in look0["open"][cell]) and runs["cohenaddad2022.hst"] == 2
+    row = pd.read_csv(results / "tables/leaderboard/best.csv").set_index("objective").loc["kmeans"]
+    assert row["stopped"] in ("separated at look 1", "cap reached at look 1") and row["best_runs"] == 4
+
+    before = {f.name: f.read_bytes() for f in race.glob("*.json")}
+    stamps = {path: (results / "runs/leaderboard/table" / path).stat().st_mtime_ns for path in added}
+    where = "results/test/racing/leaderboard/table/*"
+    for look, damage in ((0, lambda f: f.unlink()), (1, lambda f: f.write_bytes(f.read_bytes()[:-3]))):
+        damage(race / f"look{look}.json")
+        out = _snakemake(work, mirror=mirror)
+        assert look == 0 or f"racing/leaderboard/table/{race.name}/look1.json is not a whole record" in out.stderr
+        assert jobs_of(out.stdout + out.stderr) == {("race_look", f"{where}/look{look}.json"),
+                                                    ("race_decision", f"{where}/decision{look}.json")}
+        assert {f.name: f.read_bytes() for f in race.glob("*.json")} == before
+    assert stamps == {path: (results / "runs/leaderboard/table" / path).stat().st_mtime_ns for path in stamps}
+    assert _dry(work, mirror=mirror) == set()
+
+
 def _csv_rows(path: Path) -> list[dict]:
     with open(path, newline="", encoding="utf-8") as fh:
         return list(csv.DictReader(fh))

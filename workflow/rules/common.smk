@@ -6,6 +6,9 @@ import json
 import shlex
 from pathlib import Path
 
+from snakemake.exceptions import IncompleteCheckpointException
+from snakemake.io import checkpoint_target
+
 from dpclust.pipeline import replication
 from dpclust.pipeline.codehash import DRAWS_NOTHING, code_hash
 from dpclust.data.parsers import parser_module
@@ -54,8 +57,22 @@ def checks_caption_of(w):
 
 
 def run_job(w):
-    """The run batch (dpclust.pipeline.run_plan.RunBatch) of a `run` job's wildcards."""
-    return PLAN.run(run_path(RESULTS, w.paper, w.item, w.group, w.data, w.algorithm))
+    """The run batch (dpclust.pipeline.run_plan.RunBatch) of a `run` job's wildcards; for a racing
+    look's file, the blocks of it that the decision before the look leaves open."""
+    path = run_path(RESULTS, w.paper, w.item, w.group, w.data, w.algorithm)
+    raced = PLAN.race_batches.get(path)
+    if raced is None:
+        return PLAN.run(path)
+    owner, look = raced
+    return owner.race_look_batch(look, path, read_json(race_decision_path(owner, look - 1))["open"])
+
+
+def run_decision(w):
+    """[the decision a racing look's run job takes its blocks from], else []. Ancient: a decision
+    made again with the same content (its look record was rebuilt) re-runs no look; one that names
+    other blocks changes the job's spec (params.args), which re-runs it."""
+    raced = PLAN.race_batches.get(run_path(RESULTS, w.paper, w.item, w.group, w.data, w.algorithm))
+    return [ancient(race_decision_path(raced[0], raced[1] - 1))] if raced else []
 
 
 def run_args(w):
@@ -203,11 +220,19 @@ def race_fingerprint(owner):
     """The directory of a race's decisions: a hash of all they depend on, i.e. every initial run
     batch's arguments (spec, the data's content id, the code it runs; the looks' batches follow from
     them and the decisions) and the race's own spec and code. An edit that changes a run re-races
-    under a new directory: a decision is never read stale, and one that stands is never made again."""
-    parts = [batch_args(PLAN.run(path)) for path in owner.run_files]
-    parts += [owner.step_spec_json("aggregate"), RACE_CODE,
-              code_hash(owner.module, "dpclust.pipeline.steps", exclude=DRAWS_NOTHING)]
-    return hashlib.sha256(canonical_json(parts).encode()).hexdigest()[:16]
+    under a new directory: a decision is never read stale, and one that stands is never made again.
+    Kept per state of the data (a data checkpoint may change it during the invocation): every racing
+    run job asks for it."""
+    key = (owner.key, tuple(data_id(d) for d in sorted({job.dataset for job in owner.runs})))
+    if key not in _FINGERPRINTS:
+        parts = [batch_args(PLAN.run(path)) for path in owner.run_files]
+        parts += [owner.step_spec_json("aggregate"), RACE_CODE,
+                  code_hash(owner.module, "dpclust.pipeline.steps", exclude=DRAWS_NOTHING)]
+        _FINGERPRINTS[key] = hashlib.sha256(canonical_json(parts).encode()).hexdigest()[:16]
+    return _FINGERPRINTS[key]
+
+
+_FINGERPRINTS = {}
 
 
 def race_final_path(target):
@@ -218,29 +243,43 @@ def race_final_path(target):
 
 
 def race_final_input(target):
-    """[the race's final list] for an item whose runs are raced, else []."""
-    return [race_final_path(target)] if target.race else []
+    """[the race's final list] for an item whose runs are raced, else []; checked before the item's
+    job is planned on it (`checked_intermediate`)."""
+    return [checked_intermediate(race_final_path(target))] if target.race else []
 
 
 def race_decision_path(owner, look):
-    """The race's decision after `look`, once the checkpoint has made it (else Snakemake makes it first)."""
-    return checkpoints.race_decision.get(paper=owner.paper, item=owner.item, fp=race_fingerprint(owner),
-                                         look=look).output[0]
+    """The race's decision after `look`, once the checkpoint has made it (else Snakemake makes it first).
+    The decision and its look record are checked first (`checked_intermediate`): every reader of a
+    decision asks here, so a damaged one is made again before any job is planned on it."""
+    fp = race_fingerprint(owner)
+    for name in (f"look{look}", f"decision{look}"):
+        checked_intermediate(f"{RESULTS}/racing/{owner.paper}/{owner.item}/{fp}/{name}.json")
+    made = checkpoints.race_decision.get(paper=owner.paper, item=owner.item, fp=fp, look=look)
+    if not os.path.exists(made.output[0]):
+        # being made again (its job removed it first) while another checkpoint's finish re-plans the
+        # readers: Snakemake still counts it made, so wait for it as for one never made
+        raise IncompleteCheckpointException(made.rule, checkpoint_target(made.output[0]))
+    return made.output[0]
+
+
+def read_json(path):
+    return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
 def race_files(target, look=None):
     """The run files the racing looks added to the runs `target` reads, through `look` (default: every
-    look that ran): each look's blocks of the contenders its previous decision names."""
+    look that ran): each look's batches of the contenders its previous decision names."""
     if not target.race:
         return []
     owner = PLAN.item(target.paper, target.race_owner)
     files = []
     for j in range(1, (len(owner.race_rounds) if look is None else look) + 1):
-        decision = json.loads(Path(race_decision_path(owner, j - 1)).read_text(encoding="utf-8"))
+        decision = read_json(race_decision_path(owner, j - 1))
         if not decision["next"]:
             break
         files += owner.race_look_files(j, decision["open"])
-    return list(dict.fromkeys(files))
+    return [checked_intermediate(path) for path in dict.fromkeys(files)]
 
 
 def race_decisions(target):
@@ -249,6 +288,23 @@ def race_decisions(target):
     out = []
     for j in range(len(owner.race_rounds) + 1):
         out.append(race_decision_path(owner, j))
-        if not json.loads(Path(out[-1]).read_text(encoding="utf-8"))["next"]:
+        if not read_json(out[-1])["next"]:
             break
+    return out
+
+
+def race_intermediates(_):
+    """The files of the races that `rule all` lists (their looks, decisions, look run records with
+    their released views, and final lists), each checked before it is read (`checked_intermediate`)
+    so that a deleted or damaged one is made again. A look record made again re-runs nothing after it."""
+    out = []
+    for owner in PLAN.race_owners:
+        out += race_final_input(owner)
+        for j in range(len(owner.race_rounds) + 1):
+            decision = race_decision_path(owner, j)
+            out += [str(Path(decision).with_name(f"look{j}.json")), decision]
+            if not read_json(decision)["next"]:
+                break
+        records = race_files(owner)
+        out += records + [checked_intermediate(str(released_path(path))) for path in records]
     return out

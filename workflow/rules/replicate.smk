@@ -60,11 +60,13 @@ checkpoint replication_decision:
 # declares `racing` run in looks. After each look `race_look` replays the race on the runs so far
 # and names the cells still open and their contenders; the checkpoint `race_decision` publishes it,
 # and only those (cell, method) blocks of the next look (planned in advance, with their own seeds)
-# are requested, by `race_final`, which lists them for the items that read the runs. Everything lives
+# are requested, by `race_final`, which lists them for the items that read the runs; one run job per
+# (group, data, algorithm) of a look runs the open blocks of its batch (`run_job`). Everything lives
 # under a hash of all the race depends on (`race_fingerprint`): an edit that changes a run races again
 # from look 0 under a new directory (a job waiting on a checkpoint is re-planned only when its own
 # output is missing, so the items wait on the list, an ordinary output), and a finished look is an
-# ordinary output: a second invocation runs none again.
+# ordinary output: a second invocation runs none again. `rule all` lists every look, decision and look
+# run record (`race_intermediates`): a deleted or damaged one is made again (a look record alone).
 RACE_CODE = code_hash("dpclust.pipeline.racing", exclude=DRAWS_NOTHING)
 
 
@@ -93,7 +95,9 @@ rule race_look:
 
 rule race_final:
     input:
-        decisions=lambda w: race_decisions(item_of(w)),
+        # ancient: a decision made again with the same content lists the same runs (a different one
+        # changes the runs, which re-run this)
+        decisions=lambda w: [ancient(path) for path in race_decisions(item_of(w))],
         runs=lambda w: race_files(item_of(w)),
     output:
         f"{RESULTS}/racing/{{paper}}/{{item}}/{{fp}}/final.json",

@@ -6,7 +6,8 @@
 # k, epsilon and seeds; dpclust.pipeline.planning), the content id of each processed input, and a hash of
 # the algorithm's module, every dpclust module it imports and the runner. Editing a setting, a
 # dataset or an algorithm re-runs exactly the batches whose spec, data or code changed; editing a
-# grid (k, epsilon, repetitions) re-runs the batches of the groups it changes. Each job is
+# grid (k, epsilon, repetitions) re-runs the batches of the groups it changes. A racing look's batch
+# (`<group>.round<j>/`) runs only the blocks its decision leaves open: they are its spec. Each job is
 # single-threaded (BLAS too): Snakemake runs --cores of them side by side.
 
 RUN_CODE = {
@@ -21,6 +22,8 @@ rule run:
         # the recorded runs the batch reads (its group's reference_runs: Lu & Shen's baselines take
         # Algorithm 1's total from the runs of the same seed)
         references=lambda w: run_job(w).reference_files,
+        # a racing look's job (dpclust.pipeline.racing): the decision naming its open blocks
+        decision=run_decision,
     output:
         # the record, and beside it its publishable view (dpclust.pipeline.records.released_only)
         record=f"{RESULTS}/runs/{{paper}}/{{item}}/{{group}}/{{data}}/{{algorithm}}.json",

@@ -1,8 +1,7 @@
 """Snakemake script: a race's final list of the looks' run files that ran (what its items also read)."""
-import json
 from pathlib import Path
 
-from dpclust.fileio import write_text_atomic
+from dpclust.fileio import write_json_atomic
 from dpclust.pipeline.steps import run_logged
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
@@ -10,7 +9,7 @@ sm = snakemake  # noqa: F821 - injected by Snakemake
 
 def step():
     final = {"runs": list(sm.input.runs), "decisions": list(sm.input.decisions)}
-    write_text_atomic(json.dumps(final, indent=1) + "\n", sm.output[0])
+    write_json_atomic(final, sm.output[0])   # one line: integrity.intact tells one cut short
     print(f"{len(final['runs'])} look run files after {len(final['decisions'])} decisions")
 
 

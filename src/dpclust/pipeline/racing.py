@@ -34,7 +34,6 @@ from its seed (look j: seeds [m_{j-1}·r, m_j·r) of a group of r repetitions, `
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
@@ -84,12 +83,13 @@ def levels(decl: Mapping) -> list[float]:
 
 
 # ------------------------------------------------------------------------------ planning
-def race_jobs(where: str, jobs: Sequence, decl: Mapping, cell_data: Callable[[str, int, float], str]) -> list[list]:
+def race_jobs(where: str, jobs: Sequence, decl: Mapping) -> list[list]:
     """The blocks each added look may run (look j at index j − 1), from the item's planned blocks
     (`run_plan.RunJob`): for every private cell of a raced group, its seeds [m_{j-1}·r, m_j·r)
-    (r its repetitions), one block per cell and look in a file of its own (`<group>.round<j>/<cell_data>/`,
-    run_plan.batch_data's "cell") so that a look can run any one (cell, method). Seeds continue the
-    cell's own: never repeated."""
+    (r its repetitions), one block per cell and look, in the batch of its group's own data under
+    `<group>.round<j>/` (as replication rounds are). A look's job for one batch runs only the blocks
+    its decision leaves open (`run_plan.ItemTarget.race_look_batch`): one process per (group, data,
+    algorithm) rather than per (cell, method). Seeds continue the cell's own: never repeated."""
     groups = {job.group for job in jobs}
     unknown = sorted(set(decl["groups"]) - groups)
     if unknown:
@@ -103,12 +103,11 @@ def race_jobs(where: str, jobs: Sequence, decl: Mapping, cell_data: Callable[[st
     out: list[list] = []
     for j in range(1, len(looks)):
         added = []
-        for (_, dataset, _, k, eps), blocks in cells.items():
+        for blocks in cells.values():
             first = min(blocks, key=lambda b: b.seed_start)
             reps = sum(b.seed_count for b in blocks)
             lo, hi = looks[j - 1] * reps, looks[j] * reps
-            added.append(replace(first, block=0, seed_start=lo, seed_count=hi - lo, round=j, references=(),
-                                 data=cell_data(dataset, k, eps)))
+            added.append(replace(first, block=0, seed_start=lo, seed_count=hi - lo, round=j, references=()))
         out.append(added)
     return out
 
@@ -271,9 +270,11 @@ def decide(records: Sequence[Mapping], decl: Mapping, reps: Mapping[str, int],
 
 
 def write_decision(decision: dict, path) -> None:
-    from dpclust.fileio import write_text_atomic
+    """Compact JSON on one line, as run records are, so that `integrity.intact` tells a decision cut
+    short from a whole one (`rule all` checks every look and decision of a race)."""
+    from dpclust.fileio import write_json_atomic
 
-    write_text_atomic(json.dumps(decision, indent=1, sort_keys=True) + "\n", path)
+    write_json_atomic(decision, path)
 
 
 def stop_text(state: Mapping) -> str:

@@ -209,9 +209,20 @@ class ItemTarget:
     race_rounds: list[list[RunJob]] = field(default_factory=list)
 
     def race_look_files(self, look: int, open_cells) -> list[str]:
-        """The run files look `look` (1, 2, ...) adds: the blocks of the open cells' contenders."""
+        """The run files look `look` (1, 2, ...) adds: the batches holding a block of an open cell's
+        contenders."""
         jobs = look_blocks(self.race_rounds[look - 1], open_cells, (self.race or {}).get("objectives") or {})
         return list(dict.fromkeys(job.path for job in jobs))
+
+    def race_look_batch(self, look: int, path: str, open_cells) -> RunBatch:
+        """The run job of look `look` writing `path`: exactly the blocks of it that the decision before
+        the look leaves open (their seeds as planned: a block's record is the same whichever others
+        share its job)."""
+        jobs = [job for job in look_blocks(self.race_rounds[look - 1], open_cells,
+                                           (self.race or {}).get("objectives") or {}) if job.path == path]
+        if not jobs:
+            raise DPClustError(f"{path}: no block of it is open after racing look {look - 1} of {self.key}")
+        return RunBatch(tuple(jobs))
 
     @cached_property
     def replication(self) -> dict | None:
@@ -382,10 +393,19 @@ class Plan:
             for jobs in item.rounds:
                 for job in jobs:
                     cells.setdefault(job.path, []).append(job)
-            for jobs in item.race_rounds:
-                for job in jobs:
-                    cells.setdefault(job.path, []).append(job)
         return [RunBatch(tuple(jobs)) for jobs in cells.values()]
+
+    @cached_property
+    def race_batches(self) -> dict[str, tuple[ItemTarget, int]]:
+        """The files a racing look may write, each with the item owning the race and the look: their
+        blocks are those of the look's decision (`ItemTarget.race_look_batch`), not planned here."""
+        return {job.path: (item, look) for item in self.race_owners
+                for look, jobs in enumerate(item.race_rounds, start=1) for job in jobs}
+
+    @property
+    def race_owners(self) -> list[ItemTarget]:
+        """The items whose own runs are raced."""
+        return [item for item in self.items if item.race and item.race_owner == item.item]
 
     @cached_property
     def runs_by_path(self) -> dict[str, RunBatch]:
@@ -527,7 +547,7 @@ def _plan_race(target: ItemTarget) -> None:
         raise DPClustError(f"{target.key}: racing groups {missing} have no objective; add them to the item's "
                            "table.objectives (the race compares the methods of one objective's cell)")
     planned = list(target.runs)
-    for added in race_jobs(target.key, target.runs, decl, lambda d, k, e: batch_data(d, k, e, "cell")):
+    for added in race_jobs(target.key, target.runs, decl):
         linked = link_reference_runs(target.key, planned + added)[len(planned):]
         target.race_rounds.append(linked)
         planned += linked
