@@ -39,6 +39,8 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("data/synthetic.py", "*", "standard_normal"): "synthetic datasets (seeded, data independent)",
     ("pipeline/replication.py", "null_error_rate", "standard_normal"):
         "simulated measurements for the replication rule's error under the null: no data, no release",
+    ("pipeline/racing.py", "null_separation_rate", "standard_normal"):
+        "simulated runs of two methods of equal mean for the race's error under the null: no data, no release",
     ("audit/floating_point.py", "legacy_gaussian", "normal"):
         "the audit's positive control: the raw-float Gaussian release it must catch (no algorithm calls it)",
 }
