@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dpclust.pipeline.aggregate import Check
-from dpclust.pipeline.claims import Interval, ratio_ci
+from dpclust.pipeline.claims import Interval, ratio_ci, t_quantile, t_sf
 
 #: one-sided error level of every decision (a two-sided 90 % interval tests both sides at 5 %)
 ALPHA = 0.05
@@ -92,10 +92,9 @@ def _bound(cell: Cell, alpha: float, upper: bool) -> float:
 
 def t_cell(label: str, estimate: float, se: float, df: float = math.inf) -> Cell:
     """A cell with the Student-t interval estimate ± t_df(level) · se (df = inf: normal)."""
-    from scipy import stats
 
     def interval(level: float) -> Interval:
-        q = stats.norm.ppf(0.5 + level / 2) if math.isinf(df) else stats.t.ppf(0.5 + level / 2, df)
+        q = t_quantile(0.5 + level / 2, df)
         half = float(q) * se
         return Interval(estimate, estimate - half, estimate + half)
 
@@ -104,14 +103,12 @@ def t_cell(label: str, estimate: float, se: float, df: float = math.inf) -> Cell
 
 def _t_p_value(cell: Cell, test: Directional) -> float:
     """One-sided p-value of "the claim holds" in a t cell: how far its estimate lies on the wrong side."""
-    from scipy import stats
-
     estimate, se, df = cell.t  # type: ignore[misc]
     if se <= 0:
         return 1.0 if test.holds_at(cell, 0.5) else 0.0
     z = (estimate - test.threshold) / se
     wrong = -z if test.greater else z
-    return float(stats.norm.sf(wrong) if math.isinf(df) else stats.t.sf(wrong, df))
+    return t_sf(wrong, df)
 
 
 def _rejects(test: Directional | Equivalent, cell: Cell, alpha: float) -> bool:
@@ -333,14 +330,12 @@ def _welch(terms, shift: float = 0.0) -> tuple[float, float, float]:
 def linear_ci(terms, shift: float = 0.0, level: float = 0.95) -> Interval:
     """Welch–Satterthwaite interval of Σ c_i·mean_i + shift for independent samples given as
     (c_i, (mean_i, sd_i, n_i)); a term with n < 2 makes the interval unbounded."""
-    from scipy import stats
-
     est, se, df = _welch(terms, shift)
     if math.isinf(se):
         return Interval(est, -math.inf, math.inf)
     if se == 0:
         return Interval(est, est, est)
-    half = float(stats.t.ppf(0.5 + level / 2, df)) * se
+    half = t_quantile(0.5 + level / 2, df) * se
     return Interval(est, est - half, est + half)
 
 
