@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tests.helpers import timeless
 
 from dpclust.api import DPClustError
 from dpclust.pipeline.codehash import closure
@@ -336,13 +337,13 @@ def test_the_race_runs_each_look_once_and_a_lost_look_record_alone(work, mirror_
     before = {f.name: f.read_bytes() for f in race.glob("*.json")}
     stamps = {path: (results / "runs/leaderboard/table" / path).stat().st_mtime_ns for path in added}
     where = "results/test/racing/leaderboard/table/*"
-    for look, damage in ((0, lambda f: f.unlink()), (1, lambda f: f.write_bytes(f.read_bytes()[:-3]))):
-        damage(race / f"look{look}.json")
-        out = _snakemake(work, mirror=mirror)
-        assert look == 0 or f"racing/leaderboard/table/{race.name}/look1.json is not a whole record" in out.stderr
-        assert jobs_of(out.stdout + out.stderr) == {("race_look", f"{where}/look{look}.json"),
-                                                    ("race_decision", f"{where}/decision{look}.json")}
-        assert {f.name: f.read_bytes() for f in race.glob("*.json")} == before
+    (race / "look0.json").unlink()                                   # both in one invocation
+    (race / "look1.json").write_bytes((race / "look1.json").read_bytes()[:-3])
+    out = _snakemake(work, mirror=mirror)
+    assert f"racing/leaderboard/table/{race.name}/look1.json is not a whole record" in out.stderr
+    assert jobs_of(out.stdout + out.stderr) == {(rule, f"{where}/{name}{look}.json") for look in (0, 1)
+                                                for rule, name in (("race_look", "look"), ("race_decision", "decision"))}
+    assert {f.name: f.read_bytes() for f in race.glob("*.json")} == before
     assert stamps == {path: (results / "runs/leaderboard/table" / path).stat().st_mtime_ns for path in stamps}
     assert _dry(work, mirror=mirror) == set()
 
@@ -500,15 +501,6 @@ def test_a_deleted_run_or_audit_record_is_rebuilt_with_what_reads_it(work, mirro
     assert _dry(work, mirror=mirror) == set()
 
 
-def _timeless(obj):
-    """A record without its wall times (the only values a re-run may change)."""
-    if isinstance(obj, dict):
-        return {k: _timeless(v) for k, v in obj.items() if k != "wall_time_s"}
-    if isinstance(obj, list):
-        return [_timeless(v) for v in obj]
-    return obj
-
-
 def test_a_damaged_record_is_moved_aside_and_run_again(work, mirror_run, mirror):
     """A record cut short (an interrupted copy) or emptied is not trusted: the next invocation says
     so in one line, moves it aside and runs it again with what reads it (the same record, wall times aside), and nothing
@@ -528,8 +520,8 @@ def test_a_damaged_record_is_moved_aside_and_run_again(work, mirror_run, mirror)
     jobs = jobs_of(out.stdout + out.stderr)
     assert ("run", run) in jobs and ("audit_run", audit) in jobs
     assert {j for j in jobs if j[0] != "audit_run" and "/audit" not in j[1]} == _downstream(p, [run])
-    assert _timeless(json.loads((work / run).read_bytes())) == _timeless(json.loads(run_bytes))
-    assert _timeless(json.loads((work / audit).read_bytes())) == _timeless(json.loads(audit_bytes))
+    assert timeless(json.loads((work / run).read_bytes())) == timeless(json.loads(run_bytes))
+    assert timeless(json.loads((work / audit).read_bytes())) == timeless(json.loads(audit_bytes))
     assert (work / f"{run}.corrupt").stat().st_size == len(run_bytes) // 2
     assert _dry(work, mirror=mirror) == set()
     # whole-looking but not JSON: the reader names the record and the fix
