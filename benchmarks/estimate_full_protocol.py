@@ -27,6 +27,7 @@ data never reach a result). Numbers are estimates: runs whose cost depends on th
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import multiprocessing
 import os
@@ -219,6 +220,12 @@ def main(argv=None) -> int:
     parser.add_argument("--quiet", action="store_true", help="no line per sampled key")
     parser.add_argument("--jobs", type=int, default=1, help="timing processes (the workflow runs one job a core)")
     parser.add_argument("--cache", default=None, help="JSON of timings to reuse while an algorithm's code is unchanged")
+    parser.add_argument("--prices", default=None, metavar="TSV",
+                        help="also merge the per-run CPU prices of every sample into this table (the looks' "
+                             "CPU caps read benchmarks/results/run_prices.tsv: dpclust.pipeline.run_prices)")
+    parser.add_argument("--priced-only", action="store_true",
+                        help="time only the blocks whose price a look's CPU cap reads (run_prices.priced_blocks); "
+                             "with --prices, to refresh the price table without a whole estimate")
     parser.add_argument("--summarize", default=None, metavar="GROUPS_JSON",
                         help="time nothing: write --summary from the per-group rows an earlier run wrote (--json)")
     args = parser.parse_args(argv)
@@ -234,7 +241,13 @@ def main(argv=None) -> int:
     data_dir = Path(args.data_dir or tempfile.mkdtemp(prefix="dpclust-estimate-"))
     paths = _prepare(config, the_plan.datasets, data_dir, args.mirror, args.all_datasets)
     groups: dict[tuple, list] = defaultdict(list)
-    planned = [job for job in the_plan.runs if not args.paper or job.paper in args.paper]
+    if args.priced_only:
+        from dpclust.pipeline.run_prices import priced_blocks
+
+        pool = list({(job.path, job.cell): job for job in priced_blocks(the_plan)}.values())
+    else:
+        pool = the_plan.runs
+    planned = [job for job in pool if not args.paper or job.paper in args.paper]
     if not planned:
         parser.error(f"no run job of paper(s) {args.paper} in preset {args.preset}")
     for job in planned:
@@ -289,6 +302,8 @@ def main(argv=None) -> int:
             print(f"[{done}/{n_todo} timed, {time.perf_counter() - t_start:.0f} s]", flush=True)
             if args.cache:
                 Path(args.cache).write_text(json.dumps(cache, indent=0, sort_keys=True))
+    if args.prices:
+        write_prices(Path(args.prices), {point: seconds for point, (seconds, _) in per_seed.items()})
     timed_at: dict[tuple, dict] = defaultdict(dict)   # sample key -> {ε: seconds per run}
     call_at: dict[tuple, dict] = defaultdict(dict)    # sample key -> {ε: seconds per block (call)}
     for point, (seconds, call) in per_seed.items():
@@ -340,10 +355,34 @@ def main(argv=None) -> int:
     if caps:
         print(f"\nreplication looks (not in the total): at most {sum(caps.values()):g} CPU-hours, the caps of "
               + ", ".join(f"{k} {v:g}" for k, v in caps.items()))
-    if args.summary and not args.paper and not args.all_datasets:
+    if args.summary and not args.paper and not args.all_datasets and not args.priced_only:
         write_summary(Path(args.summary), args.preset, [dict(r, group=list(r["group"])) for r in rows],
                       n_samples, n_todo, replication_caps=caps)
     return 0
+
+
+def write_prices(path: Path, per_run: dict[tuple, float]) -> None:
+    """Merge the timed CPU seconds per run (`per_run`: sample key + (ε,) -> s) into the price table
+    (dpclust.pipeline.run_prices), keeping the rows of samples not timed here (another preset's)."""
+    from dpclust.pipeline.run_prices import COLUMNS, settings_id
+
+    rows = {}
+    if path.exists():
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
+        for row in csv.DictReader(lines, delimiter="\t"):
+            rows[tuple(row[c] for c in COLUMNS[:-1])] = row["cpu_s_per_run"]
+    for (function, dataset, transform, k, settings, eps), seconds in per_run.items():
+        key = (function, dataset, transform, str(int(k)), settings_id(json.loads(settings)),
+               "" if eps is None else f"{float(eps):g}")
+        rows[key] = f"{seconds:.4g}"
+    head = ["# CPU seconds of one run per timing sample (function, dataset, transform, k, settings id, ε),",
+            "# start-up and data loading excluded: the price the adaptive looks' CPU caps charge",
+            "# (dpclust.pipeline.run_prices). Written by benchmarks/estimate_full_protocol.py --prices",
+            "# --priced-only, once per preset (quick, full), and with --all-datasets for the datasets no",
+            "# mirror holds (timed on stand-ins of their n x d): one single-threaded process per core, CPU time.",
+            "\t".join(COLUMNS)]
+    body = ["\t".join([*key, value]) for key, value in sorted(rows.items())]
+    path.write_text("\n".join(head + body) + "\n", encoding="utf-8")
 
 
 #: the committed record of the last whole-protocol estimate (the performance issue's target reads it;

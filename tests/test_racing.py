@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy import stats
+from tests.helpers import timeless
 
 from dpclust.api import DPClustError
 from dpclust.pipeline import racing
@@ -181,15 +182,7 @@ def test_a_blocks_record_does_not_depend_on_the_blocks_sharing_its_job(plans, pr
     for i, block in enumerate(blocks):
         alone = run_batch(quick.race_look_batch(1, path, {racing.cell_id("kmeans", "iris", block.k, block.epsilon):
                                                           [block.algorithm]}).spec, data)["records"]
-        assert _timeless(alone) == [_timeless(together[i])]
-
-
-def _timeless(obj):
-    if isinstance(obj, dict):
-        return {k: _timeless(v) for k, v in obj.items() if k != "wall_time_s"}
-    if isinstance(obj, list):
-        return [_timeless(v) for v in obj]
-    return obj
+        assert timeless(alone) == [timeless(together[i])]
 
 
 def test_a_racing_group_the_item_does_not_run_is_one_clear_error():
@@ -198,10 +191,10 @@ def test_a_racing_group_the_item_does_not_run_is_one_clear_error():
 
 
 # ------------------------------------------------------------------------------ checkpoint and best agree
-def _cell_records(rng, algorithm, mean, seeds, guarantee="eps", eps=1.0, wall=0.1):
+def _cell_records(rng, algorithm, mean, seeds, guarantee="eps", eps=1.0, wall=0.1, k=5):
     from tests.leaderboard.helpers import record
 
-    rec = record("s1", algorithm, 5, eps, "kmeans", kmeans=list(mean + rng.standard_normal(len(seeds))),
+    rec = record("s1", algorithm, k, eps, "kmeans", kmeans=list(mean + rng.standard_normal(len(seeds))),
                  guarantee=guarantee, wall=wall)
     for run, seed in zip(rec["runs"], seeds):
         run["seed"] = seed
@@ -245,38 +238,49 @@ def test_the_best_item_replays_the_race_the_checkpoint_ran():
 
 
 def test_a_cpu_cap_stops_the_open_cells_before_a_look_it_cannot_afford():
-    """The next look's estimate is each open cell's contenders' mean recorded run time × the runs it
-    adds them; a cap below it stops the cell at look 0 ("CPU cap reached", overlapping), one above
-    it lets the look run."""
+    """The next look's price is each open cell's contenders' runs it adds at the committed cost
+    table's price per run (`run_cost_s`); a cap below it stops the cell at look 0 ("CPU cap reached",
+    overlapping), one above it lets the look run. The recorded run times play no part: the same
+    records with three times their wall times (a loaded machine) give the same decision."""
     from tests.leaderboard.helpers import KMEANSPP, record, spec
 
     from dpclust.pipeline.items.leaderboard import best
     from dpclust.pipeline.items.leaderboard.common import leaderboard
 
     item = spec("best", "aggregate", "test")
+    table_of = lambda r: leaderboard(r, item)   # noqa: E731
     rng = np.random.default_rng(5)
     records = [record("s1", KMEANSPP, 5, None, "reference_kmeans", kmeans=[10.0, 10.5], guarantee="nonprivate")]
     records += [_cell_records(rng, a, 20.0, range(5)) for a in ("su2016.dplloyd", "balcan2017.balcan")]
+    slow = [dict(r, runs=[dict(run, wall_time_s=3 * run["wall_time_s"]) for run in r["runs"]]) for r in records]
     cell = racing.cell_id("kmeans", "s1", 5, 1.0)
-    wall = {r["algorithm"]: np.mean([run["wall_time_s"] for run in r["runs"]]) for r in records[1:]}
-    need = sum(w * 5 for w in wall.values())           # look 1 adds 5 runs to each contender
+    price = {"su2016.dplloyd": 2.0, "balcan2017.balcan": 7.0}
+    run_cost_s = {racing.price_key("kmeans", "s1", 5, 1.0, a): p for a, p in price.items()}
+    need = sum(p * 5 for p in price.values())           # look 1 adds 5 runs to each contender
     for cap_s, stops in ((need * 0.9, True), (need * 1.1, False)):
-        decl = dict(DECL, cpu_hours=cap_s / 3600, repetitions={"kmeans": 5}, objectives={"kmeans": "kmeans"})
-        table_of = lambda r: leaderboard(r, item)   # noqa: E731
-        assert racing.looks_cpu_s(records, decl, {"kmeans": 5}, {cell: list(wall)}, 0) == (0.0, {
+        decl = dict(DECL, cpu_hours=cap_s / 3600, repetitions={"kmeans": 5}, objectives={"kmeans": "kmeans"},
+                    run_cost_s=run_cost_s)
+        assert racing.looks_cpu_s(records, decl, {"kmeans": 5}, {cell: list(price)}, 0) == (0.0, {
             cell: pytest.approx(need)})
         decision = racing.decide(records, decl, {"kmeans": 5}, table_of, 0)
+        assert decision == racing.decide(slow, decl, {"kmeans": 5}, table_of, 0)
         assert decision["next"] is not stops
         if stops:
             assert decision["cpu_stopped"] == [cell]
             row = best.aggregate(records, dict(item, racing=decl), None).iloc[0]
             assert row["stopped"] == "CPU cap reached at look 0" and row["decided"] == "overlapping"
         else:
-            assert set(decision["open"][cell]) == set(wall)
-    # two open cells, the budget for one: the cheaper cell's look runs, the dearer cell stops
-    dear = racing.cell_id("kmeans", "s1", 5, 0.5)
-    records += [_cell_records(rng, a, 20.0, range(5), eps=0.5, wall=50.0)
-                for a in ("su2016.dplloyd", "balcan2017.balcan")]
-    decl = dict(DECL, cpu_hours=need * 1.5 / 3600, repetitions={"kmeans": 5}, objectives={"kmeans": "kmeans"})
-    decision = racing.decide(records, decl, {"kmeans": 5}, lambda r: leaderboard(r, item), 0)
-    assert set(decision["open"]) == {cell} and decision["cpu_stopped"] == [dear]
+            assert set(decision["open"][cell]) == set(price)
+    # two open cells, the budget for one: the cheaper cell's look runs, the dearer cell (k = 10, priced
+    # ten times higher) stops
+    dear = racing.cell_id("kmeans", "s1", 10, 1.0)
+    records += [record("s1", KMEANSPP, 10, None, "reference_kmeans", kmeans=[8.0, 8.5], guarantee="nonprivate")]
+    records += [_cell_records(rng, a, 20.0, range(5), k=10) for a in price]
+    run_cost_s = {**run_cost_s, **{racing.price_key("kmeans", "s1", 10, 1.0, a): 10 * p for a, p in price.items()}}
+    decl = dict(DECL, cpu_hours=need * 1.5 / 3600, repetitions={"kmeans": 5}, objectives={"kmeans": "kmeans"},
+                run_cost_s=run_cost_s)
+    decision = racing.decide(records, decl, {"kmeans": 5}, table_of, 0)
+    assert set(decision["open"]) == {cell} and decision["cpu_stopped"] == [dear], decision
+    # a run the plan did not price is one clear error, not a free look
+    with pytest.raises(DPClustError, match="no price for the runs of kmeans"):
+        racing.decide(records, dict(decl, run_cost_s={}), {"kmeans": 5}, table_of, 0)

@@ -74,7 +74,10 @@ def test_rounds_continue_the_groups_seeds_in_files_of_their_own(test_plan):
     # cells of its own, none when no claim is open
     assert target.look_files(1, ["any claim"]) == list(dict.fromkeys(j.path for j in target.rounds[0]))
     assert target.look_files(1, []) == []
-    assert set(target.replicated_files()) == {j.path for j in target.runs if j.group in decl["groups"]}
+    # the CPU cap prices each look by the committed cost table, per group and algorithm
+    costs = target.replication_spec()["cost_s"]
+    assert len(costs) == len(target.rounds) and all(v > 0 for look in costs for v in look.values())
+    assert {k.split("|")[0] for look in costs for k in look} <= set(decl["groups"])
 
 
 def test_a_claim_with_cells_of_its_own_runs_only_those():
@@ -116,17 +119,18 @@ ROWS = [{"claim": "A", "result": "holds", "kind": "paper"},
         {"claim": "B", "result": "not decidable", "kind": "paper"},
         {"claim": "C", "result": "not evaluable", "kind": "paper"},
         {"claim": "D", "result": "not decidable", "kind": "bookkeeping"}]
-DECL = {"groups": ["g"], "rounds": [2, 4], "cpu_hours": 1.0}
+# each look priced per group|algorithm (ItemTarget.look_costs): look 1 costs 0.25 h, look 2 0.5 h
+DECL = {"groups": ["g"], "rounds": [2, 4], "cpu_hours": 1.0, "cost_s": [{"g|a": 900.0}, {"g|a": 1800.0}]}
 
 
 def test_a_look_stops_what_it_decides_and_carries_the_open_on(tmp_path):
-    d0 = replication.decide(0, _checks(tmp_path, ROWS), None, DECL, (36.0, 10))
+    d0 = replication.decide(0, _checks(tmp_path, ROWS), None, DECL)
     assert d0["next"] and d0["open"] == ["B"]           # our own checks never enter
     assert d0["decided"]["A"]["stopped"] == "decided at look 0"
     assert "not evaluable" in d0["decided"]["C"]["stopped"]
     rows1 = [{"claim": "A", "result": "does not hold", "kind": "paper"},   # decided claims stay decided
              {"claim": "B", "result": "does not hold", "kind": "paper"}]
-    d1 = replication.decide(1, _checks(tmp_path, rows1, "l1.csv"), d0, DECL, (72.0, 20))
+    d1 = replication.decide(1, _checks(tmp_path, rows1, "l1.csv"), d0, DECL)
     assert not d1["next"] and d1["stopped"] == "every claim decided"
     assert d1["decided"]["A"]["look"] == 0 and d1["decided"]["A"]["row"]["result"] == "holds"
     assert d1["decided"]["B"]["look"] == 1 and d1["decided"]["B"]["multiple"] == 2
@@ -136,19 +140,29 @@ def test_a_look_stops_what_it_decides_and_carries_the_open_on(tmp_path):
 def test_the_caps_stop_the_looks(tmp_path):
     open_rows = [{"claim": "B", "result": "not decidable", "kind": "paper"}]
     # the last declared look reached
-    d = replication.decide(2, _checks(tmp_path, open_rows), {"open": ["B"], "decided": {}, "last": {}},
-                           DECL, (1.0, 40))
+    d = replication.decide(2, _checks(tmp_path, open_rows), {"open": ["B"], "decided": {}, "last": {}}, DECL)
     assert not d["next"] and d["stopped"].startswith("cap: 4×")
     assert d["decided"]["B"]["stopped"] == d["stopped"] and d["decided"]["B"]["look"] == 2
-    # the next look would cost more CPU than the cap: 10 runs of 400 s so far, 10 more
-    d = replication.decide(0, _checks(tmp_path, open_rows), None, DECL, (4000.0, 10))
-    assert not d["next"] and d["stopped"].startswith("cap: CPU")
-    # the cap bounds what the looks add, not the paper's runs: 180 runs of 18 s (0.9 h) so far, the next
-    # look 180 more (0.9 h) fits the 1 h cap; after it, the last look's 360 runs (1.8 h) do not
-    d = replication.decide(0, _checks(tmp_path, open_rows), None, DECL, (3240.0, 180))
-    assert d["next"] and d["paper_cpu_s"] == 3240.0
-    d = replication.decide(1, _checks(tmp_path, open_rows), d, DECL, (6480.0, 360))
-    assert not d["next"] and d["stopped"].startswith("cap: CPU (next look ≈ 1.8 CPU-h, 0.9 added so far")
+    # the next look's price above the cap
+    d = replication.decide(0, _checks(tmp_path, open_rows), None, dict(DECL, cpu_hours=0.2))
+    assert not d["next"] and d["stopped"].startswith("cap: CPU (next look ≈ 0.25 CPU-h, 0 added so far")
+    # the cap bounds what the looks add: look 1 (0.25 h) fits the 0.6 h cap; after it, look 2 (0.5 h)
+    # would bring the added CPU to 0.75 h, and does not run
+    d = replication.decide(0, _checks(tmp_path, open_rows), None, dict(DECL, cpu_hours=0.6))
+    assert d["next"] and (d["added_s"], d["next_s"]) == (0.0, 900.0)
+    d = replication.decide(1, _checks(tmp_path, open_rows), d, dict(DECL, cpu_hours=0.6))
+    assert not d["next"] and d["stopped"].startswith("cap: CPU (next look ≈ 0.5 CPU-h, 0.25 added so far")
+    assert d["added_s"] == 900.0
+
+
+def test_a_look_is_priced_for_the_claims_still_open_only():
+    """A claim with cells of its own prices only its groups and algorithms; the others the item's."""
+    decl = {"groups": ["g", "h"], "rounds": [2], "cpu_hours": 1.0,
+            "claims": [{"match": "only h", "groups": ["h"], "algorithms": ["b"]}],
+            "cost_s": [{"g|a": 100.0, "h|a": 10.0, "h|b": 1.0}]}
+    assert replication.look_cost_s(decl, 1, ["claim on only h"]) == 1.0
+    assert replication.look_cost_s(decl, 1, ["another claim"]) == 111.0
+    assert replication.look_cost_s(decl, 1, []) == 0.0
 
 
 def test_the_summary_takes_the_deciding_look_and_says_how_many_runs(tmp_path):

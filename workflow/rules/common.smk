@@ -167,8 +167,8 @@ def look_of(w):
 
 
 def replication_spec(w):
-    """What the checkpoint reads: the declaration and the looks' levels (a cap edit re-decides)."""
-    return canonical_json(dict(item_of(w).replication, alpha=item_of(w).look_levels))
+    """What the checkpoint reads: the declaration, the looks' levels and priced CPU (an edit re-decides)."""
+    return canonical_json(item_of(w).replication_spec())
 
 
 def look_checks_spec(w):
@@ -187,12 +187,6 @@ def added_files(target, look):
     for i in range(1, look + 1):
         files += target.look_files(i, replication.read_decision(decision_path(target, i - 1))["open"])
     return list(dict.fromkeys(files))
-
-
-def replicated_run_files(w):
-    """The run files of the replicated cells up to the look: what the CPU estimate reads."""
-    target = item_of(w)
-    return list(dict.fromkeys(target.replicated_files() + added_files(target, look_of(w))))
 
 
 def final_decision(target):

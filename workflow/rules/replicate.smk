@@ -38,7 +38,6 @@ checkpoint replication_decision:
                           else f"{RESULTS}/replication/{w.paper}/{w.item}/look{w.look}.csv"),
         previous=lambda w: ([] if look_of(w) == 0
                             else [f"{RESULTS}/replication/{w.paper}/{w.item}/decision{look_of(w) - 1}.json"]),
-        runs=replicated_run_files,
     output:
         f"{RESULTS}/replication/{{paper}}/{{item}}/decision{{look}}.json",
     wildcard_constraints:

@@ -10,10 +10,9 @@ spec = json.loads(sm.params.spec)
 
 def step():
     previous = replication.read_decision(sm.input.previous[0]) if sm.input.previous else None
-    decision = replication.decide(int(sm.params.look), sm.input.checks, previous, spec,
-                                  replication.recorded_cpu_s(list(sm.input.runs)))
+    decision = replication.decide(int(sm.params.look), sm.input.checks, previous, spec)
     replication.write_decision(decision, sm.output[0])
-    print(json.dumps({k: decision[k] for k in ("look", "open", "next", "stopped", "cpu_s", "runs")}, indent=1))
+    print(json.dumps({k: decision[k] for k in ("look", "open", "next", "stopped", "added_s", "next_s")}, indent=1))
 
 
 run_logged(sm.log[0], f"replication decision {sm.wildcards.look} of {sm.wildcards.paper}/{sm.wildcards.item}", step)

@@ -181,6 +181,14 @@ def estimate(job, table: CostTable | None = None) -> Estimate:
     return Estimate(DEFAULT_SECONDS, DEFAULT_PEAK_MB, "default (algorithm never measured)")
 
 
+def run_seconds(job, table: CostTable | None = None) -> float:
+    """Expected seconds of one run (one seed) of a planned block, start-up excluded: what an adaptive
+    look prices its runs at (dpclust.pipeline.replication and racing). From the committed table, not
+    from the recorded run times, so that a cap stops the same looks on an idle or a loaded machine."""
+    table = table or load_costs()
+    return round((estimate(job, table).seconds - table.base_s) / max(int(job.seed_count), 1), 3)
+
+
 def estimate_batch(batch, table: CostTable | None = None) -> Estimate:
     """Expected seconds and peak MB of one `run` job (a `dpclust.pipeline.run_plan.RunBatch`, whose blocks run
     one after another in one process): one start-up, the blocks' run times added, their largest peak."""

@@ -14,9 +14,9 @@ The rule (docs/VERDICTS.md, "Replication"), fixed before any run:
 * a cell stops when one contender remains ("separated at look j"), when a single DP method ran
   ("only one DP method"), or at the last look ("cap reached"); otherwise look j + 1 runs the blocks
   of its contenders only. A method that stops contending keeps the runs it has.
-* with `cpu_hours`, the next look runs only the open cells whose CPU, estimated from the recorded
-  run times, still fits what the added looks may cost, cheapest first; the others stop ("CPU cap
-  reached").
+* with `cpu_hours`, the next look runs only the open cells whose CPU, priced by the committed price
+  table (`looks_cpu_s`, `dpclust.pipeline.run_prices`), still fits what the added looks may cost,
+  cheapest first; the others stop ("CPU cap reached").
 
 Two methods of equal mean are ever separated (either way, at any look) only when some look's
 two-sided test of their difference rejects: at most Σ_j α_j = α, whatever the looks' dependence (a
@@ -130,6 +130,11 @@ def cell_id(objective: str, dataset: str, k, epsilon) -> str:
     return f"{objective}|{dataset}|{int(k)}|{float(epsilon):g}"
 
 
+def price_key(group: str, dataset: str, k, epsilon, algorithm: str) -> str:
+    """The key of a run's price in `run_cost_s`: 'kmeans|iris|3|1|su2016.dplloyd' (ε as `%g`)."""
+    return f"{group}|{dataset}|{int(k)}|{float(epsilon):g}|{algorithm}"
+
+
 def look_blocks(jobs: Sequence, open_cells: Mapping[str, Sequence[str]], objectives: Mapping[str, str]) -> list:
     """The blocks of one look (`jobs`: all it plans) of the contenders of the open cells."""
     return [job for job in jobs
@@ -216,27 +221,31 @@ def race(records: Sequence[Mapping], decl: Mapping, reps: Mapping[str, int],
 
 def looks_cpu_s(records: Iterable[Mapping], decl: Mapping, reps: Mapping[str, int],
                 open_cells: Mapping[str, Sequence[str]], look: int) -> tuple[float, dict[str, float]]:
-    """(the recorded run time the added looks cost so far, the next look's estimate per open cell: its
-    contenders' mean recorded run time × the runs the look adds them), in seconds, from the records."""
+    """(the CPU the added looks cost so far, the next look's per open cell: its contenders' runs the
+    look adds), in seconds, each run priced by the committed price table (`decl["run_cost_s"]`, per
+    `price_key`: `dpclust.pipeline.run_prices`). Never the recorded run times, which
+    grow with the machine's load: the cap must stop the same cells on any machine."""
+    priced = decl.get("run_cost_s") or {}
     added = 0.0
-    per: dict[tuple, list] = {}
+    per: dict[tuple, float] = {}
     for rec in records:
         group = str(rec.get("group"))
         if group not in reps or rec.get("epsilon") is None or group not in (decl.get("objectives") or {}):
             continue
+        name = price_key(group, rec["dataset"], rec["k"], rec["epsilon"], str(rec["algorithm"]))
+        if name not in priced:
+            raise DPClustError(f"racing: no price for the runs of {name} (the plan prices every raced block: "
+                               "re-plan, or drop `cpu_hours`)")
+        cost = float(priced[name])
         key = (cell_id(decl["objectives"][group], rec["dataset"], rec["k"], rec["epsilon"]), str(rec["algorithm"]))
-        for run in rec.get("runs") or []:
-            wall = float(run.get("wall_time_s") or 0.0)
-            added += wall if int(run["seed"]) >= reps[group] else 0.0
-            total = per.setdefault(key, [0.0, 0, reps[group]])
-            total[0] += wall
-            total[1] += 1
+        per[key] = cost * reps[group]
+        added += cost * sum(int(run["seed"]) >= reps[group] for run in rec.get("runs") or [])
     step = multiples(decl)[look + 1] - multiples(decl)[look]
     estimate = dict.fromkeys(open_cells, 0.0)
-    for (cid, alg), (seconds, n, r) in per.items():
+    for (cid, alg), initial in per.items():
         if alg in open_cells.get(cid, ()):
-            estimate[cid] += seconds / max(n, 1) * step * r
-    return added, estimate
+            estimate[cid] += initial * step
+    return round(added, 3), {cid: round(v, 3) for cid, v in estimate.items()}
 
 
 def _cpu_cap(state: dict, records: list[dict], decl: Mapping, reps: Mapping[str, int], look: int) -> None:

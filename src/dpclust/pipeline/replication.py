@@ -9,7 +9,7 @@ error-spending schedule (docs/VERDICTS.md, "Replication"):
 * look j ≥ 1 adds runs with new seeds (seeds [m_{j-1}·r, m_j·r) of each group of r repetitions) and
   decides the claims still open on all runs so far, at α/(2R) for R declared looks;
 * a claim stops at the first look that decides it; the others go on while a look is left and the
-  next round's estimated CPU fits the cap.
+  CPU the looks add, priced by the committed price table (`look_cost_s`), fits the cap.
 
 Whatever the data do and wherever a claim stops, the chance that any look gives it a wrong verdict
 is at most the sum of the looks' levels, α (a union bound: valid for any dependence between looks,
@@ -167,23 +167,23 @@ def _plain(value: Any) -> Any:
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
-def recorded_cpu_s(record_paths: Sequence) -> tuple[float, int]:
-    """(the recorded seconds of every run in the record files, the number of runs): the CPU a round
-    of runs costs is estimated from what the runs so far cost."""
-    from dpclust.pipeline.integrity import load_records
+def look_cost_s(decl: dict, look: int, open_claims: Sequence[str]) -> float:
+    """The priced CPU-seconds of look `look` (1, 2, ...) for the claims still open: the blocks their
+    cells run (`look_jobs`), at the committed price table's prices (`decl["cost_s"]`, per look and
+    `group|algorithm`: `ItemTarget.look_costs`). Never the recorded run times, which grow with the
+    machine's load: the cap must stop the same looks on any machine."""
+    selectors = claim_cells(decl, open_claims)
+    priced = decl["cost_s"][look - 1]
+    return sum(seconds for key, seconds in priced.items()
+               if any(key.split("|")[0] in sel["groups"]
+                      and (not sel.get("algorithms") or key.split("|")[1] in sel["algorithms"])
+                      for sel in selectors))
 
-    seconds, runs = 0.0, 0
-    for record in load_records(record_paths):
-        for run in record.get("runs") or []:
-            seconds += float(run.get("wall_time_s") or 0.0)
-            runs += 1
-    return seconds, runs
 
-
-def decide(look: int, checks_csv, previous: dict | None, decl: dict, cpu: tuple[float, int]) -> dict:
+def decide(look: int, checks_csv, previous: dict | None, decl: dict) -> dict:
     """The checkpoint's decision after `look`: which of the claims open before it this look decides,
-    which stay open, and whether the next look runs (a look left, and its estimated CPU within the
-    cap). `cpu`: (seconds, runs) recorded in the replicated groups' runs so far."""
+    which stay open, and whether the next look runs (a look left, and the CPU the looks add, priced
+    by `look_cost_s`, within the cap)."""
     levels, looks = alpha_schedule(len(decl["rounds"])), multiples(decl)
     rows = _paper_rows(checks_csv)
     decided = dict(previous["decided"]) if previous else {}
@@ -202,19 +202,16 @@ def decide(look: int, checks_csv, previous: dict | None, decl: dict, cpu: tuple[
             decided[claim] = dict(last[claim], stopped="not evaluable: more runs cannot decide it")
         else:
             still_open.append(claim)
-    seconds, runs = cpu
-    paper_seconds = previous.get("paper_cpu_s", seconds) if previous else seconds
-    next_look = look + 1
+    # the looks run so far, each priced when it was asked for (the cap bounds what they add)
+    added = float(previous.get("added_s", 0.0)) + float(previous.get("next_s", 0.0)) if previous else 0.0
+    next_look, estimate = look + 1, 0.0
     why = ""
     if not still_open:
         why = "every claim decided" if candidates else "no paper claim"
     elif next_look >= len(looks):
         why = f"cap: {looks[-1]}× the paper's runs reached"
     else:
-        per_run = seconds / runs if runs else 0.0
-        base_runs = runs / looks[look] if looks[look] else 0
-        estimate = per_run * base_runs * (looks[next_look] - looks[look])
-        added = seconds - paper_seconds   # the cap bounds what the looks add, not the paper's runs
+        estimate = look_cost_s(decl, next_look, still_open)
         if added + estimate > decl["cpu_hours"] * 3600:
             why = (f"cap: CPU (next look ≈ {estimate / 3600:.2g} CPU-h, {added / 3600:.2g} added so far, "
                    f"cap {decl['cpu_hours']:g})")
@@ -225,8 +222,8 @@ def decide(look: int, checks_csv, previous: dict | None, decl: dict, cpu: tuple[
             decided[claim] = dict(last[claim], stopped=why + (f"; would need ≈ {need}× the paper's runs"
                                                                if need else ""))
     return {"look": look, "alpha": levels[look], "multiple": looks[look], "open": still_open if go else [],
-            "decided": decided, "last": last, "next": go, "stopped": why, "cpu_s": seconds, "runs": runs,
-            "paper_cpu_s": paper_seconds}
+            "decided": decided, "last": last, "next": go, "stopped": why, "added_s": round(added, 1),
+            "next_s": round(estimate, 1) if go else 0.0}
 
 
 def runs_needed(row: dict, multiple: int) -> int | None:
@@ -261,8 +258,8 @@ def read_decision(path) -> dict:
 def apply(table: pd.DataFrame, decisions: dict[str, dict]) -> pd.DataFrame:
     """The summary with each replicated item's paper claims decided by their replication (`decisions`:
     item key → the final decision) and the columns `runs` (multiple of the paper's runs, and the look)
-    and `stopped` for every paper claim, and `added_cpu_s` (the recorded run time the item's looks
-    added) for the replicated ones."""
+    and `stopped` for every paper claim, and `added_cpu_s` (the CPU the item's looks added, priced by
+    the committed price table) for the replicated ones."""
     table = table.copy()
     table["runs"] = ""
     table["stopped"] = ""
@@ -276,7 +273,7 @@ def apply(table: pd.DataFrame, decisions: dict[str, dict]) -> pd.DataFrame:
             table.loc[i, "stopped"] = f"no replication declared; would need ≈ {need}× the paper's runs"
     for key, decision in decisions.items():
         pap, item = key.split("/", 1)
-        added = float(decision.get("cpu_s", 0.0)) - float(decision.get("paper_cpu_s", 0.0))
+        added = float(decision.get("added_s", 0.0))
         for claim, outcome in decision["decided"].items():
             at = paper & (table["paper"] == pap) & (table["item"] == item) & (table["claim"] == claim)
             if not at.any():

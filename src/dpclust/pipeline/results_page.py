@@ -59,7 +59,8 @@ def _replication(papers: pd.DataFrame) -> list[str]:
     cpu = part.drop_duplicates(["paper", "item"])["added_cpu_s"].fillna(0).sum() / 3600
     return ["## Claims decided in replication looks", "",
             f"{len(part)} claims of {part[['paper', 'item']].drop_duplicates().shape[0]} items had more runs, "
-            f"in looks with error spending; the added looks cost {cpu:.3g} CPU-h (recorded run time). The "
+            f"in looks with error spending; the added looks cost {cpu:.3g} CPU-h (priced by the "
+            "committed price table, benchmarks/results/run_prices.tsv). The "
             "others used the paper's runs (1×).", "", to_markdown(rows.reset_index(drop=True)), "", *rest]
 
 

@@ -43,10 +43,11 @@ from dpclust.pipeline.configuration import (
 from dpclust.pipeline.declared import parse as parse_declared
 from dpclust.pipeline.item_modules import check_item_module, defined_steps, item_module
 from dpclust.pipeline.racing import declaration as race_declaration
-from dpclust.pipeline.racing import look_blocks, race_jobs
+from dpclust.pipeline.racing import look_blocks, price_key, race_jobs
 from dpclust.pipeline.racing import repetitions as race_repetitions
 from dpclust.pipeline.replication import alpha_schedule, declaration, look_jobs, round_group, round_jobs
 from dpclust.pipeline.resolve import sensitivity_declarations
+from dpclust.pipeline.run_prices import price_s
 
 
 @dataclass(frozen=True)
@@ -234,16 +235,28 @@ class ItemTarget:
         """The one-sided level of each replication look, look 0 (the paper's runs) first."""
         return alpha_schedule(len(self.replication["rounds"])) if self.replication else []
 
+    @cached_property
+    def look_costs(self) -> list[dict[str, float]]:
+        """Per added look (look j at index j - 1), the CPU-seconds its blocks cost per `group|algorithm`,
+        priced by the committed price table (`dpclust.pipeline.run_prices`): what the CPU cap reads."""
+        out = []
+        for jobs in self.rounds:
+            costs: dict[str, float] = {}
+            for job in jobs:
+                key = f"{job.group}|{job.algorithm}"
+                costs[key] = costs.get(key, 0.0) + price_s(job) * job.seed_count
+            out.append({key: round(value, 1) for key, value in sorted(costs.items())})
+        return out
+
+    def replication_spec(self) -> dict:
+        """What the checkpoint `replication_decision` reads: the declaration, each look's level and the
+        looks' priced CPU (an edit of any of them re-decides)."""
+        return dict(self.replication or {}, alpha=self.look_levels, cost_s=self.look_costs)
+
     def look_files(self, look: int, open_claims) -> list[str]:
         """The run files look `look` (1, 2, ...) adds for the claims still open before it."""
         jobs = look_jobs(self.replication or {}, self.rounds[look - 1], open_claims)
         return list(dict.fromkeys(job.path for job in jobs))
-
-    def replicated_files(self) -> list[str]:
-        """The paper's run files of the cells the replication may add runs to (what its CPU estimate
-        starts from)."""
-        planned = {(job.group, job.algorithm) for r in self.rounds for job in r}
-        return list(dict.fromkeys(job.path for job in self.runs if (job.group, job.algorithm) in planned))
 
     @property
     def kind(self) -> str:
@@ -553,6 +566,10 @@ def _plan_race(target: ItemTarget) -> None:
         planned += linked
     target.race = dict(decl, repetitions=race_repetitions(target.runs, decl),
                        objectives={g: objectives[g] for g in decl["groups"]})
+    if decl.get("cpu_hours") is not None:   # the cap prices a run by the committed price table
+        priced = {price_key(job.group, job.dataset, job.k, job.epsilon, job.algorithm): price_s(job)
+                  for job in target.runs if job.group in decl["groups"] and job.epsilon is not None}
+        target.race["run_cost_s"] = dict(sorted(priced.items()))
     target.race_owner = target.item
 
 
