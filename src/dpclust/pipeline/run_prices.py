@@ -9,7 +9,8 @@ table it is a function of the commit alone.
 `benchmarks/results/run_prices.tsv` (written by `benchmarks/estimate_full_protocol.py --prices`) holds
 the CPU seconds of one run per timing sample: (algorithm function, dataset, transform, k, settings)
 at the ε points the estimator timed (start-up and data loading excluded; see that script; a dataset
-no mirror holds is timed on a stand-in of its n × d, so a look costs the same with or without it). A block's
+no mirror holds is timed on a stand-in of its n × d, so a look costs the same with or without it:
+Gowalla, TIGER, Image; not Covertype, whose stand-in timing outgrew this machine's 24 GB). A block's
 price per run is interpolated between the sampled ε linearly in log ε, as the estimator does. A
 block the table does not cover (a new setting, a dataset the table's machine could not have) is
 priced by the SLURM cost table instead (`cluster_resources.run_seconds`, which errs long), so a cap
