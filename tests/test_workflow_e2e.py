@@ -341,8 +341,9 @@ def test_the_race_runs_each_look_once_and_a_lost_look_record_alone(work, mirror_
     (race / "look1.json").write_bytes((race / "look1.json").read_bytes()[:-3])
     out = _snakemake(work, mirror=mirror)
     assert f"racing/leaderboard/table/{race.name}/look1.json is not a whole record" in out.stderr
+    rules = (("race_look", "look"), ("race_decision", "decision"))
     assert jobs_of(out.stdout + out.stderr) == {(rule, f"{where}/{name}{look}.json") for look in (0, 1)
-                                                for rule, name in (("race_look", "look"), ("race_decision", "decision"))}
+                                                for rule, name in rules}
     assert {f.name: f.read_bytes() for f in race.glob("*.json")} == before
     assert stamps == {path: (results / "runs/leaderboard/table" / path).stat().st_mtime_ns for path in stamps}
     assert _dry(work, mirror=mirror) == set()
