@@ -281,6 +281,10 @@ def test_a_cpu_cap_stops_the_open_cells_before_a_look_it_cannot_afford():
                 run_cost_s=run_cost_s)
     decision = racing.decide(records, decl, {"kmeans": 5}, table_of, 0)
     assert set(decision["open"]) == {cell} and decision["cpu_stopped"] == [dear], decision
-    # a run the plan did not price is one clear error, not a free look
-    with pytest.raises(DPClustError, match="no price for the runs of kmeans"):
-        racing.decide(records, dict(decl, run_cost_s={}), {"kmeans": 5}, table_of, 0)
+    # a run the plan did not price costs the dearest planned run (never a free look), or stops its cell
+    # when nothing is priced
+    unpriced = {k: v for k, v in run_cost_s.items() if "|10|" in k}
+    assert racing.looks_cpu_s(records, dict(decl, run_cost_s=unpriced), {"kmeans": 5}, {cell: list(price)}, 0)[1][
+        cell] == pytest.approx(5 * 2 * 70.0)
+    decision = racing.decide(records, dict(decl, run_cost_s={}), {"kmeans": 5}, table_of, 0)
+    assert not decision["next"] and sorted(decision["cpu_stopped"]) == sorted([cell, dear])

@@ -34,6 +34,7 @@ from its seed (look j: seeds [m_{j-1}·r, m_j·r) of a group of r repetitions, `
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
@@ -233,13 +234,13 @@ def looks_cpu_s(records: Iterable[Mapping], decl: Mapping, reps: Mapping[str, in
         if group not in reps or rec.get("epsilon") is None or group not in (decl.get("objectives") or {}):
             continue
         name = price_key(group, rec["dataset"], rec["k"], rec["epsilon"], str(rec["algorithm"]))
-        if name not in priced:
-            raise DPClustError(f"racing: no price for the runs of {name} (the plan prices every raced block: "
-                               "re-plan, or drop `cpu_hours`)")
-        cost = float(priced[name])
+        # a run the plan did not price (a record from elsewhere) costs the dearest planned run, or more
+        # than any cap when none is priced: the cap may stop its cell sooner, never later
+        cost = float(priced[name]) if name in priced else max(map(float, priced.values()), default=math.inf)
         key = (cell_id(decl["objectives"][group], rec["dataset"], rec["k"], rec["epsilon"]), str(rec["algorithm"]))
         per[key] = cost * reps[group]
-        added += cost * sum(int(run["seed"]) >= reps[group] for run in rec.get("runs") or [])
+        extra = sum(int(run["seed"]) >= reps[group] for run in rec.get("runs") or [])
+        added += cost * extra if extra else 0.0
     step = multiples(decl)[look + 1] - multiples(decl)[look]
     estimate = dict.fromkeys(open_cells, 0.0)
     for (cid, alg), initial in per.items():
