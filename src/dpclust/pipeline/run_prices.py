@@ -2,15 +2,15 @@
 
 A replication look (dpclust.pipeline.replication) or a racing look (dpclust.pipeline.racing) runs only
 while the CPU it adds stays within its declared cap. Priced by the runs' recorded times, that decision
-(and so a verdict) would depend on how loaded the machine was: the same runs recorded 223 s on one
-quick run and 383 s on another, and a claim left "not decidable" only on the second. Priced by this
-table it is a function of the commit alone.
+(and so a verdict) would depend on how loaded the machine was: the same runs record longer times on
+a busy machine, and a claim could be left "not decidable" on one run and decided on another. Priced
+by this table it is a function of the commit alone.
 
 `benchmarks/results/run_prices.tsv` (written by `benchmarks/estimate_full_protocol.py --prices`) holds
 the CPU seconds of one run per timing sample: (algorithm function, dataset, transform, k, settings)
 at the ε points the estimator timed (start-up and data loading excluded; see that script; a dataset
 no mirror holds is timed on a stand-in of its n × d, so a look costs the same with or without it:
-Gowalla, TIGER, Image; not Covertype, whose stand-in timing outgrew this machine's 24 GB). A block's
+the table's header says which datasets it covers and how). A block's
 price per run is interpolated between the sampled ε linearly in log ε, as the estimator does. A
 block the table does not cover (a new setting, a dataset the table's machine could not have) is
 priced by the SLURM cost table instead (`cluster_resources.run_seconds`, which errs long), so a cap
