@@ -58,7 +58,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 __all__ = [
     "AuditResult",
@@ -117,6 +116,8 @@ def clopper_pearson_lower(k, n, level: float):
     """
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
+    from scipy import stats  # here, not at the top: the Snakefile imports this module (via the audit plan)
+
     with np.errstate(invalid="ignore"):
         lo = stats.beta.ppf(1.0 - level, k, n - k + 1.0)
     return np.where(k <= 0, 0.0, lo)
@@ -126,6 +127,8 @@ def clopper_pearson_upper(k, n, level: float):
     """One-sided Clopper–Pearson upper bound on a binomial p at `level`; 1 where k = n."""
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
+    from scipy import stats
+
     with np.errstate(invalid="ignore"):
         hi = stats.beta.ppf(level, k + 1.0, n - k)
     return np.where(k >= n, 1.0, hi)
