@@ -115,3 +115,36 @@ def test_add_rows_by_label_continues_one_product_across_blocks():
         metrics.add_rows_by_label(total, X[s:s + 64], None, kernel)
     assert out.tobytes() == _sequential_sums(X, labels, 4).tobytes()
     assert total.tobytes() == _sequential_sums(X, np.zeros(700, dtype=int), 1).tobytes()
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
+def test_both_paths_give_the_same_bytes(compiled, monkeypatch):
+    """A process starts in numpy and switches to the compiled kernels for good
+    (`metrics.NUMPY_WORK_BUDGET`): both give the same labels, minima and sums, bit for bit, on ties
+    (±0 among them), huge and tiny magnitudes, strided views and an empty cluster."""
+    monkeypatch.setattr(metrics, "_compiled_pays", lambda entries: compiled)
+    rng = np.random.default_rng(11)
+    for k, n in ((1, 7), (3, 150), (16, 3000), (40, 257)):
+        D = rng.integers(-2, 3, size=(k, n)).astype(float)            # many ties
+        D[rng.random((k, n)) < 0.2] = -0.0                            # -0 ties +0
+        D *= 10.0 ** rng.integers(-300, 300, size=(k, 1))
+        for view in (D, D[:, ::3]):
+            lab, m = metrics.first_argmin_down(view)
+            assert np.array_equal(lab, view.argmin(axis=0))
+            assert m.view(np.uint64).tolist() == view[lab, np.arange(view.shape[1])].view(np.uint64).tolist()
+        X = rng.standard_normal((n, 5)) * 10.0 ** rng.integers(-8, 9, size=(n, 1))
+        X[rng.random(n) < 0.1] = -0.0
+        labels = rng.integers(0, max(k - 1, 1), n)
+        assert metrics.cluster_sums_in_order(X, labels, k).view(np.uint64).tolist() == \
+            _sequential_sums(X, labels, k).view(np.uint64).tolist()
+
+
+def test_a_process_switches_to_the_compiled_kernels_after_its_numpy_budget(monkeypatch):
+    monkeypatch.setattr(metrics, "_numba_loaded", lambda: False)
+    monkeypatch.setattr(metrics, "_numpy_work", 0)
+    monkeypatch.setattr(metrics, "NUMPY_WORK_BUDGET", 3 * (300 + metrics._CALL_WORK))
+    paths = [metrics._compiled_pays(300) for _ in range(5)]
+    assert paths == [False, False, False, True, True]
+    monkeypatch.setattr(metrics, "_numpy_work", 0)
+    monkeypatch.setattr(metrics, "_numba_loaded", lambda: True)     # numba already paid for: at once
+    assert metrics._compiled_pays(300)

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 
 import numpy as np
 
@@ -49,16 +50,60 @@ def centre_scores(block: np.ndarray, terms: tuple[np.ndarray, np.ndarray]) -> np
 
 
 def first_argmin_down(D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(argmin, min) down the columns of D (k × rows): numpy's argmin (the lowest index on ties)
-    in one compiled pass over contiguous rows (`_argmin_down`), faster than argmin along the short
-    strided axis."""
-    lab = np.empty(D.shape[1], dtype=np.int64)
-    m = np.empty(D.shape[1], dtype=D.dtype)
-    _argmin_down_kernel()(np.ascontiguousarray(D), lab, m)
+    """(argmin, min) down the columns of D (k × rows): numpy's argmin (the lowest index on ties),
+    by the compiled pass over contiguous rows (`_argmin_down`, faster than argmin along the short
+    strided axis) once this process has done enough of them (`_compiled_pays`), else in numpy
+    (`_argmin_down_numpy`): the same bytes either way."""
+    if _compiled_pays(D.size):
+        lab = np.empty(D.shape[1], dtype=np.int64)
+        m = np.empty(D.shape[1], dtype=D.dtype)
+        _argmin_down_kernel()(np.ascontiguousarray(D), lab, m)
+    else:
+        lab, m = _argmin_down_numpy(D)
     if not np.isfinite(m).all():              # NaN: argmin's own rule (the first NaN)
         lab = np.argmin(D, axis=0)
         m = D[lab, np.arange(D.shape[1])]
     return lab, m
+
+
+def _argmin_down_numpy(D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`_argmin_down` in numpy: the minimum down each column, then the first row equal to it (rows
+    visited last to first; ±0 compare equal, as `<` treats them), and the minimum read back from
+    that row, so the bytes of the compiled pass for finite D."""
+    lowest = D.min(axis=0)
+    lab = np.zeros(D.shape[1], dtype=np.int64)
+    equal = np.empty(D.shape[1], dtype=bool)
+    for j in range(D.shape[0] - 1, 0, -1):
+        np.equal(D[j], lowest, out=equal)
+        np.copyto(lab, j, where=equal)
+    np.equal(D[0], lowest, out=equal)
+    np.copyto(lab, 0, where=equal)
+    return lab, D[lab, np.arange(D.shape[1])]
+
+
+#: The compiled kernels cost each process about a second before their first call (importing numba,
+#: setting up its target, loading the cached machine code), while numpy does the same work several
+#: times slower per entry. So a process does it numpy's way until it has done this much work (entries
+#: of D or X, plus `_CALL_WORK` a call: about a second of numpy), then switches for good, as it does at
+#: once when numba is already loaded: at most about twice the better of the two choices made in
+#: hindsight. The switch changes no bit (tests/test_metrics.py); the many small runs (the test preset,
+#: small datasets) never start numba.
+NUMPY_WORK_BUDGET = 400_000_000
+_CALL_WORK = 4_000
+_numpy_work = 0
+
+
+def _numba_loaded() -> bool:
+    return "numba" in sys.modules
+
+
+def _compiled_pays(entries: int) -> bool:
+    """Whether this call takes the compiled kernel (see NUMPY_WORK_BUDGET); counts numpy's work."""
+    global _numpy_work
+    if _numba_loaded() or _numpy_work >= NUMPY_WORK_BUDGET:
+        return True
+    _numpy_work += entries + _CALL_WORK
+    return False
 
 
 def _argmin_down(D, lab, m):
@@ -116,6 +161,9 @@ def cluster_sums_in_order(X: np.ndarray, labels: np.ndarray, k: int) -> np.ndarr
     labels = np.asarray(labels)
     if n and (labels.min() < 0 or labels.max() >= k):
         raise ValueError(f"cluster labels must lie in [0, {k}); got [{labels.min()}, {labels.max()}]")
+    if not _compiled_pays(n * d):       # one bincount per coordinate: the same additions, in the same order
+        return np.stack([np.bincount(labels, weights=X[:, f], minlength=k) for f in range(d)], axis=1) \
+            if d else np.zeros((k, 0))
     sums = np.zeros((k, d))
     _sums_by_label_kernel()(np.ascontiguousarray(X, dtype=float), labels, sums)
     return sums
