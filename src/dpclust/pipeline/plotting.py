@@ -6,24 +6,33 @@ PDF/PNG metadata, so the same table gives the same bytes.
 
 from __future__ import annotations
 
+import functools
 import html as _html
 import math
 import textwrap
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from dpclust.pipeline import style  # noqa: E402
+from dpclust.pipeline import style
 
 #: Metadata that keeps output files byte-identical across runs.
 PDF_METADATA = {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": "dpclust"}
 PNG_METADATA = {"Software": "dpclust"}
 
-plt.rcParams.update(style.RC_PARAMS)
+
+@functools.cache
+def pyplot():
+    """matplotlib.pyplot on the Agg backend with the house style (`style.RC_PARAMS`): what every
+    figure is drawn with. Imported on first use, so that the steps that draw nothing (aggregate,
+    check) do not pay for it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update(style.RC_PARAMS)
+    return plt
 
 
 def style_for(name: str, index: int) -> dict:
@@ -35,7 +44,7 @@ def panel_grid(n_panels: int, ncols: int = 3, panel_size=style.PANEL_SIZE, share
     """A figure with `n_panels` axes laid out `ncols` wide; unused axes are removed."""
     ncols = max(1, min(ncols, n_panels))
     nrows = max(1, math.ceil(n_panels / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size[0] * ncols, panel_size[1] * nrows),
+    fig, axes = pyplot().subplots(nrows, ncols, figsize=(panel_size[0] * ncols, panel_size[1] * nrows),
                              squeeze=False, sharey=sharey, layout="constrained")
     flat = list(axes.ravel())
     for ax in flat[n_panels:]:
@@ -157,7 +166,7 @@ def save_figure(fig, stem: str | Path) -> None:
     stem.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(stem.with_suffix(".png"), metadata=PNG_METADATA, bbox_inches="tight")
     fig.savefig(stem.with_suffix(".pdf"), metadata=PDF_METADATA, bbox_inches="tight")
-    plt.close(fig)
+    pyplot().close(fig)
 
 
 def to_markdown(df: pd.DataFrame) -> str:
@@ -219,7 +228,7 @@ def write_table(df: pd.DataFrame, stem: str | Path, title: str = "", note: str =
     stem.with_suffix(".html").write_text(html_table(df, title, note), encoding="utf-8")
     n_rows = max(len(df), 1)
     width = min(max(2.0, 1.3 * len(df.columns)), 16)
-    fig, ax = plt.subplots(figsize=(width, 0.45 + 0.28 * (n_rows + 1) + (0.3 if note else 0)))
+    fig, ax = pyplot().subplots(figsize=(width, 0.45 + 0.28 * (n_rows + 1) + (0.3 if note else 0)))
     ax.axis("off")
     cells = [[_cell(v) for v in row] for row in df.itertuples(index=False)] or [["" for _ in df.columns]]
     tab = ax.table(cellText=cells, colLabels=[str(c) for c in df.columns], loc="center", cellLoc="center")

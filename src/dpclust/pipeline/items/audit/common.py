@@ -384,10 +384,11 @@ def _figure_guarantee(r) -> str:
 def render_audit_figure(table: pd.DataFrame, item: Mapping, stem: str) -> None:
     import textwrap
 
-    import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    from dpclust.pipeline.plotting import save_figure
+    from dpclust.pipeline.plotting import pyplot, save_figure
+
+    plt = pyplot()
 
     rows = table[table["summary"].astype(bool) & ~table["verdict"].map(not_applicable)].reset_index(drop=True) \
         if len(table) else table

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from dpclust.pipeline.itemkit import step_options
-from dpclust.pipeline.plotting import mark_unavailable, save_figure
+from dpclust.pipeline.plotting import mark_unavailable, pyplot, save_figure
 
 FIG1_COLUMNS = ["kind", "x", "y", "side", "depth", "note"]
 
@@ -54,8 +54,8 @@ def aggregate(records, item, ctx) -> pd.DataFrame:
 
 def render(table: pd.DataFrame, item: dict, stem: str) -> None:
     import matplotlib.patches as mpatches
-    import matplotlib.pyplot as plt
 
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.2, 5.0))
     if (table["kind"] == "unavailable").any():
         mark_unavailable(ax, item["title"], str(table["note"].iloc[0]))

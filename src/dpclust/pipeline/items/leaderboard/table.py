@@ -36,7 +36,7 @@ from dpclust.pipeline.items.leaderboard.common import (
     left_out_note,
     race_note,
 )
-from dpclust.pipeline.plotting import html_table, save_figure, to_markdown
+from dpclust.pipeline.plotting import html_table, pyplot, save_figure, to_markdown
 
 SPENT_CLAIM = "Every DP run spent at most its ε (and its δ)"
 
@@ -87,8 +87,9 @@ def render(table: pd.DataFrame, item, stem) -> None:
 
 
 def _rank_maps(table: pd.DataFrame, item, stem, title: str, note: str) -> None:
-    import matplotlib.pyplot as plt
     from matplotlib.colors import LogNorm
+
+    plt = pyplot()
 
     options = step_options(item, "figure")
     vmax = float(options.get("colour_max", 100.0))

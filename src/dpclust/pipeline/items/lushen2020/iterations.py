@@ -44,7 +44,7 @@ from dpclust.pipeline.items.lushen2020.common import (
     runs_table,
     status_rows,
 )
-from dpclust.pipeline.plotting import save_figure, status_note, style_for
+from dpclust.pipeline.plotting import pyplot, save_figure, status_note, style_for
 from dpclust.pipeline.verdicts import failing
 
 COLUMNS = ["dataset", "eps_step", "n", "count", "count_mean", "iterations_mean", "lloyd_steps_mean",
@@ -146,8 +146,7 @@ def _table_b(table, item) -> tuple[list[str], list[list[str]]]:
 
 
 def render(table, item, stem) -> None:
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     opts = step_options(item, "figure")
     count = opts.get("count", "iterations")
     fig, (ax, axt) = plt.subplots(1, 2, figsize=(12.5, 3.8), gridspec_kw={"width_ratios": [1.0, 1.6]},

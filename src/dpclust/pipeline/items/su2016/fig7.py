@@ -33,7 +33,7 @@ from dpclust.pipeline.items.su2016.common import (
     row_of,
     tight,
 )
-from dpclust.pipeline.plotting import save_figure
+from dpclust.pipeline.plotting import pyplot, save_figure
 from dpclust.pipeline.verdicts import FAILS, Directional, claim_check, every_dataset, judge, linear_cell, no_cell
 
 __all__ = ["aggregate", "checks", "render"]
@@ -51,8 +51,7 @@ def _log_stats(row):
 
 
 def render(table, item, stem):
-    import matplotlib.pyplot as plt  # after dpclust.pipeline.plotting chose the Agg backend
-
+    plt = pyplot()
     options = item["options"]
     eps = float(options["epsilon"])
     panels = options["panels"]
