@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from tests.helpers import copy_project
 
 from dpclust.pipeline import cluster_resources
 from dpclust.pipeline.configuration import load_config
@@ -83,16 +84,6 @@ def cluster():
             subprocess.run(["scancel", "--name", run_id], capture_output=True, timeout=60)
         if not was_up:
             _sh("down", check=False, timeout=120)
-
-
-def _copy_repo(dst: Path) -> Path:
-    for name in ("Snakefile", "config", "workflow", "src", "profiles", "pyproject.toml"):
-        src = REPO / name
-        if src.is_dir():
-            shutil.copytree(src, dst / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-        else:
-            shutil.copy(src, dst / name)
-    return dst
 
 
 def _snakemake(work: Path, mirror: Path, *args, timeout: float, run_ids: list | None = None):
@@ -172,8 +163,8 @@ def _profile_bundle_size() -> int:
 
 
 def test_test_items_run_bundled_on_slurm_with_local_results(cluster, tmp_path_factory, mirror, capsys):
-    work_local = _copy_repo(tmp_path_factory.mktemp("local"))
-    work_slurm = _copy_repo(tmp_path_factory.mktemp("slurm"))
+    work_local = copy_project(tmp_path_factory.mktemp("local"))
+    work_slurm = copy_project(tmp_path_factory.mktemp("slurm"))
     the_plan = plan(load_config(work_slurm / "config", overrides={"preset": "test"}))
     items = [the_plan.item(*t.removeprefix("results/test/tables/").removesuffix(".csv").split("/")) for t in TARGETS]
     run_jobs = {path: the_plan.run(path) for item in items for path in item.run_files}  # batches

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.helpers import timeless
+from tests.helpers import SNAKEMAKE, copy_project, project_env, timeless
 
 from dpclust.api import DPClustError
 from dpclust.pipeline.codehash import closure
@@ -34,7 +34,6 @@ from dpclust.pipeline.resolve import function_module
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slow, pytest.mark.workflow]
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 #: how long a held-back data job waits: s1's data job takes about 0.3 s here, a few seconds on a loaded
 #: machine (the hold is idle time on the suite's critical path)
 HOLD_S = 8
@@ -45,22 +44,10 @@ JOB_HEADER = re.compile(r"^(?:local)?(rule|checkpoint) (\w+):$")
 RACE_DIR = re.compile(r"(/racing/[^/]+/[^/]+/)[0-9a-f]{16}/")
 
 
-def _copy_repo(dst: Path) -> Path:
-    for name in ("Snakefile", "config", "workflow", "src", "profiles", "pyproject.toml"):
-        src = REPO / name
-        if src.is_dir():
-            shutil.copytree(src, dst / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-        else:
-            shutil.copy(src, dst / name)
-    return dst
-
-
 def _env(work: Path, mirror=None, offline=False, slow_prepare=None) -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(work / "src")
+    env = project_env(work)
     if slow_prepare:
         env["PYTHONPATH"] = _slow_prepare_hook(work, slow_prepare) + os.pathsep + env["PYTHONPATH"]
-    env.pop("DPCLUST_DATA_MIRROR", None)
     if mirror:
         env["DPCLUST_DATA_MIRROR"] = str(mirror)
     if offline:
@@ -88,7 +75,7 @@ def _slow_prepare_hook(work: Path, dataset: str) -> str:
 
 def _snakemake(work: Path, *args, mirror=None, offline=False, check=True, timeout=1500, slow_prepare=None):
     # `--workflow-profile none`: the job blocks `jobs_of` reads (the repository's profile keeps them
-    # off the console, see test_console_is_compact)
+    # off the console, see tests/test_workflow_dry.py)
     out = subprocess.run([*SNAKEMAKE, "-s", str(work / "Snakefile"), "-d", str(work), "--cores", "2",
                           "--workflow-profile", "none",
                           "--configfile", str(work / "config" / "test.yaml"), *args],
@@ -218,7 +205,7 @@ class _Edited:
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory):
-    return _copy_repo(tmp_path_factory.mktemp("wf"))
+    return copy_project(tmp_path_factory.mktemp("wf"))
 
 
 @pytest.fixture(scope="module")
@@ -589,7 +576,7 @@ def test_a_killed_run_resumes_with_the_same_tables(work, mirror_run, mirror, tmp
 
     import pandas as pd
 
-    other = _copy_repo(tmp_path_factory.mktemp("killed"))
+    other = copy_project(tmp_path_factory.mktemp("killed"))
     shutil.copytree(REPO / "scripts", other / "scripts")
     p = _plan(work)
     items = [p.item("baselines", "table"), p.item("su2016", "fig1")]
@@ -665,47 +652,3 @@ def test_two_presets_share_a_checkout_without_touching_each_other(work, mirror_r
     assert all((work / t).is_file() for t in targets)
     assert _tree_digest(work / "results" / "test") == before, "a quick run changed the test preset's files"
     assert _dry(work, mirror=mirror) == set(), "the test preset must still be complete"
-
-
-def test_console_is_compact(tmp_path):
-    """The repository's workflow profile (profiles/default) keeps each job's rule block (its params are
-    whole resolved specs) off the console: a dry run of the test preset prints a few kB, not 300."""
-    work = _copy_repo(tmp_path)
-    args = [*SNAKEMAKE, "-s", str(work / "Snakefile"), "-d", str(work), "-n", "--cores", "2",
-            "--configfile", str(work / "config" / "test.yaml")]
-    quiet = subprocess.run(args, cwd=work, env=_env(work), capture_output=True, text=True)
-    loud = subprocess.run([*args, "--workflow-profile", "none"], cwd=work, env=_env(work), capture_output=True,
-                          text=True)
-    assert quiet.returncode == 0 and loud.returncode == 0, quiet.stderr[-3000:] + loud.stderr[-3000:]
-    text = quiet.stdout + quiet.stderr
-    assert len(text) < 20_000 and max(map(len, text.splitlines())) < 400, text[:2000]
-    assert re.search(r"^run\s+\d+$", text, re.M), "the job counts stay on the console"
-    assert len(loud.stdout + loud.stderr) > 10 * len(text)   # what the profile keeps off the console
-
-
-def test_default_config_plans_every_item_and_lints_clean(tmp_path):
-    work = _copy_repo(tmp_path)
-    out = subprocess.run([*SNAKEMAKE, "-s", str(work / "Snakefile"), "-d", str(work), "-n", "--cores", "8",
-                          "--quiet", "rules"], cwd=work, env=_env(work), capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-3000:]
-    p = plan(load_config(work / "config"))
-    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", out.stdout + out.stderr, re.M))
-    assert int(counts.get("render", 0)) == len(p.items)
-    # the job budget (docs/ARCHITECTURE.md): one run job per batch of blocks
-    assert int(counts.get("run", 0)) == len(p.batches) <= 1500 and len(p.runs) > 3 * len(p.batches)
-    lint = subprocess.run([*SNAKEMAKE, "-s", str(work / "Snakefile"), "-d", str(work), "--lint"], cwd=work,
-                          env=_env(work), capture_output=True, text=True)
-    assert lint.returncode == 0, lint.stdout + lint.stderr
-
-
-def test_the_claim_summary_waits_for_every_data_checkpoint(tmp_path):
-    """The summary reads every item's checks, but an item whose data change is re-planned only when
-    its data checkpoint finishes; had the summary not waited for every data job, it could be written
-    before that item's check re-ran and stay stale (seen in CI after setting the mirror). Its inputs
-    therefore hold every processed record (ancient: they re-run nothing by themselves)."""
-    work = _copy_repo(tmp_path)
-    out = _snakemake(work, "-n", "--forceall", "--rulegraph")
-    labels = dict(re.findall(r"^\s*(\d+)\[label = \"(\w+)\"", out.stdout, re.M))
-    edges = {(labels[a], labels[b]) for a, b in re.findall(r"^\s*(\d+) -> (\d+)", out.stdout, re.M)}
-    assert ("check_claims", "summarize_claims") in edges
-    assert ("prepare_dataset", "summarize_claims") in edges
