@@ -163,10 +163,10 @@ def test_roles_label_templates_refusal_and_explanation_come_from_the_source_and_
     means[("y", "p.a", 1.0)] = 3.0
     item = {"paper": "p", "item": "i", "names": NAMES, "claims": {**claims, "declared": [entry]}}
     src = declared.Source(**{**source(means).__dict__,
-                             "explain": lambda failing, text: f"{text} at {failing}"})
+                             "explain": lambda failing, text: f"{text} at {[tuple(f) for f in failing]}"})
     [check] = declared.decide_all(None, item, src, {})
     assert check.claim == "Alpha beats Beta" and "X ε=0.1: Δ" in check.detail
-    assert check.holds is False and check.why == "Alpha is not below Beta at [('y', 1.0)]"
+    assert check.holds is False and check.why == "Alpha is not below Beta at [('y', 1.0, 'p.a', 'p.b')]"
     refused = Check("Alpha beats Beta", None, "refused")
     src = declared.Source(**{**source(means).__dict__, "refuse": lambda a, b, claim: refused})
     assert declared.decide_all(None, item, src, {}) == [refused]
@@ -202,3 +202,16 @@ def test_a_claim_over_one_named_dataset_with_none_available_is_not_evaluable_say
     entry = {**BASE, "datasets": "only"}
     [check] = run([entry], grid(1.0, 2.0), {"only": "z"}, missing={"z": "offline"})
     assert check.holds is None and check.detail == "not evaluable (0 of 1 datasets; missing: Z (offline))"
+
+
+def test_a_declaration_as_our_alternative_reading_is_labelled_and_counts_its_failing_cells():
+    """`as_alternative`: the claim reads "alternative reading: …" and is of kind alternative (never in the
+    papers' tallies); a `why` template gets how many cells the engine failed and decided."""
+    means = grid(1.0, 2.0)
+    means[("y", "p.a", 1.0)] = 3.0                      # one cell of four fails
+    entry = {**BASE, "as_alternative": True, "why": "w"}
+    [paper] = run([{**BASE, "why": "w"}], means, claims={"why": {"w": "lost {n_failing} of {n_decided}"}})
+    [ours] = run([entry], means, claims={"why": {"w": "lost {n_failing} of {n_decided}"}})
+    assert paper.kind == "paper" and paper.claim == "Alpha beats Beta (§1)"
+    assert ours.kind == "alternative" and ours.claim == "alternative reading: Alpha beats Beta (§1)"
+    assert ours.holds is paper.holds is False and ours.why.startswith("lost 1 of 4")

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from dpclust.pipeline import declared
 from dpclust.pipeline.claims import proportion_ci
 from dpclust.pipeline.configuration import load_config, resolve_algorithm
 from dpclust.pipeline.items.lushen2020 import common, fig7, fig8, iterations, table1
@@ -151,7 +153,9 @@ def _fig7_records(alg1_cost, dp_cost, not_dp_cost=(1.01, 1.01), missing=True):
     return recs
 
 
-FIG7 = {"claims": {"cap_slack": 1e-9, "large_datasets": ["image", "lifesci"]}, "table": {"n_boot": 500}}
+REPO = Path(__file__).resolve().parents[2]
+FIG7 = {"claims": {"cap_slack": 1e-9, "large_datasets": ["image", "lifesci"],
+                   **declared.texts_from_config(REPO / "config", "lushen2020", "fig7")}, "table": {"n_boot": 500}}
 #: fig7.checks' order: claim 1 (beats), 2 (growth), 3 (larger datasets), each for the Posterior and the Prior
 #: against the paper's baselines, then the same against the DP baselines (alternative reading); the cap last.
 BEATS, BEATS_DP, GROWTH, GROWTH_DP, LARGE, LARGE_DP = (slice(i, i + 2) for i in range(0, 12, 2))

@@ -9,7 +9,8 @@ largest), or with `each` a cell per comparator. Its text, detail and alternative
 templates: ``{su2016.gkm}`` is an algorithm's display name, ``{datasets}`` the names of the claim's
 datasets (``{datasets_and}``: joined by "and"), ``{key}`` / ``{key:g}`` a value of the item's `claims`
 (``{ours}``: a role's display name; ``{exempt_dataset}``, ``{exempt_below}``: the exemption's;
-``{claim}`` in an alternative: the paper's claim filled in), so the sensitivity of a threshold
+``{claim}`` in an alternative: the paper's claim filled in; in a `why`, ``{n_failing}`` and
+``{n_decided}``: how many cells the engine failed and decided), so the sensitivity of a threshold
 re-decides the declaration too. Every key is checked when the item is read (`parse`), so a misspelt
 one is one clear error naming the claim and the key.
 
@@ -33,13 +34,16 @@ Fields of an entry (config/README.md, "Declared claims"):
   read), `why`: a key of `claims.why`;
 * `alternative`: ``{share: <key of claims>, claim: <template, {share}>}``: our fraction reading,
   reported as "alternative reading: …" only when it differs from the paper's quantifier;
+* `as_alternative`: true when the whole declaration is our alternative reading of a sentence (other
+  comparators than the paper names, say): its claim reads "alternative reading: …" and its checks are
+  of kind ``alternative``, never in the papers' tallies;
 * `python`: instead of all of the above, the name of one of the item module's `HOOKS` (a claim whose
   cells no declaration expresses yet), called with (table, item) and returning its checks in place.
 
 An item passes its cells through `Source`: the datasets and one more axis (`points`: the ε grid, k, or
 (ε, k)), the cell statistics and labels of its table, and optionally a note on the compared method's
 cell (how often the hybrid switched), the non-empty clusters for the guard, a refusal of a claim naming
-a method that is not DP, an explanation of a failure from its failing cells, and the paper's own way
+a method that is not DP, an explanation of a failure from its failing cells (`Failing`), and the paper's own way
 of writing a sentence's verdict (`sentence`: Cohen-Addad et al.'s per-ε table); so the engine knows
 nothing of a paper's columns.
 """
@@ -50,18 +54,22 @@ import dataclasses
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from dpclust.api import DPClustError
 from dpclust.pipeline import verdicts
-from dpclust.pipeline.aggregate import Check
+from dpclust.pipeline.aggregate import ALTERNATIVE_PREFIX, Check
 from dpclust.pipeline.itemkit import dataset_name, name
 
 SIDES = ("<", ">", "<=", ">=")
 _ALGORITHM = re.compile(r"\{([a-z0-9_]+\.[a-z0-9_]+)\}")
 _FIELDS = {"claim", "compare", "against", "side", "quantifier", "datasets", "epsilon_at_most", "epsilon_above",
-           "exempt", "detail", "reading", "why", "alternative", "python", "kind", "factor", "label", "guard", "each"}
+           "exempt", "detail", "reading", "why", "alternative", "python", "kind", "factor", "label", "guard", "each",
+           "as_alternative"}
 KINDS = ("relative", "ratio")
+#: the head of a check that is our reading of a sentence, not the paper's: of kind `alternative`, never in
+#: the papers' tallies (`aggregate.checks_frame`, docs/VERDICTS.md)
+ALTERNATIVE = f"{ALTERNATIVE_PREFIX}: "
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,17 @@ class Comparison:
     label: str = ""
     guard: bool = False
     each: bool = False
+    as_alternative: bool = False
+
+
+class Failing(NamedTuple):
+    """A cell the engine failed, as `Source.explain` receives it: its dataset, its point (ε, k or (ε, k)),
+    the compared method and the comparator of its cell (None for a cell that is the extreme over several)."""
+
+    dataset: str
+    point: Any
+    method: str
+    versus: str | None
 
 
 @dataclass(frozen=True)
@@ -117,7 +136,7 @@ class Source:
     cell_label: Callable[[str, Any], str] | None = None
     nonempty_low: Callable[[str, str, Any], tuple[float | None, int]] | None = None
     refuse: Callable[[Sequence[str], Sequence[str], str], Check | None] | None = None
-    explain: Callable[[list[tuple[str, Any]], str], str] | None = None
+    explain: Callable[[list[Failing], str], str] | None = None
     sentence: Callable[..., Check] | None = None
 
     def label(self, ds: str, e: Any) -> str:
@@ -166,7 +185,8 @@ def parse(entries: Sequence[Mapping] | None, claims: Mapping, where: str) -> lis
                               reading=str(entry.get("reading") or ""), why=str(entry.get("why") or ""),
                               alternative=alternative, kind=kind, factor=entry.get("factor"),
                               label=str(entry.get("label") or ""), guard=bool(entry.get("guard", False)),
-                              each=bool(entry.get("each", False))))
+                              each=bool(entry.get("each", False)),
+                              as_alternative=bool(entry.get("as_alternative", False))))
     return out
 
 
@@ -212,8 +232,9 @@ def _datasets(claims: Mapping, decl: Comparison) -> list[str]:
 
 
 def _cells(decl: Comparison, item: Mapping, claims: Mapping, src: Source, values: Mapping[str, Any]):
-    """The claim's cells, where each lies ((dataset, method, point)), the exempt cells' texts and the
-    degenerate guard's notes (None when the table records no non-empty clusters for a compared method)."""
+    """The claim's cells, where each lies ((dataset, method, point)), the comparator of each (None for an
+    extreme over several), the exempt cells' texts and the degenerate guard's notes (None when the
+    table records no non-empty clusters for a compared method)."""
     wanted = set(_datasets(claims, decl)) if decl.datasets else None
     cap = float(claims[decl.epsilon_at_most]) if decl.epsilon_at_most else None
     floor = float(claims[decl.epsilon_above]) if decl.epsilon_above else None
@@ -223,7 +244,7 @@ def _cells(decl: Comparison, item: Mapping, claims: Mapping, src: Source, values
     # each (compared method, comparator) pair its own cells, in that order; or the extreme over the comparators
     pairs = [(a, (b,)) for a in decl.compare for b in decl.against] if decl.each else \
         [(a, decl.against) for a in decl.compare]
-    cells, where, exempted, notes = [], [], [], []
+    cells, where, versus, exempted, notes = [], [], [], [], []
     recorded = True
     for ds in src.available:
         if wanted is not None and ds not in wanted:
@@ -256,14 +277,17 @@ def _cells(decl: Comparison, item: Mapping, claims: Mapping, src: Source, values
                     exempted.append(f"{here}: " + ", ".join(f"{lead} {c.label} {c.estimate:+.3g}" for _, c in comps))
                     continue
                 note = src.note(ds, alg, e)
+                made: list[tuple[str | None, verdicts.Cell]]   # (its comparator, the cell)
                 if several:
                     parts = ", ".join(f"{c.label} {c.estimate:+.3g}" for _, c in comps)
                     head = f"{note}: " if note else ""
-                    made = [verdicts.extreme_cell(f"{here} ({head}{'max' if largest else 'min'} over {lead} {parts})",
-                                                  [c for _, c in comps], largest)]
+                    made = [(None, verdicts.extreme_cell(
+                        f"{here} ({head}{'max' if largest else 'min'} over {lead} {parts})", [c for _, c in comps],
+                        largest))]
                 else:
-                    made = [dataclasses.replace(c, label=f"{c.label} ({note})") if note else c for _, c in comps]
-                for cell in made:
+                    made = [(other, dataclasses.replace(c, label=f"{c.label} ({note})") if note else c)
+                            for other, c in comps]
+                for versus_of_cell, cell in made:
                     if decl.guard:
                         low, k = src.nonempty_low(ds, alg, e) if src.nonempty_low else (None, 0)
                         recorded = recorded and low is not None
@@ -272,7 +296,8 @@ def _cells(decl: Comparison, item: Mapping, claims: Mapping, src: Source, values
                             cell = verdicts.degenerate_cell(cell, low, k)
                     cells.append(cell)
                     where.append((ds, alg, e))
-    return cells, where, exempted, (notes if recorded else None)
+                    versus.append(versus_of_cell)
+    return cells, where, versus, exempted, (notes if recorded else None)
 
 
 def decide(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> list[Check]:
@@ -287,11 +312,11 @@ def decide(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> lis
     if decl.exempt:
         values["exempt_dataset"] = dataset_name(item, claims[decl.exempt]["dataset"])
         values["exempt_below"] = float(claims[decl.exempt]["below_epsilon"])
-    claim = text(decl.claim, item, values)
+    claim = (ALTERNATIVE if decl.as_alternative else "") + text(decl.claim, item, values)
     refused = src.refuse(decl.compare, decl.against, claim) if src.refuse else None
     if refused is not None:
         return [refused]
-    cells, where, exempted, notes = _cells(decl, item, claims, src, values)
+    cells, where, versus, exempted, notes = _cells(decl, item, claims, src, values)
     if decl.kind == "ratio" and decl.factor:   # "within c×", "at least c×": c is the margin (docs/VERDICTS.md)
         test = verdicts.Directional(decl.side, float(claims[decl.factor]), null_margin=0.0)
     else:   # lower / higher than the comparator: the rubric's null margin
@@ -304,15 +329,20 @@ def decide(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> lis
     if not cells and not src.sentence:
         detail = (f"no cell has runs of both {' / '.join(name(item, a) for a in decl.compare)} and "
                   f"{' / '.join(name(item, a) for a in decl.against)}; {detail}")
-    why = text((claims.get("why") or {}).get(decl.why, ""), item, {**values, "failing": "{failing}"}) \
+    states = [c.state for c in verdicts.judge(cells, test, decl.quantifier).cells] if cells and decl.why else []
+    counts = {"n_failing": states.count(verdicts.FAILS),
+              "n_decided": states.count(verdicts.FAILS) + states.count(verdicts.HOLDS)}
+    why = text((claims.get("why") or {}).get(decl.why, ""), item, {**values, **counts, "failing": "{failing}"}) \
         if decl.why else ""
     if src.explain and decl.why:
-        states = [c.state for c in verdicts.judge(cells, test, decl.quantifier).cells] if cells else []
-        why = src.explain([(ds, e) for (ds, _, e), st in zip(where, states) if st == verdicts.FAILS], why)
+        why = src.explain([Failing(ds, e, alg, other) for (ds, alg, e), other, st in zip(where, versus, states)
+                           if st == verdicts.FAILS], why)
     if src.sentence:
         out = [src.sentence(claim, cells, where, test, decl.quantifier, why=why, detail=detail)]
     else:
         out = [verdicts.claim_check(claim, cells, test, decl.quantifier, why=why, detail=detail)]
+    if decl.as_alternative:
+        out[0] = dataclasses.replace(out[0], kind="alternative")
     if decl.reading:
         out[0] = dataclasses.replace(out[0], rule=f"{out[0].rule}; {text(decl.reading, item, values)}")
     if decl.alternative:
@@ -320,7 +350,7 @@ def decide(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> lis
         share, strict = verdicts.QUANTIFIERS[decl.quantifier]
         if need != share or strict:
             alt = text(decl.alternative["claim"], item, {**values, "claim": claim, "share": need})
-            out.append(verdicts.share_check(f"alternative reading: {alt}", cells, test, need, detail))
+            out.append(verdicts.share_check(f"{ALTERNATIVE}{alt}", cells, test, need, detail))
     planned = src.planned if wanted is None else [d for d in src.planned if d in wanted]
     missing = {d: r for d, r in src.missing.items() if d in planned}
     return [verdicts.every_dataset(c, planned, missing, src.names) for c in out]

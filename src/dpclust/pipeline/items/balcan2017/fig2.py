@@ -179,8 +179,8 @@ def _cause(table: pd.DataFrame, item: dict, where: list[tuple[str, int]]) -> str
 def _source(table: pd.DataFrame, item: dict):
     """The cells dataset × k of the item's datasets (`common.claim_source`)."""
     return claim_source(table, item, "k", panel_datasets(table, item), lambda ds, k: f"{dataset_name(item, ds)} k={k}",
-                        lambda failing, text: _cause(table, item, failing)
-                        + _why_collapse(table, item, [ds for ds, _ in failing], text))
+                        lambda failing, text: _cause(table, item, [(f.dataset, f.point) for f in failing])
+                        + _why_collapse(table, item, [f.dataset for f in failing], text))
 
 
 def _finish(check: Check, src) -> Check:

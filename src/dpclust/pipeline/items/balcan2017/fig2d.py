@@ -134,7 +134,7 @@ def checks(table: pd.DataFrame, item: dict) -> list[Check]:
         return [Check("Figure 2(d) claims", None, "data unavailable", cells=0, rule="no cell")]
     ds = _dataset(table)
     src = claim_source(table, item, "epsilon", [ds], lambda _, e: f"ε={e:g}",
-                       lambda failing, text: _cause(table, item, ds, [e for _, e in failing])
-                       + f"genuine: {text}; " + _evidence(table, item, ds, [e for _, e in failing]))
+                       lambda failing, text: _cause(table, item, ds, [f.point for f in failing])
+                       + f"genuine: {text}; " + _evidence(table, item, ds, [f.point for f in failing]))
     out = declared.decide_all(table, item, src, HOOKS)
     return out + [spent_check(table, [claims["ours"], claims["sulq"]], float(claims["spent_rel_tol"]))]

@@ -202,7 +202,8 @@ def _source(table: pd.DataFrame, item: dict, datasets: list[str], unavailable: l
         detail += f"; not evaluable on {', '.join(names)} ({STATUS_TEXT.get(status, status)})"
 
     def explain(failing, text):
-        return f"{text}; " + "; ".join(_evidence(table, item, d, k) for d, k in failing[:4]) if failing else ""
+        return f"{text}; " + "; ".join(_evidence(table, item, f.dataset, f.point) for f in failing[:4]) \
+            if failing else ""
 
     return declared.Source(
         available=datasets, planned=[*covered, *unavailable], missing={d: "no runs" for d in unavailable},
