@@ -31,8 +31,8 @@ def pytest_collection_modifyitems(config, items):
     """Run the SLURM cluster test (marker `slurm`) last: it installs the SLURM client, and every
     later `snakemake` call would probe the cluster (tests/test_slurm_cluster.py). Start the
     end-to-end workflow files (marker `workflow`) first: scripts/test.sh hands files to the workers in
-    this order (`--dist loadfile --no-loadscope-reorder`), and tests/test_workflow_e2e.py alone is
-    about 12 of the suite's ~25 CPU-minutes, so a late start would make it the suite's tail."""
+    this order (`--dist loadfile --no-loadscope-reorder`), and tests/test_workflow_e2e.py, one copy's
+    life in order, is the suite's longest file: a late start would make it the suite's tail."""
     items.sort(key=lambda item: (item.get_closest_marker("slurm") is not None,
                                  item.get_closest_marker("workflow") is None))  # stable otherwise
 
