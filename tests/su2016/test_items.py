@@ -493,6 +493,21 @@ def test_fig7_decides_speed_on_log_wall_time_intervals():
     assert fig7.checks(t, spec)[0].holds is None                  # overlapping: not decidable
 
 
+def test_fig7_says_why_a_bar_is_missing(monkeypatch):
+    """A dataset the preset does not run is "not run in this preset", never "data unavailable"."""
+    from dpclust.pipeline.items.su2016 import fig7
+
+    drawn = {}
+    monkeypatch.setattr(fig7, "save_figure", lambda fig, stem: drawn.setdefault("fig", fig))
+    spec = {"options": {"panels": ["s1", "lifesci"], "epsilon": 0.1}, "names": NAMES}
+    rec = record("s1", "su2016.dplloyd", 0.1, [0.1, 0.1])
+    for run in rec["runs"]:
+        run["wall_time_s"] = 0.01
+    fig7.render(common.aggregate_nicv([rec], {"table": {"labels": LABELS}}), spec, "unused")
+    texts = [t.get_text().replace("\n", " ") for t in drawn["fig"].axes[0].texts]
+    assert texts == ["not run in this preset"]
+
+
 def test_table1_mismatch_carries_its_explanation():
     import io
 

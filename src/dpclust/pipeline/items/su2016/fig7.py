@@ -20,6 +20,7 @@ machine or implementation can order the two differently where the interval is na
 from __future__ import annotations
 
 import math
+import textwrap
 
 import numpy as np
 
@@ -33,7 +34,7 @@ from dpclust.pipeline.items.su2016.common import (
     row_of,
     tight,
 )
-from dpclust.pipeline.plotting import pyplot, save_figure
+from dpclust.pipeline.plotting import STATUS_TEXT, pyplot, save_figure
 from dpclust.pipeline.verdicts import FAILS, Directional, claim_check, every_dataset, judge, linear_cell, no_cell
 
 __all__ = ["aggregate", "checks", "render"]
@@ -67,9 +68,10 @@ def render(table, item, stem):
         ax.bar(x[ok] + (i - 0.5) * 0.38, gm[ok], width=0.38, label=name(item, alg), color=f"C{i}",
                yerr=[gm[ok] - gm[ok] / gsd[ok], gm[ok] * gsd[ok] - gm[ok]], capsize=2, error_kw={"elinewidth": 0.8})
     for j, ds in enumerate(panels):
-        if availability(table, ds)[0] != "ok":
-            ax.text(j, 0.5, "data\nunavailable", ha="center", va="center", fontsize=7, color="0.3",
-                    transform=ax.get_xaxis_transform())
+        status = availability(table, ds)[0]
+        if status != "ok":   # what the panel lacks: data that cannot be had, a refusal, a dataset not run here
+            ax.text(j, 0.5, textwrap.fill(STATUS_TEXT.get(status, status), 12), ha="center", va="center",
+                    fontsize=7, color="0.3", transform=ax.get_xaxis_transform())
     ax.set_xticks(x, [dataset_name(item, p) for p in panels])
     if any_bar:
         ax.set_yscale("log")
