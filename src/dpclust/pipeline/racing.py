@@ -227,6 +227,9 @@ def looks_cpu_s(records: Iterable[Mapping], decl: Mapping, reps: Mapping[str, in
     `price_key`: `dpclust.pipeline.run_prices`). Never the recorded run times, which
     grow with the machine's load: the cap must stop the same cells on any machine."""
     priced = decl.get("run_cost_s") or {}
+    # a run the plan did not price (a record from elsewhere) costs the dearest planned run, or more
+    # than any cap when none is priced: the cap may stop its cell sooner, never later
+    dearest = max(map(float, priced.values()), default=math.inf)
     added = 0.0
     per: dict[tuple, float] = {}
     for rec in records:
@@ -234,9 +237,7 @@ def looks_cpu_s(records: Iterable[Mapping], decl: Mapping, reps: Mapping[str, in
         if group not in reps or rec.get("epsilon") is None or group not in (decl.get("objectives") or {}):
             continue
         name = price_key(group, rec["dataset"], rec["k"], rec["epsilon"], str(rec["algorithm"]))
-        # a run the plan did not price (a record from elsewhere) costs the dearest planned run, or more
-        # than any cap when none is priced: the cap may stop its cell sooner, never later
-        cost = float(priced[name]) if name in priced else max(map(float, priced.values()), default=math.inf)
+        cost = float(priced[name]) if name in priced else dearest
         key = (cell_id(decl["objectives"][group], rec["dataset"], rec["k"], rec["epsilon"]), str(rec["algorithm"]))
         per[key] = cost * reps[group]
         extra = sum(int(run["seed"]) >= reps[group] for run in rec.get("runs") or [])
