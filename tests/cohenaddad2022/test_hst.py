@@ -42,6 +42,19 @@ def test_cell_indices_same_for_array_chunks_and_h5(tmp_path):
     assert np.array_equal(a[j], (X[:, j][:, None] > grid.boundaries[j][None, :]).sum(1))
 
 
+@pytest.mark.parametrize("layers", [1, 2, 7, 8, 16])
+@pytest.mark.parametrize("fractions", [(1 / 3, 2 / 3), (0.01, 0.02), (0.98, 0.99)])
+def test_interval_index_is_searchsorted_whatever_the_lookup_table(layers, fractions):
+    """The lookup table (its size follows the layers: `lookup_bins`) only guesses; the index is exact
+    even where the cut points crowd into one bin (fractions far from 1/2), at the cut points too."""
+    rng = np.random.default_rng(layers)
+    grid = hst.make_grid(1, [-1, 3], layers, fractions, rng)
+    assert grid.luts[0].shape[0] == hst.lookup_bins(layers) <= hst.LOOKUP_BINS
+    bnd = grid.boundaries[0]
+    x = np.concatenate([rng.uniform(-1, 3, 5000), bnd, np.nextafter(bnd, 4), np.nextafter(bnd, -2), [-1.0, 3.0]])
+    assert np.array_equal(grid.interval_index(0, x), np.searchsorted(bnd, x, side="left"))
+
+
 def test_tree_counts_exact_at_huge_epsilon_and_budget_spent():
     X, _ = _blobs(500, d=2)
     grid = hst.make_grid(2, [0, 1], 3, [1 / 3, 2 / 3], np.random.default_rng(1))

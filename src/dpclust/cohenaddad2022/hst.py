@@ -41,8 +41,18 @@ from dpclust.api import DPClustError
 from dpclust.blocks.domain import require_inside
 from dpclust.mechanisms import laplace_mechanism, laplace_scale
 
-#: Bins of the per-dimension lookup table of `Grid.interval_index` (speed only; exact for any value).
+#: Most bins of the per-dimension lookup table of `Grid.interval_index` (speed only; exact for any value).
 LOOKUP_BINS = 1 << 16
+
+
+def lookup_bins(layers: int) -> int:
+    """Bins of the lookup table for a grid of `layers`: about 4^layers·4, so that with cut fractions
+    in [1/3, 2/3] a bin holds at most one of the 2^layers − 1 cut points, up to LOOKUP_BINS. A small
+    tree needs no 65,536-bin table: building one cost more than the rest of an audit's small runs."""
+    return min(LOOKUP_BINS, 1 << (2 * int(layers) + 2))
+
+#: Steps `Grid.interval_index` corrects its lookup-table guess by before it does a binary search.
+CORRECTIONS = 4
 
 #: Largest number of layers (bits per dimension) the uint16 cell index can hold.
 MAX_LAYERS = 16
@@ -71,13 +81,16 @@ class Grid:
         b = ((x - self.lo) * (G / (self.hi - self.lo))).astype(np.int64)
         np.clip(b, 0, G - 1, out=b)
         g = self.luts[j][b].astype(np.int64)
-        while True:  # exact: ext[g] < x <= ext[g + 1]
+        for _ in range(CORRECTIONS):  # exact: ext[g] < x <= ext[g + 1]
             up = x > ext[g + 1]
             down = x <= ext[g]
             if not (up.any() or down.any()):
                 return g
             g += up
             g -= down
+        # cut points crowded into a few bins (cut fractions far from 1/2): one step at a time would
+        # take as many passes as a bin has cut points
+        return np.searchsorted(bnd, x, side="left")
 
     @property
     def depth(self) -> int:
@@ -103,7 +116,7 @@ def make_grid(d: int, bounds, layers: int, fraction_range, rng: np.random.Genera
             cut = a + u[layer, j] * (b - a)
             a, b = np.stack([a, cut], 1).ravel(), np.stack([cut, b], 1).ravel()
         boundaries.append(a[1:].copy())  # interior left ends = all cut points, sorted
-    G = LOOKUP_BINS
+    G = lookup_bins(layers)
     edges = lo + (hi - lo) * np.arange(G) / G
     luts = [np.searchsorted(bnd, edges, side="left").astype(np.int32) for bnd in boundaries]
     return Grid(lo, hi, d, layers, u, boundaries, luts)
