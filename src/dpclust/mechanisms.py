@@ -34,6 +34,7 @@ is stated in one place, `FLOATING_POINT_GUARANTEE`, `mechanism_guarantee(name)` 
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import sys
@@ -482,6 +483,7 @@ def _analytic_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
     return first - second
 
 
+@functools.lru_cache(maxsize=4096)   # a pure function; audits call it for every draw
 def gaussian_sigma_analytic(sensitivity: float, epsilon: float, delta: float) -> float:
     """Smallest σ for which the Gaussian mechanism is (ε, δ)-DP (Balle & Wang 2018, Thm 8).
 
