@@ -57,3 +57,51 @@ def test_the_page_says_what_an_undecided_claim_without_replication_would_need(tm
                  ).assign(cells=1, rule="r").to_csv(summary, index=False)
     text = write_results_page(str(summary), str(tmp_path / "RESULTS.md"), "quick")
     assert "## Claims left undecided" in text and "| fig5 | G | would need ≈ 9× the paper's runs |" in text
+
+
+def test_the_page_groups_failing_claims_by_the_cause_their_reasons_name(tmp_path):
+    summary = tmp_path / "summary.csv"
+    shared = "cause: authors' calibration not DP (the audit shows it): collapse at ε = 0.1"
+    pd.DataFrame([
+        {"paper": "balcan2017", "item": "fig2", "claim": "ours beats SuLQ", "result": "does not hold",
+         "kind": "paper", "why": shared, "cause": "authors' calibration not DP"},
+        {"paper": "balcan2017", "item": "fig2d", "claim": "ours is competitive", "result": "does not hold",
+         "kind": "paper", "why": shared, "cause": "authors' calibration not DP"},
+        {"paper": "su2016", "item": "fig2", "claim": "C grows less", "result": "does not hold", "kind": "paper",
+         "why": "genuine: it grows more", "cause": ""},
+        {"paper": "su2016", "item": "fig1", "claim": "A beats B", "result": "holds", "kind": "paper"},
+    ]).assign(cells=2, rule="every of 2 cells").to_csv(summary, index=False)
+    text = write_results_page(str(summary), str(tmp_path / "RESULTS.md"), "quick")
+    section = text.split("## Why claims do not hold")[1]
+    assert "3 of the papers' claims do not hold, for 2 root causes" in section
+    assert "| authors' calibration not DP | 2 | balcan2017/fig2, balcan2017/fig2d |" in section
+    assert "| its own (see its reason): C grows less | 1 | su2016/fig2 |" in section and "A beats B" not in section
+
+
+def test_a_reason_names_its_cause_by_a_leading_tag():
+    from dpclust.pipeline.aggregate import cause_of
+
+    assert cause_of("cause: authors' calibration not DP (the audit's d = 100 design)") == \
+        "authors' calibration not DP"
+    assert cause_of("cause: the paper's baseline optimum is lost: depends on a lost parameter") == \
+        "the paper's baseline optimum is lost"
+    assert cause_of("genuine: the cause: is elsewhere") == "" and cause_of("") == "" and cause_of(None) == ""
+
+
+def test_the_summary_takes_the_cause_from_the_reason_it_finally_shows(tmp_path):
+    """`cause` is read after the replication's adjustment, which may replace a claim's reason."""
+    from dpclust.pipeline.steps import summarize_checks
+
+    checks = tmp_path / "checks" / "su2016" / "fig5.csv"
+    checks.parent.mkdir(parents=True)
+    pd.DataFrame([{"claim": "sizes", "result": "does not hold", "kind": "paper", "why": "genuine: differs"},
+                  {"claim": "other", "result": "holds", "kind": "paper", "why": ""}]).to_csv(checks, index=False)
+
+    def adjust(table):
+        table.loc[table["claim"] == "sizes", "why"] = "cause: lost optimum: at look 1"
+        return table
+
+    table = summarize_checks([checks], tmp_path / "summary", adjust=adjust)
+    assert list(table.columns).index("cause") == list(table.columns).index("why") + 1
+    assert table["cause"].tolist() == ["lost optimum", ""]
+    assert pd.read_csv(tmp_path / "summary.csv")["cause"].fillna("").tolist() == ["lost optimum", ""]

@@ -10,6 +10,7 @@ over 30 initialisations; Lu & Shen §7.1 cost / Lloyd's cost).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,17 @@ from dpclust.pipeline.records import load_records  # noqa: F401 (re-exported: re
 #: Scalar metrics every run record carries.
 RUN_METRICS = ("cost_kmeans", "nicv", "cost_kmedian", "iterations", "epsilon_spent", "delta_spent", "wall_time_s")
 KEYS = ["group", "dataset", "algorithm", "k", "epsilon"]
+
+
+#: a `why` that names its root cause starts "cause: <tag>", then " (" or ": "; the claims that fail for
+#: one reason carry the same tag (the summary's `cause` column, the results page groups them by it)
+_CAUSE = re.compile(r"cause: ([^(:;]+?)\s*(?:[(:;]|$)")
+
+
+def cause_of(why: str) -> str:
+    """The root-cause tag of a check's `why` ("" when it names none)."""
+    found = _CAUSE.match(why or "")
+    return found.group(1) if found else ""
 
 
 @dataclass

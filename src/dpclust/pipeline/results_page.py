@@ -3,8 +3,8 @@
 `write_results_page` reads `checks/summary.csv` (every check, `dpclust.pipeline.steps.summarize_checks`)
 and, when the plan has them, the leaderboard's best-method table and the audit table, and writes
 `<results_dir>/RESULTS.md`: the preset, the papers' claims tallied per paper, then each paper's claims
-with their verdict, interval, rule and reason, the leaderboard's winners per objective, the audit's
-verdicts, and our own checks apart.
+with their verdict, interval, rule and reason, the failing ones by root cause, the leaderboard's
+winners per objective, the audit's verdicts, and our own checks apart.
 """
 from __future__ import annotations
 
@@ -64,6 +64,26 @@ def _replication(papers: pd.DataFrame) -> list[str]:
             "others used the paper's runs (1×).", "", to_markdown(rows.reset_index(drop=True)), "", *rest]
 
 
+def _causes(papers: pd.DataFrame) -> list[str]:
+    """The papers' claims that do not hold, by root cause: those whose reason names one ("cause: <tag>",
+    `aggregate.cause_of`) together, each of the others a cause of its own."""
+    failing = papers[papers["result"] == "does not hold"]
+    if failing.empty:
+        return []
+    cause = failing["cause"] if "cause" in failing else pd.Series("", index=failing.index)
+    cause = cause.fillna("").astype(str)
+    own = cause.eq("")
+    rows = [{"root cause": tag, "claims": len(part),
+             "items": ", ".join(dict.fromkeys(f"{r.paper}/{r.item}" for r in part.itertuples()))}
+            for tag, part in failing[~own].groupby(cause[~own], sort=True)]
+    rows += [{"root cause": f"its own (see its reason): {r.claim}", "claims": 1, "items": f"{r.paper}/{r.item}"}
+             for r in failing[own].itertuples()]
+    return ["## Why claims do not hold", "",
+            f"{len(failing)} of the papers' claims do not hold, for {len(rows)} root causes (a reason that "
+            "starts \"cause: <tag>\" names a cause shared by every claim that carries the tag).", "",
+            to_markdown(pd.DataFrame(rows)), ""]
+
+
 def _leaderboard(best_csv: str) -> list[str]:
     best = pd.read_csv(best_csv)
     if best.empty or "best" not in best:
@@ -95,7 +115,7 @@ def write_results_page(summary_csv: str, out_md: str, preset: str, leaderboard_b
                        audit_csv: str | None = None) -> str:
     """Write the results page (see the module docstring) and return its text."""
     table = pd.read_csv(summary_csv)
-    for col in ("claim", "result", "why", "rule", "kind", "sensitivity", "runs", "stopped"):
+    for col in ("claim", "result", "why", "cause", "rule", "kind", "sensitivity", "runs", "stopped"):
         table[col] = table.get(col, pd.Series("", index=table.index)).fillna("").astype(str)
     table["kind"] = table["kind"].where(table["kind"] != "", "paper")
     papers = table[table["kind"] == "paper"]
@@ -105,6 +125,7 @@ def write_results_page(summary_csv: str, out_md: str, preset: str, leaderboard_b
              "## The papers' claims", "", to_markdown(paper_tallies(table)), ""]
     for paper, part in papers.groupby("paper", sort=True):
         lines += [f"### {paper}", "", _claims_table(part), ""]
+    lines += _causes(papers)
     lines += _replication(papers)
     if leaderboard_best_csv and Path(leaderboard_best_csv).exists():
         lines += ["## The leaderboard", "", *_leaderboard(leaderboard_best_csv), ""]

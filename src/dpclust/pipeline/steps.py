@@ -220,13 +220,13 @@ def summarize_checks(check_csvs, out_stem, adjust=None) -> pd.DataFrame:
     (bookkeeping, the baselines' sanity checks, the privacy audit, the leaderboard) follow in tables
     of their own and never count in the papers' tallies (`paper_tallies`).
     """
-    from dpclust.pipeline.aggregate import CHECK_COLUMNS
+    from dpclust.pipeline.aggregate import CHECK_COLUMNS, cause_of
 
     frames = []
     for path in sorted(map(str, check_csvs)):
         frame = pd.read_csv(path).reindex(columns=CHECK_COLUMNS)
         for col in ("claim", "result", "threshold", "detail", "why", "kind", "rule", "sensitivity"):
-            frame[col] = frame[col].fillna("").astype(str)
+            frame[col] = frame[col].astype(object).fillna("").astype(str)   # an all-empty column reads as float
         frame["kind"] = frame["kind"].where(frame["kind"] != "", "paper")
         parts = Path(path).with_suffix("").parts
         frame.insert(0, "item", parts[-1])
@@ -236,6 +236,8 @@ def summarize_checks(check_csvs, out_stem, adjust=None) -> pd.DataFrame:
              else pd.DataFrame(columns=["paper", "item", *CHECK_COLUMNS]))
     if adjust is not None:
         table = adjust(table)
+    # after `adjust`: a replication look may have replaced the reason
+    table.insert(table.columns.get_loc("why") + 1, "cause", table["why"].fillna("").astype(str).map(cause_of))
     stem = Path(out_stem)
     write_csv_atomic(table, stem.with_suffix(".csv"))
     from dpclust.pipeline.plotting import to_markdown
