@@ -51,6 +51,7 @@ def lookup_bins(layers: int) -> int:
     tree needs no 65,536-bin table: building one cost more than the rest of an audit's small runs."""
     return min(LOOKUP_BINS, 1 << (2 * int(layers) + 2))
 
+
 #: Steps `Grid.interval_index` corrects its lookup-table guess by before it does a binary search.
 CORRECTIONS = 4
 
