@@ -284,11 +284,16 @@ def checks(table, item) -> list[Check]:
     """§7.2's three claims against the paper's baselines, each repeated against the DP baselines as the
     alternative reading, and the cap (our bookkeeping), in the order of the item's `claims.declared`
     (claim 1 declared there, the others this module's HOOKS); see the module docstring."""
-    cells = table[(table["row"] == "cell") & (table["status"] == "ok")]
+    cells = _ok_cells(table)
     if cells.empty:
         return [Check("Algorithm 1 outperforms the paper's baselines", None, "no available dataset", cells=0,
                       rule="no cell")]
     return declared.decide_all(table, item, _source(table, item, cells), HOOKS)
+
+
+def _ok_cells(table):
+    """The table's cell rows whose runs ran."""
+    return table[(table["row"] == "cell") & (table["status"] == "ok")]
 
 
 def _source(table, item, cells) -> declared.Source:
@@ -340,8 +345,7 @@ def _large_checks(table, item) -> list[Check]:
 HOOKS = {
     "growth": _growth_checks,
     "larger_datasets": _large_checks,
-    "cap": lambda table, item: [_cap(table[(table["row"] == "cell") & (table["status"] == "ok")],
-                                     step_options(item, "claims"))],
+    "cap": lambda table, item: [_cap(_ok_cells(table), step_options(item, "claims"))],
 }
 
 
