@@ -8,6 +8,11 @@ threshold in every cell: the least favourable case for both errors. "False fail"
 fails when its two-sided 95 % interval lies beyond the threshold, the claim fails when any cell
 fails, and holds when every cell's interval lies on the claim's side.
 
+Then "most" and "almost all" (r of n cells must hold) in their least favourable nulls: true by exactly
+r cells, at the threshold, the rest far on the wrong side (a fail is an error); false by one cell, r − 1
+far on the claim's side and the rest at the threshold (a hold is an error). Beside the engine, the rule
+it had until 2026-11-30: the share of the *decided* cells (each held at α, failed under Holm).
+
     python benchmarks/verdict_error_rates.py [--reps 4000] [--seed 1]
 """
 from __future__ import annotations
@@ -18,9 +23,11 @@ import math
 import numpy as np
 from scipy import stats
 
-from dpclust.pipeline.verdicts import ALPHA, Directional, judge, t_cell
+from dpclust.pipeline.verdicts import ALPHA, FAILS, HOLDS, QUANTIFIERS, Directional, judge, required, t_cell
 
 CELL_COUNTS = (1, 2, 4, 8, 25, 150)
+#: the share quantifiers at cell counts the papers' claims have (Su et al. Fig. 1: 5; Lu & Shen Fig. 7: 50)
+SHARE_CASES = (("almost all", 5), ("most", 4), ("most", 10), ("most", 50))
 RUNS = 10
 
 
@@ -40,6 +47,34 @@ def simulate(m: int, reps: int, rng: np.random.Generator, quantifier: str = "eve
     return {key: value / reps for key, value in out.items()}
 
 
+def _decided_share(cells, test, quantifier: str) -> bool | None:
+    """The rule before 2026-11-30: more than (or at least) the share of the decided cells hold."""
+    share, strict = QUANTIFIERS[quantifier]
+    v = judge(cells, test, "every")
+    held, decided = v.counts[HOLDS], v.counts[HOLDS] + v.counts[FAILS]
+    if decided == 0:
+        return None
+    return held > share * decided if strict else held >= share * decided
+
+
+def simulate_share(quantifier: str, n: int, reps: int, rng: np.random.Generator) -> dict[str, float]:
+    share, strict = QUANTIFIERS[quantifier]
+    r = required(share, n, strict)
+    out = {"false_fail": 0.0, "false_hold": 0.0, "old_false_fail": 0.0, "old_false_hold": 0.0}
+    true_side, false_side = np.where(np.arange(n) < r, 0.0, 5.0), np.where(np.arange(n) < r - 1, -5.0, 0.0)
+    for _ in range(reps):
+        x = rng.standard_normal((n, RUNS))
+        est, se = x.mean(axis=1), x.std(axis=1, ddof=1) / math.sqrt(RUNS)
+        true = [t_cell(f"c{j}", float(est[j] + true_side[j]), float(se[j]), RUNS - 1) for j in range(n)]
+        false = [t_cell(f"c{j}", float(est[j] + false_side[j]), float(se[j]), RUNS - 1) for j in range(n)]
+        barely_true, at = Directional("<", 1e-12, null_margin=0.0), Directional("<", 0.0, null_margin=0.0)
+        out["false_fail"] += judge(true, barely_true, quantifier).result is False
+        out["false_hold"] += judge(false, at, quantifier).result is True
+        out["old_false_fail"] += _decided_share(true, barely_true, quantifier) is False
+        out["old_false_hold"] += _decided_share(false, at, quantifier) is True
+    return {key: value / reps for key, value in out.items()}
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=4000)
@@ -55,6 +90,15 @@ def main(argv=None) -> None:
         r = simulate(m, reps, rng)
         print(f"| {m} | {r['false_fail']:.3f} | {r['false_hold']:.3f} | {r['legacy_false_fail']:.3f} | "
               f"{r['legacy_false_hold']:.3f} |")
+    print("\n\"most\" and \"almost all\" in their least favourable nulls:\n")
+    print("| quantifier | cells | must hold | engine: false fail | engine: false hold | decided share: false fail "
+          "| decided share: false hold |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for quantifier, n in SHARE_CASES:
+        r = simulate_share(quantifier, n, args.reps, rng)
+        need = required(QUANTIFIERS[quantifier][0], n, QUANTIFIERS[quantifier][1])
+        print(f"| {quantifier} | {n} | {need} | {r['false_fail']:.3f} | {r['false_hold']:.3f} | "
+              f"{r['old_false_fail']:.3f} | {r['old_false_hold']:.3f} |")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,19 @@ import math
 import numpy as np
 import pytest
 
-from dpclust.pipeline.verdicts import ALPHA, Cell, Directional, Equivalent, check, holm, judge, point_cell, t_cell
+from dpclust.pipeline.verdicts import (
+    ALPHA,
+    QUANTIFIERS,
+    Cell,
+    Directional,
+    Equivalent,
+    check,
+    holm,
+    judge,
+    point_cell,
+    required,
+    t_cell,
+)
 
 
 def normal_cell(label: str, mean: float, se: float) -> Cell:
@@ -52,17 +64,39 @@ def test_a_fail_must_survive_holm():
     assert judge(strong, Directional("<", 1.0)).result is False
 
 
-def test_most_and_almost_all_count_the_decided_cells():
+def test_most_and_almost_all_need_their_share_of_all_cells():
     cells = ([normal_cell(f"h{i}", 0.5, 0.05) for i in range(6)]
              + [normal_cell(f"f{i}", 2.0, 0.05) for i in range(3)]
              + [normal_cell("o", 1.0, 0.5)])
-    assert judge(cells, Directional("<", 1.0), "most").result is True       # 6 of 9 decided > 1/2
-    assert judge(cells, Directional("<", 1.0), "almost all").result is False  # 6/9 < 0.8
+    assert judge(cells, Directional("<", 1.0), "most").result is True       # 6 of 10 hold: more than half
+    assert judge(cells, Directional("<", 1.0), "almost all").result is False  # 3 fail: 8 of 10 cannot hold
     assert judge(cells, Directional("<", 1.0), "every").result is False
     half = [normal_cell("h", 0.5, 0.05), normal_cell("f", 2.0, 0.05)]
     assert judge(half, Directional("<", 1.0), "most").result is False       # 1/2 is not more than half
     none_decided = [normal_cell("o1", 1.0, 0.5), normal_cell("o2", 1.0, 0.5)]
     assert judge(none_decided, Directional("<", 1.0), "most").result is None
+    # an open cell counts for neither side: one held cell of five is not "almost all" (it was, when
+    # the share was taken of the decided cells only), and one failing cell of fifty does not sink "most"
+    one_of_five = [normal_cell("h", 0.5, 0.05)] + [normal_cell(f"o{i}", 1.0, 0.5) for i in range(4)]
+    assert judge(one_of_five, Directional("<", 1.0), "almost all").result is None
+    one_fail = [normal_cell("f", 2.0, 0.05)] + [normal_cell(f"o{i}", 1.0, 0.5) for i in range(49)]
+    assert judge(one_fail, Directional("<", 1.0), "most").result is None
+
+
+def test_a_share_holds_and_fails_at_the_partial_conjunction_levels():
+    """"almost all" of 5 cells: r = 4 must hold, each at α/2; 2 failing, each at α/4, make it fail."""
+    assert required(0.8, 5) == 4 and required(0.5, 10, strict=True) == 6 and required(0.5, 9, strict=True) == 5
+    assert required(1.0, 7) == 7 and required(0.8, 1) == 1
+    z_between = 1.80   # one-sided p ≈ 0.036: holds at α = 0.05, not at α/2 = 0.025
+    weak = [normal_cell(f"w{i}", 1.0 - z_between * 0.1, 0.1) for i in range(4)] + [normal_cell("o", 1.0, 0.5)]
+    assert judge(weak, Directional("<", 1.0, null_margin=0.0), "every").counts["holds"] == 4
+    v = judge(weak, Directional("<", 1.0, null_margin=0.0), "almost all")
+    assert v.result is None and v.counts["holds"] == 0 and "α/2" in v.rule and "α/4" in v.rule
+    strong = [normal_cell(f"s{i}", 0.5, 0.1) for i in range(4)] + [normal_cell("f", 2.0, 0.1)]
+    assert judge(strong, Directional("<", 1.0), "almost all").result is True   # 4 of 5, the fifth failing
+    two_fail = [normal_cell(f"f{i}", 1.3, 0.1) for i in range(2)] + [normal_cell(f"o{i}", 1.0, 0.5) for i in range(3)]
+    v = judge(two_fail, Directional("<", 1.0, null_margin=0.0), "almost all")    # z = 3: p ≈ 0.0013 < α/4
+    assert v.result is False and v.counts["fails"] == 2
 
 
 def test_an_absent_effect_does_not_hold():
@@ -130,6 +164,32 @@ def test_error_rates_under_the_null_stay_at_alpha(m):
     # one-sided α = 0.05; 300 replicates: a binomial 99.9 % upper bound of 0.05 is about 0.094
     assert rate_fail <= 0.094 and rate_hold <= 0.094
     assert ALPHA == 0.05
+
+
+def _share_null_rates(quantifier: str, n: int, reps: int, rng) -> tuple[float, float]:
+    """(false fail, false hold) of a share quantifier in its least favourable nulls: the claim true by
+    exactly the required r cells, those at the threshold and the rest far on the wrong side (a fail is
+    an error); false by one cell, r − 1 cells far on the claim's side and the rest at the threshold (a
+    hold is an error)."""
+    share, strict = QUANTIFIERS[quantifier]
+    r = required(share, n, strict)
+    false_fail = false_hold = 0
+    for _ in range(reps):
+        x = rng.standard_normal((n, 10))
+        est, se = x.mean(axis=1), x.std(axis=1, ddof=1) / math.sqrt(10)
+        shifted_fail = np.where(np.arange(n) < r, 0.0, 5.0)     # r at the threshold, the rest far above
+        shifted_hold = np.where(np.arange(n) < r - 1, -5.0, 0.0)   # r − 1 far below, the rest at it
+        fail_cells = [t_cell(f"c{j}", float(est[j] + shifted_fail[j]), float(se[j]), 9) for j in range(n)]
+        hold_cells = [t_cell(f"c{j}", float(est[j] + shifted_hold[j]), float(se[j]), 9) for j in range(n)]
+        false_fail += judge(fail_cells, Directional("<", 1e-9, null_margin=0.0), quantifier).result is False
+        false_hold += judge(hold_cells, Directional("<", 0.0, null_margin=0.0), quantifier).result is True
+    return false_fail / reps, false_hold / reps
+
+
+@pytest.mark.parametrize("quantifier,n", [("most", 10), ("almost all", 5), ("almost all", 25)])
+def test_share_quantifiers_keep_their_errors_at_alpha_in_their_least_favourable_nulls(quantifier, n):
+    rate_fail, rate_hold = _share_null_rates(quantifier, n, 300, np.random.default_rng(n))
+    assert rate_fail <= 0.094 and rate_hold <= 0.094      # binomial 99.9 % upper bound of 0.05 at 300
 
 
 def test_every_dataset_is_one_policy_for_every_paper():

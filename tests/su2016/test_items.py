@@ -298,9 +298,11 @@ def test_share_check_is_an_alternative_reading_over_the_engines_cells():
 
     cells = [t_cell(f"h{i}", -0.5, 0.05, 20) for i in range(3)] + [t_cell("f", 0.5, 0.05, 20),
                                                                     t_cell("o", 0.0, 0.5, 20)]
-    c = verdicts.share_check("alternative reading: x", cells, Directional("<", 0.0), 0.75)
-    assert c.holds is True and c.quantity == pytest.approx(0.75) and c.rule.startswith("alternative reading")
+    c = verdicts.share_check("alternative reading: x", cells, Directional("<", 0.0), 0.6)   # 3 of 5 must hold
+    assert c.holds is True and c.quantity == pytest.approx(0.6) and c.rule.startswith("alternative reading")
     assert verdicts.share_check("alternative reading: x", cells, Directional("<", 0.0), 0.9).holds is False
+    # 4 of 5 must hold: 3 hold, one fails and the open one counts for neither side
+    assert verdicts.share_check("alternative reading: x", cells, Directional("<", 0.0), 0.75).holds is None
     assert verdicts.share_check("alternative reading: x", cells[-1:], Directional("<", 0.0), 0.5).holds is None
 
 

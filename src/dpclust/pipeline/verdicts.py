@@ -12,10 +12,13 @@ one-sided at α and at Holm's corrected levels. With α = `ALPHA` (one-sided):
 * a directional cell whose (1 − 2α) interval lies inside the null margin (± `null_margin` around the
   threshold, relative) shows **no effect**: it counts as failing ("effect absent").
 
-The quantifier decides the claim from its cells (`QUANTIFIERS`): "every" holds when every cell holds
-(intersection-union test: at most α of false holds), "most" when more than half of the decided cells
-hold, "almost all" when at least 80 % do; otherwise it does not hold when a failing cell (under
-Holm) makes the quantifier impossible, else it is not decidable. An equivalence cell holds by two
+The quantifier decides the claim from its cells (`QUANTIFIERS`, `required`): "every" holds when every
+cell holds (intersection-union test: at most α of false holds) and does not hold when a cell fails.
+"most" needs more than half of the n cells, "almost all" at least 80 %: r of n (`required`). Such a
+claim holds when r cells hold, each at α/(n − r + 1), and does not hold when n − r + 1 cells fail,
+each at α/r (Bonferroni partial conjunctions, Benjamini & Heller 2008, Biometrics 64: valid under any
+dependence between the cells; for r = n they are the intersection-union test and Holm's first step);
+an open cell counts for neither side, else it is not decidable. An equivalence cell holds by two
 one-sided tests (its (1 − 2α) interval inside the margin band), fails when its Holm-corrected
 interval lies outside the band.
 
@@ -39,7 +42,7 @@ from dpclust.pipeline.claims import Interval, ratio_ci, t_quantile, t_sf
 
 #: one-sided error level of every decision (a two-sided 90 % interval tests both sides at 5 %)
 ALPHA = 0.05
-#: the quantifiers of the rubric: (the share of decided cells that must hold, strict?)
+#: the quantifiers of the rubric: (the share of the claim's cells that must hold, strict?)
 QUANTIFIERS = {"every": (1.0, False), "most": (0.5, True), "almost all": (0.8, False)}
 #: default minimum effects, relative to the threshold (docs/VERDICTS.md, "Magnitudes")
 NULL_MARGIN = 0.01
@@ -251,17 +254,34 @@ def judge(cells: Sequence[Cell], test: Directional | Equivalent, quantifier: str
     cells = list(cells)
     if not cells:
         return Verdict(rule="no cell")
-    # a cell that holds at alpha cannot be rejected at any level <= alpha (its wider interval
-    # contains the narrower one), so it enters Holm's procedure with p = 1
-    held_at_alpha = [test.holds_at(c, alpha) for c in cells]
+    share, strict = QUANTIFIERS[quantifier]
+    return _judge_share(cells, test, required(share, len(cells), strict), alpha, quantifier)
+
+
+def required(share: float, n: int, strict: bool = False) -> int:
+    """How many of n cells must hold: more than (`strict`) or at least `share` of them (every: n)."""
+    if share >= 1.0:
+        return n
+    exact = round(share * n, 9)            # (0.8 × 5 is 4, not 4.000000000000001)
+    return min(n, math.floor(exact) + 1 if strict else max(1, math.ceil(exact)))
+
+
+def _judge_share(cells: list[Cell], test: Directional | Equivalent, r: int, alpha: float, quantifier: str) -> Verdict:
+    """Decide "at least r of the n cells hold" (module docstring): r = n is the intersection-union test
+    with Holm's procedure for the failing cells; r < n, the Bonferroni partial conjunctions."""
+    n = len(cells)
+    alpha_hold, alpha_fail = (alpha, alpha) if r == n else (alpha / (n - r + 1), alpha / r)
+    # a cell that holds at its level cannot be rejected at any level <= alpha (its wider interval
+    # contains the narrower one), so it enters the failing side with p = 1
+    held_at = [test.holds_at(c, alpha_hold) for c in cells]
     p_fail = [1.0 if h else (_t_p_value(c, test) if c.t is not None and isinstance(test, Directional)
                              else _p_value(functools.partial(_rejects, test, c)))
-              for c, h in zip(cells, held_at_alpha)]
-    rejected = holm(p_fail, alpha)
+              for c, h in zip(cells, held_at)]
+    rejected = holm(p_fail, alpha) if r == n else [p <= alpha_fail for p in p_fail]
     out = []
-    for cell, p, rej, h in zip(cells, p_fail, rejected, held_at_alpha):
-        iv = cell.interval(1.0 - 2.0 * alpha)
-        if test.absent(cell, alpha):  # inside the null margin: no effect, even on the claim's side
+    for cell, p, rej, h in zip(cells, p_fail, rejected, held_at):
+        iv = cell.interval(1.0 - 2.0 * alpha_hold)   # the interval that decides its holding
+        if test.absent(cell, alpha_fail):  # inside the null margin: no effect, even on the claim's side
             out.append(CellVerdict(cell.label, FAILS, iv, p, absent=True))
         elif h:
             out.append(CellVerdict(cell.label, HOLDS, iv, p))
@@ -269,19 +289,16 @@ def judge(cells: Sequence[Cell], test: Directional | Equivalent, quantifier: str
             out.append(CellVerdict(cell.label, FAILS, iv, p))
         else:
             out.append(CellVerdict(cell.label, OPEN, iv, p))
-    share, strict = QUANTIFIERS[quantifier]
-    n = len(out)
     held = sum(c.state == HOLDS for c in out)
     failed = sum(c.state == FAILS for c in out)
-    decided = held + failed
-    rule = (f"{quantifier} of {n} cell{'s' if n != 1 else ''}: one-sided α = {alpha:g} per cell to hold, "
-            f"Holm over the {n} to fail")
-    if quantifier == "every":
-        result = True if held == n else (False if failed else None)
+    cells_text = f"{n} cell{'s' if n != 1 else ''}"
+    if r == n:
+        rule = f"{quantifier} of {cells_text}: one-sided α = {alpha:g} per cell to hold, Holm over the {n} to fail"
     else:
-        # "most" / "almost all": the share of the decided cells (docs/VERDICTS.md)
-        result = None if decided == 0 else (held > share * decided if strict else held >= share * decided)
-        rule += f" (held {held} of {decided} decided)"
+        rule = (f"{quantifier} of {cells_text}: {r} must hold, each at one-sided α/{n - r + 1} = {alpha_hold:.3g}; "
+                f"{n - r + 1} failing, each at α/{r} = {alpha_fail:.3g}, make it fail (Bonferroni partial "
+                f"conjunctions; held {held}, failed {failed})")
+    result = True if held >= r else (False if failed >= n - r + 1 else None)
     absent = result is False and all(c.absent for c in out if c.state == FAILS)
     return Verdict(out, result, rule, absent)
 
@@ -462,24 +479,21 @@ def no_cell(claim: str, detail: str, kind: str = "paper") -> Check:
 
 
 def share_check(claim: str, cells, test, need: float, detail: str = "", kind: str = "paper") -> Check:
-    """An "alternative reading" that asks for a share `need` of the decided cells (a fraction of
-    ours, between the rubric's quantifiers): each cell is decided by the engine (one-sided α to
-    hold, Holm to fail), the claim holds when at least `need` of the decided cells hold, does not
-    hold when fewer do, and is not decidable with no cell decided. Never the paper's verdict."""
+    """An "alternative reading" that asks for a share `need` of the cells (a fraction of ours, between
+    the rubric's quantifiers), decided like the rubric's "most": at least ⌈need·n⌉ cells must hold
+    (`required`, Bonferroni partial conjunctions). Never the paper's verdict."""
     cells = list(cells)
     if not cells:
         return no_cell(claim, detail or "no cell available", kind)
-    v = judge(cells, test, "every")
-    held, decided = v.counts[HOLDS], v.counts[HOLDS] + v.counts[FAILS]
-    result = None if decided == 0 else held >= need * decided
+    r = required(need, len(cells))
+    v = _judge_share(cells, test, r, current_alpha(), f"alternative reading: at least {need:g}")
+    held = v.counts[HOLDS]
     parts = [f"{c.label}: {c.interval} ({c.state})" for c in v.cells]
     text = "; ".join(parts[:12]) + (" …" if len(parts) > 12 else "") + (f"; {detail}" if detail else "")
-    share = held / decided if decided else float("nan")
-    rule = (f"alternative reading: at least {need:g} of the decided cells (held {held} of {decided}); cells: "
-            f"one-sided α = {current_alpha():g} to hold, Holm over the {len(cells)} to fail")
-    return Check(claim, result, text, quantity=share, ci=(share, share), threshold=f">= {need:g} of decided cells",
-                 why="alternative reading: too few of the decided cells hold" if result is False else "",
-                 undecided=result is None, kind=kind, cells=len(cells), rule=rule)
+    share = held / len(cells)
+    return Check(claim, v.result, text, quantity=share, ci=(share, share), threshold=f">= {need:g} of the cells",
+                 why="alternative reading: too many of the cells fail" if v.result is False else "",
+                 undecided=v.result is None, kind=kind, cells=len(cells), rule=v.rule)
 
 
 def every_dataset(check: Check, planned: Sequence[str], missing: Mapping[str, str] | Sequence[str],

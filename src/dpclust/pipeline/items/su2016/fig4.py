@@ -12,7 +12,7 @@ column, so render and checks find an algorithm's rows through the same map (`fig
 Checks (Welch intervals over runs, relative to the comparator's mean NICV, decided by the claims
 engine over the datasets): §5.3's "Lloyd improves faster in the first iterations" (NICV after
 `claims.early_iterations`; unqualified: every dataset) and "Generally, Gene overtakes Lloyd as the
-number of iterations increases" ("generally": more than half of the decided datasets) — decided at
+number of iterations increases" ("generally": more than half of the datasets) — decided at
 the figure's horizon (`claims.horizon`, MISSING→REC 100 iterations, the x-range of Figure 4), never
 at a shorter run: a Gene trace shorter than the horizon makes the claim not evaluable.
 
@@ -301,7 +301,7 @@ def checks(table, item) -> list[Check]:
         first = with_setting(first, sweep_label(DECAY, results), f"over the decay sweep: {summary}")
     out.append(first)
     # §5.3 "Generally, Gene overtakes Lloyd as the number of iterations increases" — "generally": more
-    # than half of the decided datasets, at the figure's horizon
+    # than half of the datasets, at the figure's horizon
     claim = f"{n_gene} overtakes {n_lloyd} by iteration {horizon}, the figure's horizon (§5.3 'Generally')"
     if not tuned:
         out.append(_decided(claim, table, item, avail, main_group, horizon, True, "most", declared,

@@ -11,7 +11,7 @@ NICV, with its quoted numbers (`claims.quoted`) beside ours:
 
 * "the hybrid outperforms EUGkM and DPLloyd on the high-dimensional datasets in most cases": a cell
   (dataset, ε) is the larger of (Hybrid − EUGkM)/EUGkM and (Hybrid − DPLloyd)/DPLloyd (< 0: below
-  both; `common.extreme_cell`); "in most cases": more than half of the decided cells. The paper
+  both; `common.extreme_cell`); "in most cases": more than half of the cells. The paper
   adds "it is worse than DPLloyd only for a few small ε values, on which it falls back to EUGkM",
   so the cells include ε below the switch threshold of Inequality 15 (Adult-num: ≈ 0.068) and
   above it;

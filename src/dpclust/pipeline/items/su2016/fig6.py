@@ -8,7 +8,7 @@ largest d (at every fixed k of `claims.fixed`) and from the smallest to the larg
 fixed d) is smaller than EUGkM's (Welch–Satterthwaite intervals relative to EUGkM's mean NICV at the
 low end; the baselines cancel; unqualified: every fixed value) — and, an alternative reading of ours
 (REC) reported beside it, "at least as good as EUGkM" on most datasets (the rubric's "most": more
-than half of the decided datasets; Welch interval of (Hybrid − EUGkM)/EUGkM ≤ 0 per dataset, with
+than half of the datasets; Welch interval of (Hybrid − EUGkM)/EUGkM ≤ 0 per dataset, with
 the null margin `claims.null_margin.at_least_as_good`: equality satisfies it). All are decided by
 the claims engine (`dpclust.pipeline.verdicts`).
 """
@@ -86,7 +86,7 @@ def checks(table, item) -> list[Check]:
                         "no synthetic runs")]
     out = []
     # alternative reading (ours, REC in claims.majority) of §6.4's "more scalable": "at least as good"
-    # on most datasets — the rubric's "most", more than half of the decided datasets
+    # on most datasets — the rubric's "most", more than half of the datasets
     cells = [relative_cell(ds, stats_of(row_of(table, ds, HYBRID)), stats_of(row_of(table, ds, EUGKM, None, ref)))
              for ds in datasets]
     margin = float((claims.get("null_margin") or {}).get("at_least_as_good", NULL_MARGIN))
