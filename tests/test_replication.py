@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from dpclust.api import DPClustError
-from dpclust.pipeline import replication
+from dpclust.pipeline import declared, replication
 from dpclust.pipeline.verdicts import ALPHA
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,10 +74,22 @@ def test_rounds_continue_the_groups_seeds_in_files_of_their_own(test_plan):
     # cells of its own, none when no claim is open
     assert target.look_files(1, ["any claim"]) == list(dict.fromkeys(j.path for j in target.rounds[0]))
     assert target.look_files(1, []) == []
-    # the CPU cap prices each look by the committed cost table, per group and algorithm
+    # the CPU cap prices each look by the committed cost table, per (group, algorithm, dataset, k, ε) cell
     costs = target.replication_spec()["cost_s"]
-    assert len(costs) == len(target.rounds) and all(v > 0 for look in costs for v in look.values())
-    assert {k.split("|")[0] for look in costs for k in look} <= set(decl["groups"])
+    assert len(costs) == len(target.rounds) and all(entry[-1] > 0 for look in costs for entry in look)
+    assert {entry[0] for look in costs for entry in look} <= set(decl["groups"])
+    # a decision that names a claim's open cells runs only their blocks, in files holding those alone
+    job = target.rounds[0][0]
+    cell = declared.run_key(job.dataset, {"epsilon": job.epsilon}, job.algorithm, [])
+    open_cells = {"any claim": [cell]}
+    files = target.look_files(1, ["any claim"], open_cells)
+    where = (job.dataset, job.algorithm, job.epsilon)
+    same = [j for j in target.rounds[0] if (j.dataset, j.algorithm, j.epsilon) == where]
+    assert files == list(dict.fromkeys(j.path for j in same)) and len(files) < len(set(target.look_files(1, ["x"])))
+    batch = target.replication_look_batch(1, job.path, {"open": ["any claim"], "open_cells": open_cells})
+    assert set(batch.cells) == {j for j in same if j.path == job.path}
+    assert replication.look_cost_s(target.replication_spec(), 1, ["any claim"], open_cells) < \
+        replication.look_cost_s(target.replication_spec(), 1, ["any claim"])
 
 
 def test_a_claim_with_cells_of_its_own_runs_only_those():
@@ -119,8 +131,9 @@ ROWS = [{"claim": "A", "result": "holds", "kind": "paper"},
         {"claim": "B", "result": "not decidable", "kind": "paper"},
         {"claim": "C", "result": "not evaluable", "kind": "paper"},
         {"claim": "D", "result": "not decidable", "kind": "bookkeeping"}]
-# each look priced per group|algorithm (ItemTarget.look_costs): look 1 costs 0.25 h, look 2 0.5 h
-DECL = {"groups": ["g"], "rounds": [2, 4], "cpu_hours": 1.0, "cost_s": [{"g|a": 900.0}, {"g|a": 1800.0}]}
+# each look priced per cell (ItemTarget.look_costs): look 1 costs 0.25 h, look 2 0.5 h
+DECL = {"groups": ["g"], "rounds": [2, 4], "cpu_hours": 1.0,
+        "cost_s": [[["g", "a", "d", 3, 1.0, 900.0]], [["g", "a", "d", 3, 1.0, 1800.0]]]}
 
 
 def test_a_look_stops_what_it_decides_and_carries_the_open_on(tmp_path):
@@ -159,10 +172,17 @@ def test_a_look_is_priced_for_the_claims_still_open_only():
     """A claim with cells of its own prices only its groups and algorithms; the others the item's."""
     decl = {"groups": ["g", "h"], "rounds": [2], "cpu_hours": 1.0,
             "claims": [{"match": "only h", "groups": ["h"], "algorithms": ["b"]}],
-            "cost_s": [{"g|a": 100.0, "h|a": 10.0, "h|b": 1.0}]}
-    assert replication.look_cost_s(decl, 1, ["claim on only h"]) == 1.0
-    assert replication.look_cost_s(decl, 1, ["another claim"]) == 111.0
+            "cost_s": [[["g", "a", "d", 3, 1.0, 100.0], ["h", "a", "d", 3, 1.0, 10.0], ["h", "b", "d", 3, 1.0, 1.0],
+                        ["h", "b", "d", 3, 2.0, 2.0], ["h", "r", "d", 3, None, 4.0]]]}
+    assert replication.look_cost_s(decl, 1, ["claim on only h"]) == 3.0
+    assert replication.look_cost_s(decl, 1, ["another claim"]) == 117.0
     assert replication.look_cost_s(decl, 1, []) == 0.0
+    # a claim whose decision names its open cells: only their runs, a method without ε at every ε
+    cell = declared.run_key("d", {"epsilon": 2.0}, "a", ["r"])
+    assert replication.look_cost_s(decl, 1, ["another claim"], {"another claim": [cell]}) == 4.0
+    cell = declared.run_key("d", {"epsilon": 1.0}, "a", ["b"])
+    assert replication.look_cost_s(decl, 1, ["another claim"], {"another claim": [cell]}) == 111.0
+    assert replication.look_cost_s(decl, 1, ["another claim"], {"another claim": []}) == 0.0
 
 
 def test_the_summary_takes_the_deciding_look_and_says_how_many_runs(tmp_path):
@@ -200,3 +220,77 @@ def test_an_open_claim_at_the_cap_says_how_many_runs_would_decide_it():
     assert replication.runs_needed(row, 4) == 16          # half-width 0.2 must shrink to 0.1: 4 × 2²
     assert replication.runs_needed(dict(row, ci_low=float("-inf")), 4) is None
     assert replication.runs_needed(dict(row, threshold="in [0.9, 1.1] (every)"), 4) is None
+
+
+def _cell_json(tmp_path, cells, name="c.cells.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(cells))
+    return path
+
+
+def _rec(state, look=None):
+    return {"state": state, "label": "x", "estimate": 0.0, "low": -1.0, "high": 1.0, "p_fail": 0.5,
+            "absent": False, "look": look}
+
+
+def test_an_open_claim_is_settled_cell_by_cell(tmp_path):
+    """A cell a look decided keeps its verdict; the next look runs the open cells only, and the summary
+    says how many cells earlier looks settled."""
+    a, b, c = (declared.run_key("d", {"epsilon": e}, "m", ["o"]) for e in (0.5, 1.0, 2.0))
+    rows = [{"claim": "B", "result": "not decidable", "kind": "paper", "cells": 3},
+            {"claim": "H", "result": "not decidable", "kind": "paper", "cells": 2}]   # H: a Python hook's
+    cells = {"B": {a: _rec("holds"), b: _rec("open"), c: _rec("open")}}
+    d0 = replication.decide(0, _checks(tmp_path, rows), None, DECL,
+                            replication.read_decision(_cell_json(tmp_path, cells)))
+    assert d0["next"] and d0["open"] == ["B", "H"]
+    assert d0["open_cells"] == {"B": sorted([b, c]), "H": None}
+    assert d0["settled"]["B"] == {a: _rec("holds", look=0)} and d0["settled"]["H"] == {}
+    # look 1: the engine kept a's verdict (its record comes back with look 0); b now fails, c still open
+    cells1 = {"B": {a: _rec("holds", look=0), b: _rec("holds"), c: _rec("open")}}
+    d1 = replication.decide(1, _checks(tmp_path, rows, "l1.csv"), d0, dict(DECL, rounds=[2, 4, 8],
+                                                                          cost_s=DECL["cost_s"] * 3), cells1)
+    assert d1["open_cells"]["B"] == [c] and d1["settled"]["B"][b]["look"] == 1
+    assert d1["settled"]["B"][a]["look"] == 0
+    rows2 = [{"claim": "B", "result": "holds", "kind": "paper", "cells": 3}, rows[1]]
+    d2 = replication.decide(2, _checks(tmp_path, rows2, "l2.csv"), d1, dict(DECL, rounds=[2, 4, 8],
+                                                                          cost_s=DECL["cost_s"] * 3),
+                            {"B": {a: _rec("holds", 0), b: _rec("holds", 1), c: _rec("holds")}})
+    assert d2["decided"]["B"]["settled_earlier"] == {"0": 1, "1": 1}
+    assert replication.runs_text(d2["decided"]["B"]).endswith("cells settled earlier: 1 at look 0, 1 at look 1)")
+
+
+def test_a_settled_cell_keeps_its_verdict_and_leaves_the_test():
+    """`verdicts.settled`: the cell keeps the state its look gave it; Holm's family keeps all n cells,
+    the settled ones with p = 1, so the open cells' thresholds are those of n."""
+    from dataclasses import replace
+
+    from dpclust.pipeline import verdicts
+
+    test = verdicts.Directional(">", 0.0, null_margin=0.0)
+    cells = [replace(verdicts.t_cell(f"c{i}", est, 1.0, 50), key=f"c{i}") for i, est in enumerate([-0.5, 2.9, 5.0])]
+    plain = verdicts.judge(cells, test, "every", 0.05)
+    assert [c.state for c in plain.cells] == ["open", "holds", "holds"]
+    prior = {"c0": dict(_rec("holds"), look=0), "c1": dict(_rec("open"))}
+    with verdicts.settled({"claim": prior}), verdicts.deciding("claim"):
+        v = verdicts.judge(cells, test, "every", 0.05)
+    assert [c.state for c in v.cells] == ["holds", "open", "holds"] and v.cells[0].look == 0
+    with verdicts.settled({"other claim": prior}), verdicts.deciding("claim"):
+        assert [c.state for c in verdicts.judge(cells, test, "every", 0.05).cells] == ["open", "holds", "holds"]
+
+
+@pytest.mark.parametrize("side, quantifier, means", [
+    (">", "every", [0.0, 0.3, 0.3, 0.3]),           # one false cell among nearly decided true ones
+    (">=", "every", [0.0, 0.0, 0.2, 0.2]),          # true, two cells at the threshold
+    (">", "almost all", [0.0, 0.0, 0.3, 0.3, 0.3]),  # false by one cell
+])
+def test_settling_cell_by_cell_keeps_the_error_at_its_level(side, quantifier, means):
+    """Cells decided at a look keep their verdicts and only the open ones get more runs: a wrong verdict
+    still needs a wrong cell decision at some look, each at its share of α. Settling cells at α at every
+    look (no error spending) inflates the error, which this simulation sees."""
+    reps, looks = 1000, [1, 2, 4, 10]
+    rate = replication.null_error_rate(len(means), looks, replication.alpha_schedule(3), reps, side=side,
+                                       seed=3, per_cell=True, quantifier=quantifier, means=means)
+    naive = replication.null_error_rate(len(means), looks, [ALPHA] * 4, reps, side=side,
+                                        seed=3, per_cell=True, quantifier=quantifier, means=means)
+    se = (ALPHA * (1 - ALPHA) / reps) ** 0.5
+    assert rate <= ALPHA + 2 * se and naive > ALPHA + 3 * se, (rate, naive)

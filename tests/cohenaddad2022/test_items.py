@@ -3,6 +3,7 @@ normalisation, checks that can fail, thresholds from `claims`, names from config
 renders with unavailable panels."""
 from __future__ import annotations
 
+import json
 from functools import cache
 
 import numpy as np
@@ -125,6 +126,12 @@ def test_fig2_one_verdict_per_sentence_decided_by_the_engine():
     assert spent.claim == "each private run spends exactly its epsilon setting"
     assert spent.holds is True and spent.kind == "bookkeeping"
     assert all(c.rule and not c.rule.startswith("legacy") for c in checks)
+    # every cell of a sentence names its runs (a replication look settles it alone), the Python ones too
+    for check in (beaten, close, factor):
+        assert check.cell_states and len(check.cell_states) == check.cells
+    where = [json.loads(key) for key in factor.cell_states]
+    assert {(w["compare"], tuple(w["against"])) for w in where} == {("cohenaddad2022.hst", ("cohenaddad2022.kmedpp",))}
+    assert all(set(w["point"]) == {"epsilon", "k"} for w in where)
 
 
 def test_fig2_verdict_that_flips_across_epsilon_depends_on_the_lost_epsilon():

@@ -57,22 +57,36 @@ def checks_caption_of(w):
 
 
 def run_job(w):
-    """The run batch (dpclust.pipeline.run_plan.RunBatch) of a `run` job's wildcards; for a racing
-    look's file, the blocks of it that the decision before the look leaves open."""
+    """The run batch (dpclust.pipeline.run_plan.RunBatch) of a `run` job's wildcards; for a racing or
+    replication look's file, the blocks of it that the decision before the look leaves open."""
     path = run_path(RESULTS, w.paper, w.item, w.group, w.data, w.algorithm)
     raced = PLAN.race_batches.get(path)
-    if raced is None:
-        return PLAN.run(path)
-    owner, look = raced
-    return owner.race_look_batch(look, path, read_json(race_decision_path(owner, look - 1))["open"])
+    if raced is not None:
+        owner, look = raced
+        return owner.race_look_batch(look, path, read_json(race_decision_path(owner, look - 1))["open"])
+    replicated = PLAN.replication_batches.get(path)
+    if replicated is not None:
+        target, look = replicated
+        return target.replication_look_batch(look, path, read_json(replication_decision_file(target, look - 1)))
+    return PLAN.run(path)
+
+
+def replication_decision_file(target, look):
+    """The decision after replication look `look` of `target` (made by the checkpoint before any run
+    job of the next look is asked for)."""
+    return f"{RESULTS}/replication/{target.paper}/{target.item}/decision{look}.json"
 
 
 def run_decision(w):
-    """[the decision a racing look's run job takes its blocks from], else []. Ancient: a decision
-    made again with the same content (its look record was rebuilt) re-runs no look; one that names
-    other blocks changes the job's spec (params.args), which re-runs it."""
-    raced = PLAN.race_batches.get(run_path(RESULTS, w.paper, w.item, w.group, w.data, w.algorithm))
-    return [ancient(race_decision_path(raced[0], raced[1] - 1))] if raced else []
+    """[the decision a racing or replication look's run job takes its blocks from], else []. Ancient: a
+    decision made again with the same content (its look record was rebuilt) re-runs no look; one that
+    names other blocks changes the job's spec (params.args), which re-runs it."""
+    path = run_path(RESULTS, w.paper, w.item, w.group, w.data, w.algorithm)
+    raced = PLAN.race_batches.get(path)
+    if raced:
+        return [ancient(race_decision_path(raced[0], raced[1] - 1))]
+    replicated = PLAN.replication_batches.get(path)
+    return [ancient(replication_decision_file(replicated[0], replicated[1] - 1))] if replicated else []
 
 
 def run_args(w):
@@ -182,10 +196,11 @@ def decision_path(target, look):
 
 
 def added_files(target, look):
-    """The run files looks 1 .. `look` added: each look's blocks of the claims open before it."""
+    """The run files looks 1 .. `look` added: each look's blocks of the claims (and cells) open before it."""
     files = []
     for i in range(1, look + 1):
-        files += target.look_files(i, replication.read_decision(decision_path(target, i - 1))["open"])
+        decision = replication.read_decision(decision_path(target, i - 1))
+        files += target.look_files(i, decision["open"], decision.get("open_cells"))
     return list(dict.fromkeys(files))
 
 

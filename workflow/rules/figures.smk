@@ -49,6 +49,8 @@ rule check_claims:
         ),
         csv=f"{RESULTS}/checks/{{paper}}/{{item}}.csv",
         md=f"{RESULTS}/checks/{{paper}}/{{item}}.md",
+        # the states of the paper claims' cells: what a replication decision settles cell by cell
+        cells=f"{RESULTS}/checks/{{paper}}/{{item}}.cells.json",
     log:
         "logs/checks/{paper}/{item}.log",
     localrule: True

@@ -16,6 +16,7 @@ rule replication_look:
         checks=f"{RESULTS}/replication/{{paper}}/{{item}}/look{{look}}.csv",
         md=f"{RESULTS}/replication/{{paper}}/{{item}}/look{{look}}.md",
         html=f"{RESULTS}/replication/{{paper}}/{{item}}/look{{look}}.html",
+        cells=f"{RESULTS}/replication/{{paper}}/{{item}}/look{{look}}.cells.json",
     wildcard_constraints:
         look=r"[1-9][0-9]*",
     log:
@@ -36,6 +37,8 @@ checkpoint replication_decision:
     input:
         checks=lambda w: (f"{RESULTS}/checks/{w.paper}/{w.item}.csv" if look_of(w) == 0
                           else f"{RESULTS}/replication/{w.paper}/{w.item}/look{w.look}.csv"),
+        cells=lambda w: (f"{RESULTS}/checks/{w.paper}/{w.item}.cells.json" if look_of(w) == 0
+                         else f"{RESULTS}/replication/{w.paper}/{w.item}/look{w.look}.cells.json"),
         previous=lambda w: ([] if look_of(w) == 0
                             else [f"{RESULTS}/replication/{w.paper}/{w.item}/decision{look_of(w) - 1}.json"]),
     output:

@@ -2,6 +2,7 @@
 import json
 from pathlib import Path
 
+from dpclust.pipeline import replication
 from dpclust.pipeline.steps import aggregate_item, check_item, run_logged
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
@@ -12,7 +13,9 @@ datasets = {name: records[name][: -len(".json")] + ".h5" for name in aggregate.g
 
 def step():
     table = aggregate_item(aggregate, list(sm.input.runs), datasets, sm.output.table)
-    frame = check_item(checks, sm.output.table, str(Path(sm.output.checks).with_suffix("")))
+    # the cells earlier looks settled keep their verdicts (dpclust.pipeline.replication)
+    settled = replication.read_decision(sm.input.previous).get("settled") or {}
+    frame = check_item(checks, sm.output.table, str(Path(sm.output.checks).with_suffix("")), settled)
     print(f"{checks['paper']}/{checks['item']} look {sm.wildcards.look} (alpha {checks['alpha']:g}): "
           f"{len(sm.input.runs)} run records -> {len(table)} rows")
     print(frame[["claim", "result"]].to_string())

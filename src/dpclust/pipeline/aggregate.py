@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -56,6 +56,9 @@ class Check:
     cells: int | None = None  # how many cells the verdict was decided over
     rule: str = ""           # the rubric's rule that decided it (docs/VERDICTS.md)
     sensitivity: str = ""    # robust / setting-dependent over the settings we chose (dpclust.pipeline.sensitivity)
+    #: the states of its cells that name their runs (`verdicts.Cell.key` → `CellVerdict.as_record`): what a
+    #: replication look settles cell by cell (dpclust.pipeline.replication); not a column of the tables
+    cell_states: dict | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.holds is False and not self.why:

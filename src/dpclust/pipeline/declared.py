@@ -51,6 +51,7 @@ nothing of a paper's columns.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -138,6 +139,9 @@ class Source:
     refuse: Callable[[Sequence[str], Sequence[str], str], Check | None] | None = None
     explain: Callable[[list[Failing], str], str] | None = None
     sentence: Callable[..., Check] | None = None
+    #: the run fields the point stands for (a tuple point: in this order), so that a cell names its runs
+    #: (`run_key`) and a replication look can settle it alone; None: the point names no run field
+    axis: tuple[str, ...] | None = ("epsilon",)
 
     def label(self, ds: str, e: Any) -> str:
         return self.cell_label(ds, e) if self.cell_label else f"{self.names.get(ds, ds)} ε={e:g}"
@@ -288,6 +292,10 @@ def _cells(decl: Comparison, item: Mapping, claims: Mapping, src: Source, values
                     made = [(other, dataclasses.replace(c, label=f"{c.label} ({note})") if note else c)
                             for other, c in comps]
                 for versus_of_cell, cell in made:
+                    if src.axis is not None:
+                        cell = dataclasses.replace(cell, key=run_key(
+                            ds, dict(zip(src.axis, e if isinstance(e, tuple) else (e,))), alg,
+                            [versus_of_cell] if versus_of_cell else [o for o, _ in comps]))
                     if decl.guard:
                         low, k = src.nonempty_low(ds, alg, e) if src.nonempty_low else (None, 0)
                         recorded = recorded and low is not None
@@ -298,6 +306,15 @@ def _cells(decl: Comparison, item: Mapping, claims: Mapping, src: Source, values
                     where.append((ds, alg, e))
                     versus.append(versus_of_cell)
     return cells, where, versus, exempted, (notes if recorded else None)
+
+
+def run_key(dataset: str, point: Mapping[str, Any], compare: str, against: Sequence[str]) -> str:
+    """A cell's `verdicts.Cell.key`: where its runs are, as canonical JSON (`replication.cell_runs` reads
+    it back): the dataset, the point's run fields (ε, k), the compared method and its comparators."""
+    fields = {name: (None if value is None else float(value) if name == "epsilon" else int(value))
+              for name, value in point.items()}
+    return json.dumps({"dataset": dataset, "point": fields, "compare": compare, "against": sorted(against)},
+                      sort_keys=True, separators=(",", ":"))
 
 
 def decide(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> list[Check]:
@@ -329,18 +346,19 @@ def decide(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> lis
     if not cells and not src.sentence:
         detail = (f"no cell has runs of both {' / '.join(name(item, a) for a in decl.compare)} and "
                   f"{' / '.join(name(item, a) for a in decl.against)}; {detail}")
-    states = [c.state for c in verdicts.judge(cells, test, decl.quantifier).cells] if cells and decl.why else []
-    counts = {"n_failing": states.count(verdicts.FAILS),
-              "n_decided": states.count(verdicts.FAILS) + states.count(verdicts.HOLDS)}
-    why = text((claims.get("why") or {}).get(decl.why, ""), item, {**values, **counts, "failing": "{failing}"}) \
-        if decl.why else ""
-    if src.explain and decl.why:
-        why = src.explain([Failing(ds, e, alg, other) for (ds, alg, e), other, st in zip(where, versus, states)
-                           if st == verdicts.FAILS], why)
-    if src.sentence:
-        out = [src.sentence(claim, cells, where, test, decl.quantifier, why=why, detail=detail)]
-    else:
-        out = [verdicts.claim_check(claim, cells, test, decl.quantifier, why=why, detail=detail)]
+    with verdicts.deciding(claim):   # the cells earlier replication looks settled keep their verdicts
+        states = [c.state for c in verdicts.judge(cells, test, decl.quantifier).cells] if cells and decl.why else []
+        counts = {"n_failing": states.count(verdicts.FAILS),
+                  "n_decided": states.count(verdicts.FAILS) + states.count(verdicts.HOLDS)}
+        why = text((claims.get("why") or {}).get(decl.why, ""), item,
+                   {**values, **counts, "failing": "{failing}"}) if decl.why else ""
+        if src.explain and decl.why:
+            why = src.explain([Failing(ds, e, alg, other) for (ds, alg, e), other, st in zip(where, versus, states)
+                               if st == verdicts.FAILS], why)
+        if src.sentence:
+            out = [src.sentence(claim, cells, where, test, decl.quantifier, why=why, detail=detail)]
+        else:
+            out = [verdicts.claim_check(claim, cells, test, decl.quantifier, why=why, detail=detail)]
     if decl.as_alternative:
         out[0] = dataclasses.replace(out[0], kind="alternative")
     if decl.reading:

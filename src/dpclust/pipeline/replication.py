@@ -8,6 +8,8 @@ error-spending schedule (docs/VERDICTS.md, "Replication"):
 * look 0 is the paper's runs, decided at α/2 (`alpha_schedule`); the figure shows these runs only;
 * look j ≥ 1 adds runs with new seeds (seeds [m_{j-1}·r, m_j·r) of each group of r repetitions) and
   decides the claims still open on all runs so far, at α/(2R) for R declared looks;
+* inside a claim still open, a cell a look decided keeps that verdict (`verdicts.settled`) and the
+  next look runs only the open cells' blocks (`look_jobs`, from the decision's `open_cells`);
 * a claim stops at the first look that decides it; the others go on while a look is left and the
   CPU the looks add, priced by the committed price table (`look_cost_s`), fits the cap.
 
@@ -17,7 +19,8 @@ so for looks on cumulative runs). `tests/test_replication.py` simulates it under
 
 The rounds are planned in advance (`round_jobs`: ordinary run batches with their own seeds, under
 `<group>.round<j>`); which of them run is decided by the Snakemake checkpoint `replication_decision`
-(`decide`), one look at a time, so a second invocation re-runs no round.
+(`decide`), one look at a time, so a second invocation re-runs no round. A look's run job holds the
+blocks of its file that the decision before it leaves open (`ItemTarget.replication_look_batch`).
 """
 
 from __future__ import annotations
@@ -25,10 +28,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -93,10 +96,36 @@ def claim_cells(decl: dict, claims: Sequence[str]) -> list[dict]:
     return out
 
 
-def look_jobs(decl: dict, jobs: Sequence, open_claims: Sequence[str]) -> list:
-    """The blocks of one look (`jobs`: all it plans) that the claims still open need."""
-    selectors = claim_cells(decl, open_claims)
-    return [job for job in jobs if _selected(job, selectors)]
+def cell_runs(key: str) -> dict:
+    """Where a cell's runs are, from its key (`declared.run_key`): dataset, point (ε, k), compare, against."""
+    return json.loads(key)
+
+
+def _in_cell(job, cell: Mapping) -> bool:
+    """A block (or a priced entry) holds runs of the cell: its dataset, one of its methods, and its
+    point, a run field a block does not set (a non-private method has no ε) matching every point."""
+    if job.dataset != cell["dataset"] or job.algorithm not in (cell["compare"], *cell["against"]):
+        return False
+    for field_name, value in cell["point"].items():
+        have = getattr(job, field_name)
+        if have is not None and value is not None and not math.isclose(float(have), float(value), rel_tol=1e-9):
+            return False
+    return True
+
+
+def look_jobs(decl: dict, jobs: Sequence, open_claims: Sequence[str],
+              open_cells: Mapping[str, Sequence[str] | None] | None = None) -> list:
+    """The blocks of one look (`jobs`: all it plans) that the claims still open need: those of each open
+    claim's selectors, and of its open cells only when the decision names them (`open_cells`: claim →
+    the keys of its cells no look has settled; a claim without, e.g. one decided in Python: all its
+    blocks)."""
+    wanted: list[tuple[list[dict], list[dict] | None]] = []
+    for claim in open_claims:
+        keys = (open_cells or {}).get(claim)
+        wanted.append((claim_cells(decl, [claim]), None if keys is None else [cell_runs(k) for k in keys]))
+    return [job for job in jobs
+            if any(_selected(job, sel) and (cells is None or any(_in_cell(job, c) for c in cells))
+                   for sel, cells in wanted)]
 
 
 def alpha_schedule(n_rounds: int, alpha: float = ALPHA) -> list[float]:
@@ -167,28 +196,71 @@ def _plain(value: Any) -> Any:
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
-def look_cost_s(decl: dict, look: int, open_claims: Sequence[str]) -> float:
-    """The priced CPU-seconds of look `look` (1, 2, ...) for the claims still open: the blocks their
-    cells run (`look_jobs`), at the committed price table's prices (`decl["cost_s"]`, per look and
-    `group|algorithm`: `ItemTarget.look_costs`). Never the recorded run times, which grow with the
+class PricedCell(NamedTuple):
+    """One entry of a look's price list (`ItemTarget.look_costs`): a (group, algorithm, dataset, k, ε)
+    cell and the CPU-seconds its blocks cost."""
+
+    group: str
+    algorithm: str
+    dataset: str
+    k: int | None
+    epsilon: float | None
+    seconds: float
+
+
+def look_cost_s(decl: dict, look: int, open_claims: Sequence[str],
+                open_cells: Mapping[str, Sequence[str] | None] | None = None) -> float:
+    """The priced CPU-seconds of look `look` (1, 2, ...) for the claims still open: the blocks it runs
+    for them (`look_jobs`), at the committed price table's prices (`decl["cost_s"]`, per look a list of
+    `PricedCell`s: `ItemTarget.look_costs`). Never the recorded run times, which grow with the
     machine's load: the cap must stop the same looks on any machine."""
-    selectors = claim_cells(decl, open_claims)
-    priced = decl["cost_s"][look - 1]
-    return sum(seconds for key, seconds in priced.items()
-               if any(key.split("|")[0] in sel["groups"]
-                      and (not sel.get("algorithms") or key.split("|")[1] in sel["algorithms"])
-                      for sel in selectors))
+    priced = [PricedCell(*entry) for entry in decl["cost_s"][look - 1]]
+    return round(sum(p.seconds for p in look_jobs(decl, priced, open_claims, open_cells)), 1)
 
 
-def decide(look: int, checks_csv, previous: dict | None, decl: dict) -> dict:
+def _settle(claim_cells: Mapping[str, Mapping], before: Mapping[str, Mapping], look: int) -> dict:
+    """The cells of one claim settled after `look`: those settled before, and those this look decided
+    (holds or fails), each with the look that settled it."""
+    out = {key: dict(rec) for key, rec in before.items()}
+    for key, rec in claim_cells.items():
+        if key not in out and rec["state"] != "open":
+            out[key] = dict(rec, look=look)
+    return out
+
+
+def _by_look(cells: Mapping[str, Mapping]) -> dict[str, int]:
+    """How many of a claim's settled cells each look settled ({"0": 3, "1": 1})."""
+    out: dict[str, int] = {}
+    for rec in cells.values():
+        out[str(rec["look"])] = out.get(str(rec["look"]), 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: int(kv[0])))
+
+
+def runs_text(outcome: Mapping) -> str:
+    """The `runs` column of a replicated claim: the multiple of the paper's runs and the look that
+    decided (or last judged) it, and how many of its cells earlier looks settled on fewer runs."""
+    text = f"{outcome['multiple']}× (look {outcome['look']}, α = {outcome['alpha']:.3g}"
+    early = outcome.get("settled_earlier") or {}
+    if early:
+        text += "; cells settled earlier: " + ", ".join(f"{n} at look {lk}" for lk, n in early.items())
+    return text + ")"
+
+
+def decide(look: int, checks_csv, previous: dict | None, decl: dict, cells: Mapping | None = None) -> dict:
     """The checkpoint's decision after `look`: which of the claims open before it this look decides,
     which stay open, and whether the next look runs (a look left, and the CPU the looks add, priced
-    by `look_cost_s`, within the cap)."""
+    by `look_cost_s`, within the cap). `cells` (the look's `<checks>.cells.json`: claim → key → cell)
+    settle an open claim cell by cell: a cell this look decided keeps that verdict at every later look
+    (`verdicts.settled`), and the next look runs only the cells still open (`open_cells`); a claim whose
+    cells name no runs (decided in Python) runs all its blocks again."""
     levels, looks = alpha_schedule(len(decl["rounds"])), multiples(decl)
     rows = _paper_rows(checks_csv)
+    cells = cells or {}
     decided = dict(previous["decided"]) if previous else {}
     candidates = previous["open"] if previous else sorted(rows)
+    before = previous.get("settled", {}) if previous else {}
     still_open, last = [], dict(previous["last"]) if previous else {}
+    settled, open_cells = {}, {}
     for claim in candidates:
         row = rows.get(claim)
         if row is None:                      # a claim this look did not produce (its cells vanished)
@@ -196,12 +268,20 @@ def decide(look: int, checks_csv, previous: dict | None, decl: dict) -> dict:
                               "stopped": "not produced at this look"}
             continue
         last[claim] = {"look": look, "multiple": looks[look], "alpha": levels[look], "row": row}
+        early = _by_look(before.get(claim, {}))
+        if early:   # cells settled at earlier looks, on fewer runs (`runs_text`)
+            last[claim]["settled_earlier"] = early
         if row["result"] in DECIDED:
             decided[claim] = dict(last[claim], stopped=f"decided at look {look}")
         elif row["result"] == "not evaluable":
             decided[claim] = dict(last[claim], stopped="not evaluable: more runs cannot decide it")
         else:
             still_open.append(claim)
+            own = cells.get(claim) or {}
+            settled[claim] = _settle(own, before.get(claim, {}), look)
+            # every cell names its runs: the next look runs the open ones; else all the claim's blocks
+            keyed = bool(own) and len(own) == int(row.get("cells") or 0)
+            open_cells[claim] = sorted(k for k in own if k not in settled[claim]) if keyed else None
     # the looks run so far, each priced when it was asked for (the cap bounds what they add)
     added = float(previous.get("added_s", 0.0)) + float(previous.get("next_s", 0.0)) if previous else 0.0
     next_look, estimate = look + 1, 0.0
@@ -211,7 +291,7 @@ def decide(look: int, checks_csv, previous: dict | None, decl: dict) -> dict:
     elif next_look >= len(looks):
         why = f"cap: {looks[-1]}× the paper's runs reached"
     else:
-        estimate = look_cost_s(decl, next_look, still_open)
+        estimate = look_cost_s(decl, next_look, still_open, open_cells)
         if added + estimate > decl["cpu_hours"] * 3600:
             why = (f"cap: CPU (next look ≈ {estimate / 3600:.2g} CPU-h, {added / 3600:.2g} added so far, "
                    f"cap {decl['cpu_hours']:g})")
@@ -222,6 +302,7 @@ def decide(look: int, checks_csv, previous: dict | None, decl: dict) -> dict:
             decided[claim] = dict(last[claim], stopped=why + (f"; would need ≈ {need}× the paper's runs"
                                                                if need else ""))
     return {"look": look, "alpha": levels[look], "multiple": looks[look], "open": still_open if go else [],
+            "open_cells": open_cells if go else {}, "settled": settled if go else {},
             "decided": decided, "last": last, "next": go, "stopped": why, "added_s": round(added, 1),
             "next_s": round(estimate, 1) if go else 0.0}
 
@@ -284,7 +365,7 @@ def apply(table: pd.DataFrame, decisions: dict[str, dict]) -> pd.DataFrame:
                             "rule"):
                     if col in row and col in table:
                         table.loc[at, col] = row[col]
-            table.loc[at, "runs"] = f"{outcome['multiple']}× (look {outcome['look']}, α = {outcome['alpha']:.3g})"
+            table.loc[at, "runs"] = runs_text(outcome)
             table.loc[at, "stopped"] = outcome["stopped"]
             table.loc[at, "added_cpu_s"] = round(added, 1)
     return table
@@ -292,30 +373,39 @@ def apply(table: pd.DataFrame, decisions: dict[str, dict]) -> pd.DataFrame:
 
 # ------------------------------------------------------------------------------ the rule under the null
 def null_error_rate(cells: int, looks: Sequence[int], levels: Sequence[float], reps: int, n0: int = 10,
-                    side: str = ">", seed: int = 0) -> float:
-    """How often the sequential rule gives a wrong verdict on a claim of `cells` cells whose every
-    cell sits exactly at its threshold (normal data, Student-t cells), stopping at the first look
-    that decides it: with side ">" the claim is false there and a wrong verdict is "holds"; with
-    ">=" it is true and a wrong verdict is "does not hold". `looks`: cumulative multiples of `n0`
-    runs; `levels`: each look's one-sided level (`alpha_schedule`, or α at every look to see the
-    inflation that error spending prevents)."""
+                    side: str = ">", seed: int = 0, per_cell: bool = False, quantifier: str = "every",
+                    means: Sequence[float] | None = None) -> float:
+    """How often the sequential rule gives a wrong verdict on a claim of `cells` cells (normal data,
+    Student-t cells, cell i centred at `means[i]`, default every cell exactly at the threshold 0),
+    stopping at the first look that decides it: with side ">" a cell at 0 is false and a wrong verdict
+    is "holds"; with ">=" it is true and a wrong verdict is "does not hold". `looks`: cumulative
+    multiples of `n0` runs; `levels`: each look's one-sided level (`alpha_schedule`, or α at every
+    look to see the inflation that error spending prevents). `per_cell`: as the pipeline runs a claim
+    whose cells name their runs, a cell a look decided keeps that verdict (`verdicts.settled`) and
+    only the open cells get the next look's runs; else every cell is judged again at every look."""
     import numpy as np
 
-    from dpclust.pipeline.verdicts import Directional, judge, t_cell
+    from dpclust.pipeline import verdicts
 
     rng = np.random.default_rng(seed)
-    test = Directional(side, 0.0, null_margin=0.0)
+    test = verdicts.Directional(side, 0.0, null_margin=0.0)
     wrong_result = True if side == ">" else False
+    centre = np.zeros(cells) if means is None else np.asarray(means, dtype=float)
     wrong = 0
     for _ in range(reps):
-        data = rng.standard_normal((cells, looks[-1] * n0))
-        for multiple, level in zip(looks, levels):
+        data = rng.standard_normal((cells, looks[-1] * n0)) + centre[:, None]
+        settled: dict[str, dict] = {}
+        for look, (multiple, level) in enumerate(zip(looks, levels)):
             x = data[:, : multiple * n0]
             n = x.shape[1]
-            cs = [t_cell(f"c{i}", float(row.mean()), float(row.std(ddof=1) / math.sqrt(n)), n - 1)
-                  for i, row in enumerate(x)]
-            result = judge(cs, test, "every", level).result
-            if result is not None:
-                wrong += result is wrong_result
+            cs = [replace(verdicts.t_cell(f"c{i}", float(row.mean()), float(row.std(ddof=1) / math.sqrt(n)), n - 1),
+                          key=f"c{i}") for i, row in enumerate(x)]
+            with verdicts.settled({"claim": settled} if per_cell else {}), verdicts.deciding("claim"):
+                verdict = verdicts.judge(cs, test, quantifier, level)
+            if verdict.result is not None:
+                wrong += verdict.result is wrong_result
                 break
+            if per_cell:
+                settled.update({str(c.key): dict(c.as_record(), look=look) for c in verdict.cells
+                                if c.state != verdicts.OPEN and c.key not in settled})
     return wrong / reps

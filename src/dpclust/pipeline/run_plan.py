@@ -236,16 +236,17 @@ class ItemTarget:
         return alpha_schedule(len(self.replication["rounds"])) if self.replication else []
 
     @cached_property
-    def look_costs(self) -> list[dict[str, float]]:
-        """Per added look (look j at index j - 1), the CPU-seconds its blocks cost per `group|algorithm`,
-        priced by the committed price table (`dpclust.pipeline.run_prices`): what the CPU cap reads."""
+    def look_costs(self) -> list[list[list]]:
+        """Per added look (look j at index j - 1), the CPU-seconds its blocks cost per (group, algorithm,
+        dataset, k, ε) cell (`replication.PricedCell`), priced by the committed price table
+        (`dpclust.pipeline.run_prices`): what the CPU cap reads."""
         out = []
         for jobs in self.rounds:
-            costs: dict[str, float] = {}
+            costs: dict[tuple, float] = {}
             for job in jobs:
-                key = f"{job.group}|{job.algorithm}"
+                key = (job.group, job.algorithm, job.dataset, job.k, job.epsilon)
                 costs[key] = costs.get(key, 0.0) + price_s(job) * job.seed_count
-            out.append({key: round(value, 1) for key, value in sorted(costs.items())})
+            out.append([[*key, round(value, 3)] for key, value in costs.items()])
         return out
 
     def replication_spec(self) -> dict:
@@ -253,10 +254,21 @@ class ItemTarget:
         looks' priced CPU (an edit of any of them re-decides)."""
         return dict(self.replication or {}, alpha=self.look_levels, cost_s=self.look_costs)
 
-    def look_files(self, look: int, open_claims) -> list[str]:
-        """The run files look `look` (1, 2, ...) adds for the claims still open before it."""
-        jobs = look_jobs(self.replication or {}, self.rounds[look - 1], open_claims)
+    def look_files(self, look: int, open_claims, open_cells=None) -> list[str]:
+        """The run files look `look` (1, 2, ...) adds for the claims still open before it (and, where the
+        decision names them, their open cells)."""
+        jobs = look_jobs(self.replication or {}, self.rounds[look - 1], open_claims, open_cells)
         return list(dict.fromkeys(job.path for job in jobs))
+
+    def replication_look_batch(self, look: int, path: str, decision: dict) -> RunBatch:
+        """The run job of replication look `look` writing `path`: the blocks of it that the claims and
+        cells the decision before the look leaves open need (their seeds as planned: a block's record is
+        the same whichever others share its job)."""
+        jobs = [job for job in look_jobs(self.replication or {}, self.rounds[look - 1], decision["open"],
+                                         decision.get("open_cells")) if job.path == path]
+        if not jobs:
+            raise DPClustError(f"{path}: no block of it is open after replication look {look - 1} of {self.key}")
+        return RunBatch(tuple(jobs))
 
     @property
     def kind(self) -> str:
@@ -414,6 +426,13 @@ class Plan:
         blocks are those of the look's decision (`ItemTarget.race_look_batch`), not planned here."""
         return {job.path: (item, look) for item in self.race_owners
                 for look, jobs in enumerate(item.race_rounds, start=1) for job in jobs}
+
+    @cached_property
+    def replication_batches(self) -> dict[str, tuple[ItemTarget, int]]:
+        """The files a replication look may write, each with its item and look: their blocks are those
+        the decision before the look leaves open (`ItemTarget.replication_look_batch`)."""
+        return {job.path: (item, look) for item in self.replicated
+                for look, jobs in enumerate(item.rounds, start=1) for job in jobs}
 
     @property
     def race_owners(self) -> list[ItemTarget]:

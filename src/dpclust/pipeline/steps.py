@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import html
 import importlib
+import json
 import sys
 import traceback
 from pathlib import Path
@@ -127,19 +128,22 @@ def withhold_while_refused(checks: list, table: pd.DataFrame, spec: dict) -> lis
     return checks
 
 
-def check_item(spec: dict, table_csv, stem) -> pd.DataFrame:
+def check_item(spec: dict, table_csv, stem, settled: dict | None = None) -> pd.DataFrame:
     """Decide the item's claims on its table (at the spec's `alpha`: a replication look's level, else
-    the rubric's α) and write them as stem.csv / .md / .html."""
+    the rubric's α; `settled`: the cells earlier looks settled, claim → key → cell) and write them as
+    stem.csv / .md / .html, and the states of the paper claims' cells as stem.cells.json (what the
+    replication decision settles: `dpclust.pipeline.replication`)."""
     with verdicts.using_alpha(spec.get("alpha", verdicts.ALPHA)):
-        return _check_item(spec, table_csv, stem)
+        return _check_item(spec, table_csv, stem, settled)
 
 
-def _check_item(spec: dict, table_csv, stem) -> pd.DataFrame:
+def _check_item(spec: dict, table_csv, stem, settled: dict | None) -> pd.DataFrame:
     func = step_function(spec, "checks")
     full = read_table(table_csv)
     sensitivity = spec.get("sensitivity")
     table = own_rows(full, sensitivity)
-    checks = list(func(table, spec))
+    with verdicts.settled(settled):   # the item's own claims only, never the sensitivity's alternatives
+        checks = list(func(table, spec))
     if not getattr(func, "handles_refused", False):
         checks = withhold_while_refused(checks, table, spec)
     for decl in declarations(sensitivity):   # each verdict says how it fares at the alternatives
@@ -150,8 +154,11 @@ def _check_item(spec: dict, table_csv, stem) -> pd.DataFrame:
         for c in checks:
             c.kind = kind
     frame = checks_frame(checks)
+    cell_states = {c.claim: c.cell_states for c in checks if c.kind == "paper" and c.cell_states}
     stem = Path(stem)
     write_csv_atomic(frame, stem.with_suffix(".csv"))
+    write_text_atomic(json.dumps(cell_states, indent=1, sort_keys=True, allow_nan=True) + "\n",
+                      stem.with_suffix(".cells.json"))
     from dpclust.pipeline.plotting import to_markdown
 
     title = (f"Claims of {spec.get('reproduces') or spec.get('paper', '') + '/' + spec.get('item', '')}, "

@@ -81,6 +81,9 @@ class Cell:
     label: str
     interval: Callable[[float], Interval]
     t: tuple[float, float, float] | None = None    # (estimate, se, df)
+    #: where the cell's runs are (`declared`: dataset, point, algorithms), as canonical JSON; None for a
+    #: cell no run block names. A replication look settles keyed cells one by one (`settled`).
+    key: str | None = None
 
     @property
     def estimate(self) -> float:
@@ -227,6 +230,51 @@ class CellVerdict:
     interval: Interval
     p_fail: float
     absent: bool = False
+    key: str | None = None
+    look: int | None = None        # the replication look that settled it (None: this decision)
+
+    def as_record(self) -> dict:
+        """What a replication decision keeps of a settled cell (`settled`)."""
+        iv = self.interval
+        return {"state": self.state, "label": self.label, "estimate": iv.estimate, "low": iv.low, "high": iv.high,
+                "p_fail": self.p_fail, "absent": self.absent, "look": self.look}
+
+    @classmethod
+    def from_record(cls, key: str | None, rec: Mapping) -> CellVerdict:
+        return cls(str(rec["label"]), str(rec["state"]),
+                   Interval(float(rec["estimate"]), float(rec["low"]), float(rec["high"])),
+                   float(rec["p_fail"]), bool(rec.get("absent", False)), key, rec.get("look"))
+
+
+# The cells of a claim that earlier replication looks settled (key → `CellVerdict.as_record`), for the
+# claims of one check step (claim → cells) and for the claim being decided (`deciding`).
+_PRIOR: contextvars.ContextVar[Mapping[str, Mapping[str, Mapping]]] = contextvars.ContextVar(
+    "dpclust_settled_cells", default={})
+_SETTLED: contextvars.ContextVar[Mapping[str, Mapping]] = contextvars.ContextVar("dpclust_claim_cells", default={})
+
+
+@contextlib.contextmanager
+def settled(prior: Mapping[str, Mapping[str, Mapping]] | None) -> Iterator[None]:
+    """Decide the claims inside the block with the cells earlier replication looks settled (claim →
+    key → cell, `CellVerdict.as_record`): such a cell keeps the state its own look gave it, whatever
+    the runs added since show, and only the other cells are decided (at the current level). Each
+    settled cell was decided once, at a sample size fixed before its look, at that look's share of α:
+    the union bound over the looks (docs/VERDICTS.md, "Replication") holds cell by cell."""
+    token = _PRIOR.set(dict(prior or {}))
+    try:
+        yield
+    finally:
+        _PRIOR.reset(token)
+
+
+@contextlib.contextmanager
+def deciding(claim: str) -> Iterator[None]:
+    """`judge` inside the block keeps the settled cells of `claim` (`settled`)."""
+    token = _SETTLED.set(_PRIOR.get().get(claim, {}))
+    try:
+        yield
+    finally:
+        _SETTLED.reset(token)
 
 
 @dataclass
@@ -273,22 +321,29 @@ def _judge_share(cells: list[Cell], test: Directional | Equivalent, r: int, alph
     alpha_hold, alpha_fail = (alpha, alpha) if r == n else (alpha / (n - r + 1), alpha / r)
     # a cell that holds at its level cannot be rejected at any level <= alpha (its wider interval
     # contains the narrower one), so it enters the failing side with p = 1
-    held_at = [test.holds_at(c, alpha_hold) for c in cells]
-    p_fail = [1.0 if h else (_t_p_value(c, test) if c.t is not None and isinstance(test, Directional)
-                             else _p_value(functools.partial(_rejects, test, c)))
-              for c, h in zip(cells, held_at)]
+    # the cells earlier replication looks settled keep their verdicts and are not tested again: in
+    # Holm's family with p = 1, so that the open cells' thresholds stay those of all n (`settled`)
+    prior = _SETTLED.get()
+    settled_here = [None if c.key is None else prior.get(c.key) for c in cells]
+    held_at = [s is None and test.holds_at(c, alpha_hold) for c, s in zip(cells, settled_here)]
+    p_fail = [1.0 if h or s is not None else (_t_p_value(c, test) if c.t is not None and isinstance(test, Directional)
+                                              else _p_value(functools.partial(_rejects, test, c)))
+              for c, h, s in zip(cells, held_at, settled_here)]
     rejected = holm(p_fail, alpha) if r == n else [p <= alpha_fail for p in p_fail]
     out = []
-    for cell, p, rej, h in zip(cells, p_fail, rejected, held_at):
+    for cell, p, rej, h, s in zip(cells, p_fail, rejected, held_at, settled_here):
+        if s is not None:
+            out.append(CellVerdict.from_record(cell.key, s))
+            continue
         iv = cell.interval(1.0 - 2.0 * alpha_hold)   # the interval that decides its holding
         if test.absent(cell, alpha_fail):  # inside the null margin: no effect, even on the claim's side
-            out.append(CellVerdict(cell.label, FAILS, iv, p, absent=True))
+            out.append(CellVerdict(cell.label, FAILS, iv, p, absent=True, key=cell.key))
         elif h:
-            out.append(CellVerdict(cell.label, HOLDS, iv, p))
+            out.append(CellVerdict(cell.label, HOLDS, iv, p, key=cell.key))
         elif rej:
-            out.append(CellVerdict(cell.label, FAILS, iv, p))
+            out.append(CellVerdict(cell.label, FAILS, iv, p, key=cell.key))
         else:
-            out.append(CellVerdict(cell.label, OPEN, iv, p))
+            out.append(CellVerdict(cell.label, OPEN, iv, p, key=cell.key))
     held = sum(c.state == HOLDS for c in out)
     failed = sum(c.state == FAILS for c in out)
     cells_text = f"{n} cell{'s' if n != 1 else ''}"
@@ -309,7 +364,8 @@ def check(claim: str, cells: Sequence[Cell], test: Directional | Equivalent, qua
     v = judge(cells, test, quantifier, alpha)
     if not cells:
         return Check(claim, None, detail or "no cell available", kind=kind, cells=0, rule=v.rule)
-    parts = [f"{c.label}: {c.interval} ({c.state}{', no effect' if c.absent else ''})" for c in v.cells]
+    parts = [f"{c.label}: {c.interval} ({c.state}{', no effect' if c.absent else ''}"
+             f"{'' if c.look is None else f', settled at look {c.look}'})" for c in v.cells]
     text = "; ".join(parts[:12]) + (" …" if len(parts) > 12 else "") + (f"; {detail}" if detail else "")
     worst = max(v.cells, key=lambda c: (c.state == FAILS, c.state == OPEN, -c.p_fail))
     reason = why
@@ -319,7 +375,8 @@ def check(claim: str, cells: Sequence[Cell], test: Directional | Equivalent, qua
     return Check(claim, v.result, text, quantity=worst.interval.estimate,
                  ci=(worst.interval.low, worst.interval.high), threshold=f"{test.text()} ({quantifier})",
                  why=reason if v.result is False else "", undecided=v.result is None, kind=kind,
-                 cells=len(v.cells), rule=v.rule)
+                 cells=len(v.cells), rule=v.rule,
+                 cell_states={c.key: c.as_record() for c in v.cells if c.key is not None} or None)
 
 
 def point_cell(label: str, value: float) -> Cell:
@@ -428,7 +485,7 @@ def degenerate_cell(cell: Cell, low: float, k) -> Cell:
         iv = cell.interval(level)
         return Interval(est, iv.low, math.inf) if est >= 1.0 else Interval(est, -math.inf, iv.high)
 
-    return Cell(f"{cell.label} — degenerate, {low:g}/{int(k)} non-empty clusters", interval)
+    return Cell(f"{cell.label} — degenerate, {low:g}/{int(k)} non-empty clusters", interval, key=cell.key)
 
 
 def degenerate_note(notes: Sequence[str], recorded: bool) -> str:

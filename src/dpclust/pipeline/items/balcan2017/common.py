@@ -149,7 +149,7 @@ def claim_source(table: pd.DataFrame, item: dict, by: str, wanted: Sequence[str]
     return declared.Source(available=[ds for ds in wanted if ds not in missing], planned=list(wanted),
                            missing=missing, points=sorted(set(ok[by].dropna())), stats=stats,
                            names={ds: dataset_name(item, ds) for ds in wanted}, cell_text="", cell_label=cell_label,
-                           nonempty_low=low, refuse=refuse, explain=explain)
+                           nonempty_low=low, refuse=refuse, explain=explain, axis=(by,))
 
 
 def triple(row) -> tuple[float, float, int]:

@@ -284,6 +284,11 @@ def sentence_check(claim: str, entries: Sequence[Entry], test, quantifier: str, 
     not evaluable (n of N datasets), the verdict on the available ones in the detail (docs/VERDICTS.md)."""
     if not entries:
         return Check(claim, None, absent_reason or "no cell available", cells=0, rule="no cell")
+    with verdicts.deciding(claim):   # the cells earlier replication looks settled keep their verdicts
+        return _sentence_check(claim, entries, test, quantifier, detail, why, wanted, missing, item)
+
+
+def _sentence_check(claim, entries, test, quantifier, detail, why, wanted, missing, item) -> Check:
     cs = [e.cell for e in entries]
     v = verdicts.judge(cs, test, quantifier)
     st = [c.state for c in v.cells]
@@ -346,7 +351,8 @@ def claim_source(table: pd.DataFrame, item) -> declared.Source:
 
     return declared.Source(available=ok, planned=named, missing=missing, points=points, stats=stats,
                            names={ds: dataset_name(item, ds) for ds in named}, cell_text="",
-                           cell_label=lambda ds, p: f"ε={_fmt_eps(p[0])} k={p[1]}", refuse=refuse, sentence=sentence)
+                           cell_label=lambda ds, p: f"ε={_fmt_eps(p[0])} k={p[1]}", refuse=refuse, sentence=sentence,
+                           axis=("epsilon", "k"))
 
 
 def available_datasets(table: pd.DataFrame, item, datasets: Sequence[str]) -> tuple[list[str], dict[str, str]]:

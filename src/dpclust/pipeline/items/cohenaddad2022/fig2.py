@@ -23,6 +23,8 @@ holds. A sentence that holds at some ε of the grid and fails at others "depends
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 
 from dpclust.pipeline import declared, verdicts
@@ -78,6 +80,9 @@ def _reference_entries(table, item, ds, hst, reference) -> tuple[list[Entry], li
                     continue
                 c, const = reference_cell(f"ε={eps:g} k={k}", A, R)
                 constant = constant or const
+            # where its runs are: a replication look settles the cell alone (dpclust.pipeline.replication)
+            c = dataclasses.replace(c, key=declared.run_key(ds, {"epsilon": eps, "k": k}, hst,
+                                                            [reference] if reference else claims["nonprivate"]))
             guarded = guard_degenerate(c, nonempty_low(table, ds, hst, k, eps), k)
             if guarded is not c:
                 degenerate.append(c.label)
@@ -135,7 +140,7 @@ def small_factor(table: pd.DataFrame, item) -> list[Check]:
     for ds in datasets:
         e, d, c = _reference_entries(table, item, ds, hst, ref)
         entries += [Entry(x.dataset, x.who, x.eps, x.k,
-                          verdicts.Cell(f"{dataset_name(item, ds)} {x.cell.label}", x.cell.interval)) for x in e]
+                          dataclasses.replace(x.cell, label=f"{dataset_name(item, ds)} {x.cell.label}")) for x in e]
         degenerate += [f"{dataset_name(item, ds)} {x}" for x in d]
         constant = constant or c
     detail = (f"{name(item, hst)} / {name(item, ref)}, delta-method interval"

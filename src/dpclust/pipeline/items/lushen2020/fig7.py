@@ -327,7 +327,7 @@ def _source(table, item, cells) -> declared.Source:
         points=sorted({float(e) for e in cells["eps_step"].dropna()}),
         stats=lambda ds, alg, eps: stats.get((ds, alg, float(eps))), names={d: dataset_name(item, d) for d in expected},
         cell_text="per cell: (mean cost − the comparator's) / the comparator's mean cost, Welch", cell_label=label,
-        explain=explain)
+        explain=explain, axis=None)   # ε_step, not the runs' ε (their cap, 100·ε_step): no replication
 
 
 def _growth_checks(table, item) -> list[Check]:

@@ -211,7 +211,8 @@ def _source(table: pd.DataFrame, item: dict, datasets: list[str], unavailable: l
         stats=lambda ds, alg, k: _cells(rows, ds, alg).get(k),
         names={d: dataset_name(item, d) for d in rows["dataset"]},
         cell_text=detail, cell_label=lambda ds, k: f"{dataset_name(item, ds)} k={k}",
-        refuse=lambda compare, against, claim: require_dp(table, item, [*compare, *against], claim), explain=explain)
+        refuse=lambda compare, against, claim: require_dp(table, item, [*compare, *against], claim), explain=explain,
+        axis=("k",))
 
 
 def _rel_drop(ci: Interval) -> tuple[float, float, float]:
