@@ -183,6 +183,11 @@ def test_a_look_is_priced_for_the_claims_still_open_only():
     cell = declared.run_key("d", {"epsilon": 1.0}, "a", ["b"])
     assert replication.look_cost_s(decl, 1, ["another claim"], {"another claim": [cell]}) == 111.0
     assert replication.look_cost_s(decl, 1, ["another claim"], {"another claim": []}) == 0.0
+    # a cell that reads a method at several ε (a deterioration from ε_max to ε_min): those ε only
+    cell = declared.run_key("d", {"epsilon": [2.0]}, "b", [])
+    assert replication.look_cost_s(decl, 1, ["claim on only h"], {"claim on only h": [cell]}) == 2.0
+    cell = declared.run_key("d", {"epsilon": [1.0, 2.0]}, "b", [])
+    assert replication.look_cost_s(decl, 1, ["claim on only h"], {"claim on only h": [cell]}) == 3.0
 
 
 def test_the_summary_takes_the_deciding_look_and_says_how_many_runs(tmp_path):
@@ -256,6 +261,11 @@ def test_an_open_claim_is_settled_cell_by_cell(tmp_path):
                                                                           cost_s=DECL["cost_s"] * 3),
                             {"B": {a: _rec("holds", 0), b: _rec("holds", 1), c: _rec("holds")}})
     assert d2["decided"]["B"]["settled_earlier"] == {"0": 1, "1": 1}
+    # a check that judged a settled cell again (outside verdicts.check) is one clear error
+    with pytest.raises(DPClustError, match="judged again 1 cell"):
+        replication.decide(1, _checks(tmp_path, rows, "l1.csv"), d0, dict(DECL, rounds=[2, 4, 8],
+                                                                         cost_s=DECL["cost_s"] * 3),
+                           {"B": {a: _rec("open"), b: _rec("holds"), c: _rec("open")}})
     assert replication.runs_text(d2["decided"]["B"]).endswith("cells settled earlier: 1 at look 0, 1 at look 1)")
 
 

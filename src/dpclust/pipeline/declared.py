@@ -310,9 +310,14 @@ def _cells(decl: Comparison, item: Mapping, claims: Mapping, src: Source, values
 
 def run_key(dataset: str, point: Mapping[str, Any], compare: str, against: Sequence[str]) -> str:
     """A cell's `verdicts.Cell.key`: where its runs are, as canonical JSON (`replication.cell_runs` reads
-    it back): the dataset, the point's run fields (ε, k), the compared method and its comparators."""
-    fields = {name: (None if value is None else float(value) if name == "epsilon" else int(value))
-              for name, value in point.items()}
+    it back): the dataset, the point's run fields (ε, k; a list: the cell reads each of those values),
+    the compared method and its comparators."""
+    def value_of(name: str, value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            return [value_of(name, v) for v in value]
+        return None if value is None else float(value) if name == "epsilon" else int(value)
+
+    fields = {name: value_of(name, value) for name, value in point.items()}
     return json.dumps({"dataset": dataset, "point": fields, "compare": compare, "against": sorted(against)},
                       sort_keys=True, separators=(",", ":"))
 

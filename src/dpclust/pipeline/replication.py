@@ -103,12 +103,16 @@ def cell_runs(key: str) -> dict:
 
 def _in_cell(job, cell: Mapping) -> bool:
     """A block (or a priced entry) holds runs of the cell: its dataset, one of its methods, and its
-    point, a run field a block does not set (a non-private method has no ε) matching every point."""
+    point (a field's value, or one of its values), a run field a block does not set (a non-private
+    method has no ε) matching every point."""
     if job.dataset != cell["dataset"] or job.algorithm not in (cell["compare"], *cell["against"]):
         return False
     for field_name, value in cell["point"].items():
         have = getattr(job, field_name)
-        if have is not None and value is not None and not math.isclose(float(have), float(value), rel_tol=1e-9):
+        if have is None or value is None:
+            continue
+        values = value if isinstance(value, list) else [value]
+        if not any(math.isclose(float(have), float(v), rel_tol=1e-9) for v in values):
             return False
     return True
 
@@ -218,9 +222,16 @@ def look_cost_s(decl: dict, look: int, open_claims: Sequence[str],
     return round(sum(p.seconds for p in look_jobs(decl, priced, open_claims, open_cells)), 1)
 
 
-def _settle(claim_cells: Mapping[str, Mapping], before: Mapping[str, Mapping], look: int) -> dict:
+def _settle(claim: str, claim_cells: Mapping[str, Mapping], before: Mapping[str, Mapping], look: int) -> dict:
     """The cells of one claim settled after `look`: those settled before, and those this look decided
-    (holds or fails), each with the look that settled it."""
+    (holds or fails), each with the look that settled it. A cell settled before that this look judged
+    again (a check that decides its cells outside `verdicts.check`) is an error: its verdict would rest on
+    a sample size the data chose."""
+    redone = [key for key, rec in before.items() if key in claim_cells and claim_cells[key].get("look") is None]
+    if redone:
+        raise DPClustError(f"replication look {look}: the check of {claim!r} judged again {len(redone)} cell(s) an "
+                           "earlier look settled; decide its cells with dpclust.pipeline.verdicts.check (or inside "
+                           "verdicts.deciding(claim)), which keeps them")
     out = {key: dict(rec) for key, rec in before.items()}
     for key, rec in claim_cells.items():
         if key not in out and rec["state"] != "open":
@@ -278,7 +289,7 @@ def decide(look: int, checks_csv, previous: dict | None, decl: dict, cells: Mapp
         else:
             still_open.append(claim)
             own = cells.get(claim) or {}
-            settled[claim] = _settle(own, before.get(claim, {}), look)
+            settled[claim] = _settle(claim, own, before.get(claim, {}), look)
             # every cell names its runs: the next look runs the open ones; else all the claim's blocks
             keyed = bool(own) and len(own) == int(row.get("cells") or 0)
             open_cells[claim] = sorted(k for k in own if k not in settled[claim]) if keyed else None

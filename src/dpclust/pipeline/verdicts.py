@@ -360,8 +360,10 @@ def _judge_share(cells: list[Cell], test: Directional | Equivalent, r: int, alph
 
 def check(claim: str, cells: Sequence[Cell], test: Directional | Equivalent, quantifier: str = "every",
           why: str = "", detail: str = "", kind: str = "paper", alpha: float | None = None) -> Check:
-    """A `Check` decided by `judge`, with its cells, rule and the cells' states in the detail."""
-    v = judge(cells, test, quantifier, alpha)
+    """A `Check` decided by `judge`, with its cells, rule and the cells' states in the detail; the
+    cells of `claim` that earlier replication looks settled keep their verdicts (`deciding`)."""
+    with deciding(claim):
+        v = judge(cells, test, quantifier, alpha)
     if not cells:
         return Check(claim, None, detail or "no cell available", kind=kind, cells=0, rule=v.rule)
     parts = [f"{c.label}: {c.interval} ({c.state}{', no effect' if c.absent else ''}"
@@ -526,7 +528,8 @@ def claim_check(claim: str, cells, test, quantifier: str = "every", why: str = "
     """`check` with the claim's `why` filled with its failing cells."""
     cells = list(cells)
     if why and cells:
-        why = fill_why(why, failing_text(judge(cells, test, quantifier)))
+        with deciding(claim):
+            why = fill_why(why, failing_text(judge(cells, test, quantifier)))
     return check(claim, cells, test, quantifier, why=why, detail=detail, kind=kind)
 
 

@@ -17,6 +17,8 @@ deteriorations, (SuLQ(ε_min)/SuLQ(ε_max)) / (ours(ε_min)/ours(ε_max)) > 1 (d
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 
 from dpclust.pipeline import declared, verdicts
@@ -113,8 +115,11 @@ def _sulq_deteriorates(table: pd.DataFrame, item: dict) -> list[Check]:
     terms = [(1.0, *triple(s[lo])), (-1.0, *triple(s[hi])), (-1.0, *triple(o[lo])), (1.0, *triple(o[hi]))]
     s_det = log_linear_ci([(1.0, *triple(s[lo])), (-1.0, *triple(s[hi]))])
     o_det = log_linear_ci([(1.0, *triple(o[lo])), (-1.0, *triple(o[hi]))])
+    # the cell reads the two methods at the two ε only: a replication look runs those (dpclust.pipeline.replication)
+    cell = dataclasses.replace(log_linear_cell(f"ε {lo:g} vs {hi:g}", terms),
+                               key=declared.run_key(ds, {"epsilon": [lo, hi]}, sulq, [ours]))
     return [verdicts.check(
-        claim, [log_linear_cell(f"ε {lo:g} vs {hi:g}", terms)], verdicts.Directional(">", 1.0), "every",
+        claim, [cell], verdicts.Directional(">", 1.0), "every",
         why=_cause(table, item, ds, [lo]) + f"genuine: {n_ours} deteriorates at least as fast as {n_sulq} ({n_ours} "
         f"{o_det}, {n_sulq} {s_det}); " + _evidence(table, item, ds, [lo, hi]),
         detail=(f"(SuLQ deterioration)/(ours' deterioration); cost(ε={lo:g})/cost(ε={hi:g}): "

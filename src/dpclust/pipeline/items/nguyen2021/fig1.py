@@ -24,6 +24,7 @@ Spec read: `names` (legends, titles, claim texts), `title` (render), `claims` (c
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -253,7 +254,10 @@ def _private_costs_plateau(table: pd.DataFrame, item: dict, datasets: list[str],
         k0, k1 = min(ll), max(ll)
         ds = dataset_name(item, dataset)
         # Lloyd falls: Welch's interval of cost(k_max) − cost(k_min), relative to cost(k_min)
-        falls = verdicts.relative_cell(f"{ds}: {name(item, LLOYD)} cost(k={k1}) < cost(k={k0})", ll[k1], ll[k0])
+        # each cell names its runs (the methods at k_min and k_max): a replication look settles it alone
+        falls = dataclasses.replace(
+            verdicts.relative_cell(f"{ds}: {name(item, LLOYD)} cost(k={k1}) < cost(k={k0})", ll[k1], ll[k0]),
+            key=declared.run_key(dataset, {"k": [k0, k1]}, LLOYD, []))
         cells.append(falls)
         verdict = verdicts.judge([falls], verdicts.Directional("<", 0.0)).result
         verb = {True: "falls", False: "does not fall", None: "may fall (interval straddles 0)"}[verdict]
@@ -266,8 +270,10 @@ def _private_costs_plateau(table: pd.DataFrame, item: dict, datasets: list[str],
                 continue
             d_a = _rel_drop(ratio_ci(c[k1], c[k0]))
             rel = d_a[0] / d_ll[0] if d_ll[0] else float("nan")
-            cells.append(_plateau_cell(f"{ds}: {name(item, alg)} drop − {frac:g} × Lloyd's (drop/Lloyd's = {rel:.3g})",
-                                       c[k1], c[k0], ll[k1], ll[k0], frac))
+            cells.append(dataclasses.replace(
+                _plateau_cell(f"{ds}: {name(item, alg)} drop − {frac:g} × Lloyd's (drop/Lloyd's = {rel:.3g})",
+                              c[k1], c[k0], ll[k1], ll[k0], frac),
+                key=declared.run_key(dataset, {"k": [k0, k1]}, alg, [LLOYD])))
             parts.append(f"{name(item, alg)} drop {d_a[0]:.1%} [{d_a[1]:.1%}, {d_a[2]:.1%}]")
         details.append(", ".join(parts))
     detail = ("relative drops 1 − cost(k_max)/cost(k_min), 95 % delta-method intervals; " + " | ".join(details)
