@@ -451,6 +451,21 @@ def test_a_module_edit_reruns_exactly_its_dependents(work, mirror_run, mirror):
             assert _dry(work, mirror=mirror) == set(), f"editing the planner ({planner}) re-runs nothing"
 
 
+def test_a_claims_engine_edit_rechecks_the_items_and_reruns_no_run(work, mirror_run, mirror):
+    """The claims engine is in every item's checks, in no run's code, and not in what hashes the race's
+    decisions: editing it decides the claims again and re-runs no run, a race look's runs included."""
+    races = {path.parent.name for path in (work / "results" / "test" / "racing").rglob("final.json")}
+    engine = work / "src" / "dpclust" / "pipeline" / "verdicts.py"
+    with _Edited(engine, lambda path: path.write_text(path.read_text() + "\n_EDITED = 1\n")):
+        out = _snakemake(work, "-n", mirror=mirror)
+    dry = jobs_of(out.stdout + out.stderr)
+    assert races and ("summarize_claims", _plan(work).summary_stem + ".html") in dry
+    assert not {job for job in dry if job[0] == "run"}
+    # the race's looks are checked again in the directory of its decisions: the same hash, no new race
+    hashes = set(re.findall(r"/racing/[^/\s]+/[^/\s]+/([0-9a-f]{16})/", out.stdout + out.stderr))
+    assert hashes and hashes <= races, (hashes, races)
+
+
 def test_a_style_edit_rerenders_figures_only(work, mirror_run, mirror):
     """The figures' style (dpclust.pipeline.style) is in no aggregate or checks step's code hash."""
     p = _plan(work)

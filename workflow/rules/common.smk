@@ -235,8 +235,10 @@ def race_fingerprint(owner):
     key = (owner.key, tuple(data_id(d) for d in sorted({job.dataset for job in owner.runs})))
     if key not in _FINGERPRINTS:
         parts = [batch_args(PLAN.run(path)) for path in owner.run_files]
+        # the code a decision depends on: the race, the board's aggregate (its item module) and the
+        # records' reader; not the claims engine or the check step, whose edits change no decision
         parts += [owner.step_spec_json("aggregate"), RACE_CODE,
-                  code_hash(owner.module, "dpclust.pipeline.steps", exclude=DRAWS_NOTHING)]
+                  code_hash(owner.module, "dpclust.pipeline.integrity", exclude=DRAWS_NOTHING)]
         _FINGERPRINTS[key] = hashlib.sha256(canonical_json(parts).encode()).hexdigest()[:16]
     return _FINGERPRINTS[key]
 

@@ -22,12 +22,12 @@ and rules of the claims in `dpclust.pipeline.verdicts`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
 from dpclust.pipeline.aggregate import Check
-from dpclust.pipeline.verdicts import every_dataset
 from dpclust.settings import APPROXIMATE, NON_PRIVATE, PURE
 
 #: the guarantee kinds records carry (dpclust.settings.Guarantee): those that may report an ε, and the rest
@@ -88,7 +88,7 @@ def require_dp(table: pd.DataFrame, item: Mapping, roles: Sequence[str], claim: 
 
 
 def over_datasets(check: Check, covered: Iterable[str], expected: Sequence[str], item: Mapping) -> Check:
-    """`verdicts.every_dataset` (the rubric's one policy) over the `expected` datasets, those without
+    """`every_dataset` (the rubric's one policy) over the `expected` datasets, those without
     runs (not in `covered`) missing, by their display names."""
     covered, expected = set(covered), list(dict.fromkeys(expected))
     return every_dataset(check, expected, {d: "no runs" for d in expected if d not in covered},
@@ -142,3 +142,22 @@ def runs_note(item: Mapping) -> str:
     unique = list(dict.fromkeys(parts))
     preset = item.get("preset", "full")
     return f"Preset {preset}: " + "; ".join(unique[:3]) + (" …" if len(unique) > 3 else "")
+
+
+def every_dataset(check: Check, planned: Sequence[str], missing: Mapping[str, str] | Sequence[str],
+                  names: Mapping[str, str] | None = None) -> Check:
+    """The rubric's one policy for a claim over every dataset (docs/VERDICTS.md): with some of the
+    `planned` datasets `missing` (dataset → why, or a list) it is not evaluable (n of N datasets),
+    whatever the available ones show; their verdict (and the why of a failure) stays in the detail (with
+    none available, the note alone)."""
+    missing = dict(missing) if isinstance(missing, Mapping) else {d: "" for d in missing}
+    if not missing:
+        return check
+    names = names or {}
+    n, total = len(planned) - len(missing), len(planned)
+    note = (f"not evaluable ({n} of {total} datasets; missing: "
+            + ", ".join(f"{names.get(d, d)} ({why or 'data unavailable'})" for d, why in missing.items()) + ")")
+    shown = check.result + (f" ({check.why})" if check.holds is False and check.why else "")
+    on = f"on the {n} available: {shown}" + (f" — {check.detail}" if check.detail else "")
+    return dataclasses.replace(check, holds=None, undecided=False, why="", detail=f"{note}; {on}" if n else note,
+                               rule=f"{check.rule}; {note}" if check.rule else note)

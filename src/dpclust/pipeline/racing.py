@@ -42,8 +42,7 @@ import pandas as pd
 
 from dpclust.api import DPClustError
 from dpclust.pipeline.claims import diff_ci
-from dpclust.pipeline.replication import MAX_MULTIPLE, alpha_schedule
-from dpclust.pipeline.verdicts import ALPHA
+from dpclust.pipeline.levels import ALPHA, MAX_MULTIPLE, alpha_schedule
 
 #: the looks after the initial runs when none are declared: 2× and 4× the initial runs
 DEFAULT_ROUNDS = (2, 4)

@@ -36,16 +36,12 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from dpclust.api import DPClustError
-from dpclust.pipeline.verdicts import ALPHA
+from dpclust.pipeline.levels import MAX_MULTIPLE, alpha_schedule  # noqa: F401 (alpha_schedule: the looks' levels)
 
 #: the default looks after the paper's runs: cumulative multiples of each group's repetitions
 DEFAULT_ROUNDS = (2, 4, 10)
-#: no claim gets more than this many times the paper's runs (the issue's default cap)
-MAX_MULTIPLE = 10
 #: the default cap on the CPU the added rounds of one item may cost
 DEFAULT_CPU_HOURS = 1.0
-#: the share of ALPHA spent at the paper's runs; the rest is split evenly over the declared looks
-FIRST_LOOK_SHARE = 0.5
 
 DECIDED = ("holds", "does not hold")
 
@@ -130,15 +126,6 @@ def look_jobs(decl: dict, jobs: Sequence, open_claims: Sequence[str],
     return [job for job in jobs
             if any(_selected(job, sel) and (cells is None or any(_in_cell(job, c) for c in cells))
                    for sel, cells in wanted)]
-
-
-def alpha_schedule(n_rounds: int, alpha: float = ALPHA) -> list[float]:
-    """The one-sided level of each look: FIRST_LOOK_SHARE of α at the paper's runs, the rest split
-    evenly over the `n_rounds` added looks; they sum to α."""
-    if n_rounds < 1:
-        raise ValueError("a replication has at least one added look")
-    first = FIRST_LOOK_SHARE * alpha
-    return [first] + [(alpha - first) / n_rounds] * n_rounds
 
 
 def multiples(decl: dict) -> list[int]:

@@ -22,16 +22,17 @@ an open cell counts for neither side, else it is not decidable. An equivalence c
 one-sided tests (its (1 − 2α) interval inside the margin band), fails when its Holm-corrected
 interval lies outside the band.
 
-The cells every item compares with (`relative_cell`, `ratio_cell`, `linear_cell`, `extreme_cell`), the
-degenerate guard (`degenerate_cell`) and the one "every dataset" policy (`every_dataset`: with datasets
-missing, not evaluable (n of N)) live here too, so that no paper's items carry a copy of their own.
+The cells every item compares with (`relative_cell`, `ratio_cell`, `linear_cell`, `extreme_cell`) and the
+degenerate guard (`degenerate_cell`) live here too, so that no paper's items carry a copy of their own;
+so does, by name, the one "every dataset" policy (`every_dataset`: with datasets missing, not evaluable
+(n of N)), defined in `itemkit` with the other helpers that only rewrite a `Check`. The error levels
+(`ALPHA`, the looks' split) are in `levels`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-import dataclasses
 import functools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -39,9 +40,9 @@ from dataclasses import dataclass, field
 
 from dpclust.pipeline.aggregate import Check
 from dpclust.pipeline.claims import Interval, ratio_ci, t_quantile, t_sf
+from dpclust.pipeline.itemkit import every_dataset  # noqa: F401 (the one "every dataset" policy: itemkit)
+from dpclust.pipeline.levels import ALPHA
 
-#: one-sided error level of every decision (a two-sided 90 % interval tests both sides at 5 %)
-ALPHA = 0.05
 #: the quantifiers of the rubric: (the share of the claim's cells that must hold, strict?)
 QUANTIFIERS = {"every": (1.0, False), "most": (0.5, True), "almost all": (0.8, False)}
 #: default minimum effects, relative to the threshold (docs/VERDICTS.md, "Magnitudes")
@@ -554,25 +555,6 @@ def share_check(claim: str, cells, test, need: float, detail: str = "", kind: st
     return Check(claim, v.result, text, quantity=share, ci=(share, share), threshold=f">= {need:g} of the cells",
                  why="alternative reading: too many of the cells fail" if v.result is False else "",
                  undecided=v.result is None, kind=kind, cells=len(cells), rule=v.rule)
-
-
-def every_dataset(check: Check, planned: Sequence[str], missing: Mapping[str, str] | Sequence[str],
-                  names: Mapping[str, str] | None = None) -> Check:
-    """The rubric's one policy for a claim over every dataset (docs/VERDICTS.md): with some of the
-    `planned` datasets `missing` (dataset → why, or a list) it is not evaluable (n of N datasets),
-    whatever the available ones show; their verdict (and the why of a failure) stays in the detail (with
-    none available, the note alone)."""
-    missing = dict(missing) if isinstance(missing, Mapping) else {d: "" for d in missing}
-    if not missing:
-        return check
-    names = names or {}
-    n, total = len(planned) - len(missing), len(planned)
-    note = (f"not evaluable ({n} of {total} datasets; missing: "
-            + ", ".join(f"{names.get(d, d)} ({why or 'data unavailable'})" for d, why in missing.items()) + ")")
-    shown = check.result + (f" ({check.why})" if check.holds is False and check.why else "")
-    on = f"on the {n} available: {shown}" + (f" — {check.detail}" if check.detail else "")
-    return dataclasses.replace(check, holds=None, undecided=False, why="", detail=f"{note}; {on}" if n else note,
-                               rule=f"{check.rule}; {note}" if check.rule else note)
 
 
 def exact_spend(claim: str, cells: Sequence[tuple[str, float]], rel_tol: float, detail: str = "") -> Check:
