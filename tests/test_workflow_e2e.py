@@ -27,6 +27,7 @@ import yaml
 from tests.helpers import SNAKEMAKE, copy_project, project_env, timeless
 
 from dpclust.api import DPClustError
+from dpclust.pipeline import replication
 from dpclust.pipeline.codehash import closure
 from dpclust.pipeline.configuration import load_config
 from dpclust.pipeline.planning import plan
@@ -174,8 +175,14 @@ def _downstream(p, run_paths, datasets=(), work=None) -> set[tuple[str, str]]:
     out = {("run", path) for path in run_paths} | _item_jobs(p, items, work)
     if work is not None:
         for t in items:
-            looks = len(list((work / f"{p.config['results_dir']}/replication/{t.key}").glob("decision*.json"))) - 1
-            out |= {("run", j.path) for r in t.rounds[:max(looks, 0)] for j in r if j.dataset in set(datasets)}
+            # the blocks each replication look ran: those of the claims and cells its decision left open
+            where = work / f"{p.config['results_dir']}/replication/{t.key}"
+            looks = len(list(where.glob("decision*.json"))) - 1
+            for look in range(1, max(looks, 0) + 1):
+                decision = json.loads((where / f"decision{look - 1}.json").read_text())
+                out |= {("run", j.path) for j in replication.look_jobs(t.replication, t.rounds[look - 1],
+                                                                        decision["open"], decision.get("open_cells"))
+                        if j.dataset in set(datasets)}
             # the racing looks' runs of those datasets that the decisions asked for (their files exist)
             out |= {("run", j.path) for r in t.race_rounds for j in r
                     if j.dataset in set(datasets) and (work / j.path).exists()}
@@ -287,8 +294,13 @@ def test_replication_looks_run_in_order_once(work, mirror_run, mirror):
     looks = len(decisions) - 1
     for look in range(1, looks + 1):
         assert (where / f"look{look}.csv").exists()
-    added = [path for look in range(1, looks + 1) for path in target.look_files(look, decisions[look - 1]["open"])]
+    # fig3's cells name their runs: each look ran the open cells' blocks only (settled cell by cell)
+    assert all(cells is not None for d in decisions[:-1] for cells in d["open_cells"].values())
+    added = [path for look in range(1, looks + 1)
+             for path in target.look_files(look, decisions[look - 1]["open"], decisions[look - 1]["open_cells"])]
     assert added and all((work / path).exists() for path in added)
+    assert set(added) <= {path for look in range(1, looks + 1)
+                          for path in target.look_files(look, decisions[look - 1]["open"])}
     assert not (where / f"look{looks + 1}.csv").exists()
     summary = _csv_rows(work / "results" / "test" / "checks" / "summary.csv")
     fig3 = [r for r in summary if r["item"] == "fig3" and r["kind"] == "paper"]

@@ -18,11 +18,13 @@ Bonferroni's correction over the smaller sizes on its holding side: `common.extr
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
 from dpclust.pipeline.aggregate import Check, fmt
+from dpclust.pipeline.declared import run_key
 from dpclust.pipeline.itemkit import availability, dataset_name, name
 from dpclust.pipeline.items.su2016.common import (
     aggregate_nicv,
@@ -133,9 +135,11 @@ def checks(table, item) -> list[Check]:
         if sag.empty or noise.empty:
             notes.append(f"{title}: no {n_noise}/{n_sag} run at e = {e0:g}")
         else:
-            noise_cells.append(relative_cell(f"{title} ({n_noise} {fmt(noise.iloc[0]['nicv_mean'])}, "
-                                             f"{n_sag} {fmt(sag.iloc[0]['nicv_mean'])})",
-                                             stats_of(noise.iloc[0]), stats_of(sag.iloc[0])))
+            # each cell names its runs (its dataset and methods): a replication look runs those alone
+            noise_cells.append(replace(relative_cell(f"{title} ({n_noise} {fmt(noise.iloc[0]['nicv_mean'])}, "
+                                                     f"{n_sag} {fmt(sag.iloc[0]['nicv_mean'])})",
+                                                     stats_of(noise.iloc[0]), stats_of(sag.iloc[0])),
+                                       key=run_key(ds, {}, NOISE, [SAG])))
         g = part[(part["algorithm"] == GKM) & part["same_as"].isna()].sort_values("exponent")
         ref = g[np.isclose(g["exponent"], e0)]
         smaller = g[g["exponent"] < e0 - 1e-9]
@@ -145,7 +149,8 @@ def checks(table, item) -> list[Check]:
         comps = [relative_cell(f"e={r['exponent']:g} (ℓ = {fmt(r['blocks'])})", stats_of(r), stats_of(ref.iloc[0]))
                  for _, r in smaller.iterrows()]
         parts = ", ".join(f"{c.label} {c.estimate:+.3g}" for c in comps)
-        block_cells.append(extreme_cell(f"{title} (min over {parts})", comps, largest=False))
+        block_cells.append(replace(extreme_cell(f"{title} (min over {parts})", comps, largest=False),
+                                   key=run_key(ds, {}, GKM, [])))
     note = "; ".join(notes)
     out = [claim_check(f"At l = N^{1 - e0:g} (block size N^{e0:g}) the noise error dominates {n_sag} (§5.2)",
                        noise_cells, Directional(">", 0.0), "every", why=whys.get("noise_dominates", ""),
