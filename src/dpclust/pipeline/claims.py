@@ -118,17 +118,6 @@ def proportion_ci(successes: int, n: int, level: float = LEVEL) -> Interval:
     return Interval(successes / n, lo, hi)
 
 
-def bootstrap_ci(values: Sequence[float], statistic=np.mean, level: float = LEVEL, n_boot: int = 4000,
-                 seed: int = 0) -> Interval:
-    """Percentile bootstrap interval of `statistic` of raw values (seeded: reproducible)."""
-    x = np.asarray(values, dtype=float)
-    est = float(statistic(x))
-    if x.size < 2:
-        return Interval(est, -math.inf, math.inf)
-    rng = np.random.default_rng(seed)
-    boots = statistic(x[rng.integers(0, x.size, size=(n_boot, x.size))], axis=1)
-    lo, hi = np.quantile(boots, [(1 - level) / 2, 0.5 + level / 2])
-    return Interval(est, float(lo), float(hi))
 
 
 def side_of(interval: Interval, threshold: float, side: str) -> bool | None:

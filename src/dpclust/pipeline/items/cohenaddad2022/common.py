@@ -178,13 +178,6 @@ def best_nonprivate(table: pd.DataFrame, dataset: str, k, nonprivate: list[str])
     return min(found, key=lambda x: x[1]) if found else None
 
 
-def ratio_to_constant(table: pd.DataFrame, dataset: str, a: str, k, epsilon, constant: float) -> Interval | None:
-    """95 % interval of mean cost of `a` / a fixed reference cost (the best non-private solution found,
-    treated as a constant: `ratio_ci` with a zero-variance denominator)."""
-    A = cell(table, dataset, a, k, epsilon)
-    if A is None:
-        return None
-    return ratio_ci(A, (constant, 0.0, A[2]))
 
 
 def why_not_evaluable(table: pd.DataFrame, dataset: str) -> str:

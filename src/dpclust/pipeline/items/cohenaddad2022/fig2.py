@@ -59,8 +59,9 @@ aggregate, render = aggregate_normalised, render_normalised
 
 def _reference_entries(table, item, ds, hst, reference) -> tuple[list[Entry], list[str], bool]:
     """HST / a non-private reference per (ε, k): `reference` an algorithm (its mean, a delta-method
-    ratio with 2+ runs, else a constant) or None for the best non-private mean found (a constant, as
-    before: `ratio_to_constant`). Returns the entries, the degenerate cells, and whether a reference was a constant."""
+    ratio with 2+ runs, else a constant) or None for the best non-private mean found (a constant:
+    `ratio_ci` with a zero-variance denominator). Returns the entries, the degenerate cells, and
+    whether a reference was a constant."""
     claims = item["claims"]
     entries, degenerate, constant = [], [], False
     for eps in private_epsilons(table[table["algorithm"] == hst], ds):

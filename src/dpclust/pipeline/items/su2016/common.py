@@ -44,8 +44,7 @@ import numpy as np
 import pandas as pd
 
 from dpclust.pipeline import declared, verdicts
-from dpclust.pipeline.aggregate import Check, fmt, runs_frame
-from dpclust.pipeline.claims import Interval, diff_ci
+from dpclust.pipeline.aggregate import Check, runs_frame
 from dpclust.pipeline.itemkit import availability, dataset_name, name
 from dpclust.pipeline.plotting import mark_unavailable, note_missing, panel_grid, panel_status, save_figure, style_for
 from dpclust.pipeline.sensitivity import label
@@ -375,17 +374,8 @@ def frac(bools) -> tuple[float, int]:
     return (sum(b) / len(b) if b else float("nan")), len(b)
 
 
-def gap_grid(table: pd.DataFrame, algorithm: str, group: str | None = None) -> pd.DataFrame:
-    """Mean NICV − baseline per synthetic (K, D) of an algorithm (in one run group, if given)."""
-    t = synthetic_grid(rows_of(table, algorithm, group))
-    return t.groupby(["K", "D"])["gap"].mean().reset_index()
 
 
-def trend(g: pd.DataFrame, var: str) -> float:
-    """Spearman correlation between `var` (K or D) and the gap to the baseline."""
-    if len(g) < 3 or g[var].nunique() < 2:
-        return float("nan")
-    return float(g[var].rank().corr(g["gap"].rank()))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -414,9 +404,6 @@ def cell_stats(table, ds, algorithm, eps=None, group=None):
     return stats_of(row_of(table, ds, algorithm, eps, group))
 
 
-def diff_of(a, b) -> Interval:
-    """Interval of mean_a − mean_b (Welch), from two (mean, sd, n) triples."""
-    return diff_ci(a, b)
 
 
 def coverage(table: pd.DataFrame, datasets) -> tuple[list[str], dict[str, str]]:
@@ -472,14 +459,8 @@ def with_setting(check: Check, label: str, summary: str = "", rule: str = "") ->
                                rule=f"{check.rule}; {rule}" if rule and check.rule else (rule or check.rule))
 
 
-def interval_text(iv: Interval) -> str:
-    return f"{fmt(iv.estimate)} [{fmt(iv.low)}, {fmt(iv.high)}]"
 
 
-def synthetic_cell(table, algorithm, K, D, group=None):
-    """(row, (mean, sd, n)) of an algorithm on the synthetic dataset su_synth_k{K}_d{D}."""
-    row = row_of(table, f"su_synth_k{int(K)}_d{int(D)}", algorithm, None, group)
-    return row, stats_of(row)
 
 
 def synthetic_name(fixed: str, value: int, varied: int) -> str:
