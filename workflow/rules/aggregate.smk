@@ -16,6 +16,8 @@ rule aggregate:
         f"{RESULTS}/tables/{{paper}}/{{item}}.csv",
     log:
         "logs/aggregate/{paper}/{item}.log",
+    benchmark:
+        "logs/benchmarks/aggregate/{paper}/{item}.tsv"
     localrule: True
     params:
         spec=step_spec("aggregate"),

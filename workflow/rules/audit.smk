@@ -45,6 +45,8 @@ rule audit_aggregate:
         f"{RESULTS}/tables/{{audit_key}}.csv",
     log:
         "logs/aggregate/{audit_key}.log",
+    benchmark:
+        "logs/benchmarks/aggregate/{audit_key}.tsv"
     wildcard_constraints:
         audit_key=AUDIT.keys,
     localrule: True

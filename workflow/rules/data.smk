@@ -11,6 +11,8 @@ rule fetch_source:
         f"{DATA}/raw/{{source}}/manifest.json",
     log:
         "logs/fetch/{source}.log",
+    benchmark:
+        "logs/benchmarks/fetch/{source}.tsv"
     localrule: True
     params:
         raw_dir=lambda w, output: os.path.dirname(os.path.dirname(output[0])),
@@ -41,6 +43,8 @@ checkpoint prepare_dataset:
         h5=f"{DATA}/processed/{{dataset}}.h5",
     log:
         "logs/prepare/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/prepare/{dataset}.tsv"
     localrule: True
     params:
         raw_dir=f"{DATA}/raw",

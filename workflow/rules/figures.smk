@@ -25,6 +25,8 @@ rule render:
         ),
     log:
         "logs/render/{paper}/{item}.log",
+    benchmark:
+        "logs/benchmarks/render/{paper}/{item}.tsv"
     localrule: True
     params:
         spec=step_spec("render"),
@@ -53,6 +55,8 @@ rule check_claims:
         cells=f"{RESULTS}/checks/{{paper}}/{{item}}.cells.json",
     log:
         "logs/checks/{paper}/{item}.log",
+    benchmark:
+        "logs/benchmarks/checks/{paper}/{item}.tsv"
     localrule: True
     params:
         spec=step_spec("checks"),
@@ -85,6 +89,8 @@ rule summarize_claims:
         md=f"{PLAN.summary_stem}.md",
     log:
         "logs/checks/summary.log",
+    benchmark:
+        "logs/benchmarks/checks/summary.tsv"
     localrule: True
     params:
         code=code_hash("dpclust.pipeline.steps", "dpclust.pipeline.replication", exclude=DRAWS_NOTHING),
@@ -104,6 +110,8 @@ rule results_page:
         PLAN.results_page,
     log:
         "logs/checks/results_page.log",
+    benchmark:
+        "logs/benchmarks/checks/results_page.tsv"
     localrule: True
     params:
         preset=CFG.get("preset", "full"),

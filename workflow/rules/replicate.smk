@@ -21,6 +21,8 @@ rule replication_look:
         look=r"[1-9][0-9]*",
     log:
         "logs/replication/{paper}/{item}/look{look}.log",
+    benchmark:
+        "logs/benchmarks/replication/{paper}/{item}/look{look}.tsv"
     localrule: True
     params:
         aggregate=step_spec("aggregate"),
@@ -47,6 +49,8 @@ checkpoint replication_decision:
         look=r"[0-9]+",
     log:
         "logs/replication/{paper}/{item}/decision{look}.log",
+    benchmark:
+        "logs/benchmarks/replication/{paper}/{item}/decision{look}.tsv"
     localrule: True
     params:
         spec=replication_spec,
@@ -83,6 +87,8 @@ rule race_look:
         look=r"[0-9]+",
     log:
         "logs/racing/{paper}/{item}/{fp}/look{look}.log",
+    benchmark:
+        "logs/benchmarks/racing/{paper}/{item}/{fp}/look{look}.tsv"
     localrule: True
     params:
         spec=step_spec("aggregate"),
@@ -107,6 +113,8 @@ rule race_final:
         fp=r"[0-9a-f]{16}",
     log:
         "logs/racing/{paper}/{item}/{fp}/final.log",
+    benchmark:
+        "logs/benchmarks/racing/{paper}/{item}/{fp}/final.tsv"
     localrule: True
     conda:
         "../envs/dpclust.yaml"
@@ -124,6 +132,8 @@ checkpoint race_decision:
         look=r"[0-9]+",
     log:
         "logs/racing/{paper}/{item}/{fp}/decision{look}.log",
+    benchmark:
+        "logs/benchmarks/racing/{paper}/{item}/{fp}/decision{look}.tsv"
     localrule: True
     conda:
         "../envs/dpclust.yaml"
