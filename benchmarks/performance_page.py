@@ -4,9 +4,12 @@
 
 Sources, all under benchmarks/results/ and committed:
 * `estimate_full_protocol.json`: the last whole-protocol estimate (benchmarks/estimate_full_protocol.py);
+* `where_cpu_goes.json`: where the costliest groups' CPU goes, and their floors at the same arithmetic
+  (benchmarks/where_cpu_goes.py --summary);
 * `runs/<preset>.json`: the last measured run of each preset, as the workflow logged it
   (`logs/invocations/<time>.json`, written when a local run succeeds; `--add-run` copies one here,
-  replacing the earlier run of its preset).
+  replacing the earlier run of its preset), or, for a run stopped and resumed over several
+  invocations, summed from its jobs' benchmarks (`--add-measured CHECKOUT PRESET`).
 The targets are the performance issue's: the offline full default ≤ 4.0 CPU-hours, the five papers
 ≤ 3.0 of it, the leaderboard ≤ 1.0.
 """
@@ -15,8 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import subprocess
 import sys
+import time
 from pathlib import Path
+
+from dpclust.pipeline.status import claim_totals
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
@@ -55,6 +62,41 @@ def estimate_section(est: dict) -> list[str]:
     return lines
 
 
+#: the page's columns of a sampled group's shares: (heading, the libraries of where_cpu_goes.CATEGORIES)
+SHARE_COLUMNS = (("BLAS", ("BLAS (OpenBLAS)",)), ("NumPy", ("NumPy C core", "NumPy random")),
+                 ("libc, libm", ("libc / libm",)), ("numba, other native", ("other native",)),
+                 ("SciPy, scikit-learn", ("SciPy compiled", "scikit-learn compiled")),
+                 ("interpreter", ("Python interpreter",)))
+
+
+def floors_section(where: dict, top: int = 12) -> list[str]:
+    """The groups benchmarks/where_cpu_goes.py sampled: their libraries' shares and floors."""
+    groups = where["groups"]
+    est = sum(g["cpu_hours"] for g in groups)
+    floor = sum(g["floor_cpu_hours"] for g in groups)
+    lines = [f"## Where the CPU goes, and each costly group's floor (commit {where['commit']})", "",
+             f"`benchmarks/where_cpu_goes.py` ran the {len(groups)} costliest groups it could (the estimate's "
+             f"{where['sampled_cpu_hours']:.2f} of {where['estimate_cpu_hours']:.2f} CPU-hours, its share "
+             f"{where['cover']:g}) under py-spy's native sampler, about {where['seconds_per_group']:g} s of runs each "
+             "after a warm-up, and put each sample in the library it ran in. A group's floor at the same arithmetic "
+             "is its estimate without the interpreter's share: the rest runs in compiled kernels whose "
+             "floating-point operations fix the records' bytes, so going below it is a numerics change, accepted "
+             "only through the equivalence harness (docs/EQUIVALENCE.md).", "",
+             f"Over these groups: {est:.2f} CPU-hours estimated, {floor:.2f} at the floor "
+             f"({100 * (1 - floor / est):.1f} % is the interpreter's)." if est else "", "",
+             "| group (paper/item/algorithm/dataset/k) | CPU-hours | "
+             + " | ".join(f"{h} %" for h, _ in SHARE_COLUMNS) + " | floor |",
+             "|---|---:|" + "---:|" * len(SHARE_COLUMNS) + "---:|"]
+    for g in groups[:top]:
+        shares = [100 * sum(g["shares"].get(name, 0.0) for name in names) for _, names in SHARE_COLUMNS]
+        lines.append(f"| {g['group']} | {_hours(g['cpu_hours'])} | " + " | ".join(f"{v:.0f}" for v in shares)
+                     + f" | {_hours(g['floor_cpu_hours'])} |")
+    if where.get("gemm_gflops"):
+        lines += ["", "This core, one thread: " + "; ".join(f"{name} {rate:.1f} GFLOP/s"
+                                                          for name, rate in where["gemm_gflops"].items()) + "."]
+    return lines
+
+
 def runs_section(runs: list[dict]) -> list[str]:
     lines = ["## Measured runs", "",
              "The last run of each preset measured end to end, as the workflow logged it (wall time; CPU = user + "
@@ -64,6 +106,11 @@ def runs_section(runs: list[dict]) -> list[str]:
     for r in sorted(runs, key=lambda r: r["preset"]):
         lines.append(f"| {r['preset']} | {r['commit'][:7]} | {r['finished_utc']} | {_duration(r['wall_s'])} | "
                      f"{_duration(r['cpu_s'])} | {r['peak_bytes'] / 1e9:.2f} GB | {r.get('claims', '')} |")
+    for r in sorted(runs, key=lambda r: r["preset"]):
+        if r.get("segments"):
+            lines += ["", f"The {r['preset']} run ran in {r['segments']} Snakemake invocations (stopped and resumed): "
+                      f"its CPU is the sum of its {r['jobs']} jobs' own benchmarks (Snakemake's scheduling and work "
+                      "lost in a stopped job not included), its wall the sum of the invocations' spans."]
     return lines
 
 
@@ -74,6 +121,9 @@ def render(results: Path = RESULTS) -> str:
     est_path = results / "estimate_full_protocol.json"
     if est_path.exists():
         lines += estimate_section(json.loads(est_path.read_text(encoding="utf-8"))) + [""]
+    where_path = results / "where_cpu_goes.json"
+    if where_path.exists():
+        lines += floors_section(json.loads(where_path.read_text(encoding="utf-8"))) + [""]
     runs = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((results / "runs").glob("*.json"))]
     if runs:
         lines += runs_section(runs) + [""]
@@ -93,13 +143,68 @@ def add_run(record: Path, results: Path = RESULTS) -> Path:
     return out
 
 
+def _benchmark_row(path: Path) -> dict[str, float]:
+    """The last row of a Snakemake `benchmark:` file (seconds, max_rss in MiB, cpu_time in seconds)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header, row = lines[0].split("\t"), lines[-1].split("\t")
+    out = {}
+    for key in ("s", "max_rss", "cpu_time"):
+        try:
+            out[key] = float(row[header.index(key)])
+        except (ValueError, IndexError):   # "NA" (a job too short to sample) or a torn file
+            out[key] = 0.0
+    return out
+
+
+def _segment(log: Path) -> tuple[float, float]:
+    """(start, end) in epoch seconds of one Snakemake invocation, from its log's name and mtime."""
+    stamp = log.name.split(".")[0]                   # 2026-11-30T140415, Snakemake's local time
+    start = time.mktime(time.strptime(stamp, "%Y-%m-%dT%H%M%S"))
+    return start, log.stat().st_mtime
+
+
+def measured_run(root: Path, preset: str) -> dict:
+    """What a run of `preset` in the checkout `root` cost, from its own logs, however many invocations
+    it took (a run stopped and resumed, e.g. across working sessions, writes no invocation log until
+    its last segment succeeds): CPU = the sum of every job's `benchmark:` cpu_time (the finished
+    jobs; work lost in a killed job and Snakemake's own scheduling are not in it), the largest
+    process = the largest job's max_rss, wall = the sum of the invocations' spans (.snakemake/log/).
+    For a checkout that ran this one preset (logs/ is not per preset)."""
+    rows = [_benchmark_row(f) for f in sorted((root / "logs" / "benchmarks").rglob("*.tsv"))]
+    segments = [_segment(f) for f in sorted((root / ".snakemake" / "log").glob("*.snakemake.log"))]
+    if not rows or not segments:
+        raise SystemExit(f"{root}: no job benchmarks (logs/benchmarks/) or Snakemake logs (.snakemake/log/)")
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+    summary = root / "results" / preset / "checks" / "summary.csv"
+    return {"preset": preset, "commit": commit or "unknown",
+            "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(max(end for _, end in segments))),
+            "wall_s": round(sum(end - start for start, end in segments), 1),
+            "cpu_s": round(sum(r["cpu_time"] for r in rows), 1),
+            "peak_bytes": int(max(r["max_rss"] for r in rows) * 2 ** 20),
+            "claims": claim_totals(summary) if summary.exists() else "no claim summary written",
+            "jobs": len(rows), "segments": len(segments)}
+
+
+def add_measured(root: Path, preset: str, results: Path = RESULTS) -> Path:
+    """Publish `measured_run(root, preset)` as `runs/<preset>.json`."""
+    out = results / "runs" / f"{preset}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(measured_run(root, preset), indent=1) + "\n", encoding="utf-8")
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--add-run", type=Path, default=None, help="a logs/invocations/<time>.json to publish")
+    parser.add_argument("--add-measured", nargs=2, metavar=("CHECKOUT", "PRESET"), default=None,
+                        help="publish what the run of PRESET in CHECKOUT cost, summed from its job benchmarks "
+                             "and Snakemake logs (a run resumed over several invocations)")
     parser.add_argument("--page", type=Path, default=PAGE)
     args = parser.parse_args(argv)
     if args.add_run:
         print(f"published {add_run(args.add_run)}")
+    if args.add_measured:
+        print(f"published {add_measured(Path(args.add_measured[0]), args.add_measured[1])}")
     args.page.write_text(render(), encoding="utf-8")
     print(f"wrote {args.page}")
     return 0

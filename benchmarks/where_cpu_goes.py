@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/estimate_full_protocol.py --mirror ../shared/datasets --json est.json \
         --data-dir DATA [--cache FILE]
     .venv/bin/python benchmarks/where_cpu_goes.py est.json --data-dir DATA [--cover 0.6] [--after 0] \
-        [--py-spy PATH]
+        [--py-spy PATH] [--summary benchmarks/results/where_cpu_goes.json]
 
 Takes the estimator's per-group estimates (`--json`), and for the costliest groups that together
 make up `--cover` of the estimate, runs real runs of the group (its middle-ε block's spec, one
@@ -11,19 +11,23 @@ thread, about `--seconds` of runs after one warm-up run) under py-spy's native s
 (`py-spy record --native`; `pip install py-spy`, not a dependency of the project). Each sample is
 put in the library its innermost frame runs in: OpenBLAS, NumPy's C core, NumPy's random, SciPy's
 and scikit-learn's compiled code, libc/libm, or the Python interpreter (a Python frame with no
-native frame under it). Only samples inside the runner's algorithm call count (`runner._runs`; data
-loading and imports are left out). Printed: each group's shares; then, over every sampled
-group weighted by its estimated CPU time, each library's share and its CPU-hours (the group's
-estimate times its share), for all groups and for the five papers and the leaderboard apart; then
-this core's single-thread GEMM rates for reference (a large square product and the assignment
-product of a k-means pass on MNIST, k = 10). `--after A` skips the costliest groups that make up
-the first A of the estimate, so that a second pass (`--after 0.6 --cover 0.8`) extends a first
-(`--cover 0.6`) without sampling its groups again.
+native frame under it; numba's compiled kernels have no symbols and fall in "other native"). Only
+samples inside the runner's algorithm call of the runs after the warm-up count (`run_job._runs`
+under `_measured_runs`: data loading, imports and the first call's kernel loads are left out).
+Printed: each group's shares; then, over every sampled group weighted by its estimated CPU time,
+each library's share and its CPU-hours (the group's estimate times its share), for all groups and
+for the five papers and the leaderboard apart; then this core's single-thread GEMM rates for
+reference (a large square product and the assignment product of a k-means pass on MNIST, k = 10).
+`--after A` skips the costliest groups that make up the first A of the estimate, so that a second
+pass (`--after 0.6 --cover 0.8`) extends a first (`--cover 0.6`) without sampling its groups again.
 
 What it is for: how much of the estimate could go by removing interpreter overhead alone (the
 interpreter's share), and how much sits in compiled kernels whose arithmetic fixes the bytes of
 the results (same seed, same bytes: such a kernel can only be made faster by one that computes the
-same floating-point operations in the same order).
+same floating-point operations in the same order). That rest is each group's floor at the same
+arithmetic: `--summary` writes it per group (and the shares above) for docs/PERFORMANCE.md
+(benchmarks/performance_page.py); going below it means a numerics change, accepted only through the
+equivalence harness (docs/EQUIVALENCE.md).
 """
 from __future__ import annotations
 
@@ -57,15 +61,18 @@ CATEGORIES = (
     ("Python interpreter", re.compile(r"(\.py$|libpython|^<frozen|^python)")),
 )
 OTHER = "other native"
+INTERPRETER = "Python interpreter"
 ALGORITHM_FRAME = "_runs (dpclust/pipeline/run_job.py"
+MEASURED_FRAME = "_measured_runs ("
 
 
 def categorise(raw: Path) -> Counter:
-    """Samples per category from py-spy's raw (collapsed-stack) output, algorithm frames only."""
+    """Samples per category from py-spy's raw (collapsed-stack) output: the measured runs' algorithm
+    frames only."""
     counts: Counter = Counter()
     for line in raw.read_text().splitlines():
         stack, _, n = line.rpartition(" ")
-        if ALGORITHM_FRAME not in stack:
+        if ALGORITHM_FRAME not in stack or MEASURED_FRAME not in stack:
             continue
         leaf = stack.split(";")[-1]
         m = re.search(r"\(([^()]*)\)\s*$", leaf)
@@ -94,17 +101,55 @@ def summarise(sampled) -> dict[str, dict[str, tuple[float, float]]]:
     return out
 
 
+def floors(sampled) -> list[dict]:
+    """Per sampled group, costliest first: its estimate, its samples' shares per library, and its floor
+    at the same arithmetic (the estimate without the interpreter's share), in CPU-hours."""
+    out = []
+    for group, cpu, counts in sorted(sampled, key=lambda s: -s[1]):
+        n = sum(counts.values()) or 1
+        shares = {name: counts[name] / n for name in [name for name, _ in CATEGORIES] + [OTHER] if counts[name]}
+        out.append({"group": "/".join(map(str, group)), "part": _part(group), "cpu_hours": round(cpu / 3600, 3),
+                    "samples": sum(counts.values()), "shares": {k: round(v, 4) for k, v in shares.items()},
+                    "floor_cpu_hours": round(cpu / 3600 * (1 - counts[INTERPRETER] / n), 3)})
+    return out
+
+
 def _run_one(spec_path: str, data: str, reps: int) -> None:
-    """Worker (the process py-spy samples): one warm-up run, then `reps` runs of the spec."""
+    """Worker (the process py-spy samples): one warm-up run, then `reps` runs of the spec; a spec
+    that reads recorded runs (`reference_runs`) gets them from `<spec>.references.json`, recorded
+    by the parent, so that their runs are not sampled."""
     from dpclust.pipeline.heap import retain_freed_memory
-    from dpclust.pipeline.run_job import run_spec
+    from dpclust.pipeline.run_job import ReferenceRuns, run_spec
 
     retain_freed_memory()   # as the workflow's run jobs (`dpclust run`) do
     spec = json.loads(Path(spec_path).read_text())
+    refs_path = Path(spec_path + ".references.json")
+    references = ReferenceRuns(json.loads(refs_path.read_text())) if refs_path.exists() else None
     start = spec["seeds"][0]
     loaded: dict = {}
-    for i in range(reps + 1):
-        run_spec(dict(spec, seeds=[start + i, 1]), data, _loaded=loaded)
+    run_spec(dict(spec, seeds=[start, 1]), data, _loaded=loaded, references=references)   # imports, compiles
+    _measured_runs(spec, data, loaded, references, start + 1, reps)
+
+
+def _measured_runs(spec, data, loaded, references, start, reps) -> None:
+    """The runs whose samples count (`MEASURED_FRAME`): the warm-up's one-off imports and kernel
+    loads are left out, as a run job pays them once for all its seeds."""
+    from dpclust.pipeline.run_job import run_spec
+
+    for i in range(reps):
+        run_spec(dict(spec, seeds=[start + i, 1]), data, _loaded=loaded, references=references)
+
+
+def _record_references(spec: dict, runs, data: Path, reps: int, out: Path) -> None:
+    """The recorded runs `spec` reads, for the seeds the worker runs (none: no file)."""
+    from dpclust.pipeline.run_job import run_spec
+    from estimate_full_protocol import _reference_specs
+
+    refs = _reference_specs(spec, runs)
+    out.unlink(missing_ok=True)
+    if refs:
+        start = spec["seeds"][0]
+        out.write_text(json.dumps([run_spec(dict(r, seeds=[start, reps + 1]), str(data)) for r in refs]))
 
 
 def _gemm_rates() -> dict[str, float]:
@@ -139,6 +184,8 @@ def main(argv=None) -> int:
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds of runs to sample per group (about)")
     parser.add_argument("--rate", type=int, default=100, help="py-spy samples per second")
     parser.add_argument("--py-spy", default=shutil.which("py-spy"), help="the py-spy executable")
+    parser.add_argument("--summary", help="also write the shares, each group's floor and the GEMM rates here "
+                        "(JSON; benchmarks/results/where_cpu_goes.json is the committed one)")
     parser.add_argument("--run-one", nargs=3, metavar=("SPEC", "DATA", "REPS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.run_one:
@@ -183,13 +230,20 @@ def main(argv=None) -> int:
             spec_path = Path(tmp) / "spec.json"
             spec_path.write_text(json.dumps(job.spec))
             data = data_dir / "processed" / f"{job.dataset}.h5"
+            if not data.exists():
+                print(f"  {'/'.join(map(str, group)):66s} not sampled: {data} is missing")
+                continue
             reps = max(1, min(50, math.ceil(args.seconds / max(r["per_seed_s"], 1e-3))))
+            _record_references(job.spec, the_plan.runs, data, reps, Path(f"{spec_path}.references.json"))
             raw = Path(tmp) / "out.raw"
             subprocess.run([args.py_spy, "record", "--native", "-r", str(args.rate), "-f", "raw", "-o", str(raw),
                             "--", sys.executable, __file__, "--run-one", str(spec_path), str(data), str(reps)],
                            check=True, capture_output=True)
             counts = categorise(raw)
-            n = sum(counts.values()) or 1
+            if not counts:   # (no sample inside the algorithm: nothing to say of this group)
+                print(f"  {'/'.join(map(str, group)):66s} not sampled: no sample inside the algorithm's runs")
+                continue
+            n = sum(counts.values())
             sampled.append((group, r["cpu_s"], counts))
             print(f"  {'/'.join(map(str, group)):66s} {r['cpu_s'] / 60:6.1f}: "
                   + ", ".join(f"{100 * counts[name] / n:4.1f}" for name in names), flush=True)
@@ -203,9 +257,20 @@ def main(argv=None) -> int:
         for name in names:
             share, h = summary[part][name]
             print(f"  {name:24s} {100 * share:5.1f}%  {h:5.2f}")
+    rates = _gemm_rates()
     print("\nthis core, one thread:")
-    for name, rate in _gemm_rates().items():
+    for name, rate in rates.items():
         print(f"  {name:45s} {rate:6.1f} GFLOP/s")
+    if args.summary:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                                text=True).stdout.strip() or None
+        Path(args.summary).write_text(json.dumps({
+            "commit": commit, "estimate_cpu_hours": round(total / 3600, 3),
+            "sampled_cpu_hours": round(covered / 3600, 3), "cover": args.cover, "after": args.after,
+            "seconds_per_group": args.seconds, "groups": floors(sampled),
+            "parts": {part: {name: [round(share, 4), round(h, 3)] for name, (share, h) in summary[part].items()}
+                      for part in summary},
+            "gemm_gflops": {name: round(rate, 1) for name, rate in rates.items()}}, indent=1) + "\n")
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -40,6 +41,48 @@ def test_the_page_shows_the_estimate_against_its_targets_and_the_measured_runs(p
     assert "| the five papers | 2.90 | ≤ 3.0 | yes |" in text and "| the leaderboard | 1.40 | ≤ 1.0 | no |" in text
     assert "su2016/fig1/su2016.eugkm/s1/15" in text and "Not timed (data unavailable offline): image." in text
     assert "| quick | 0123456 |" in text and "| 30.0 min |" in text
+
+
+def test_the_page_shows_where_the_cpu_goes_and_each_groups_floor(page, tmp_path):
+    (tmp_path / "estimate_full_protocol.json").write_text(json.dumps(_estimate()))
+    (tmp_path / "where_cpu_goes.json").write_text(json.dumps({
+        "commit": "def5678", "estimate_cpu_hours": 4.5, "sampled_cpu_hours": 2.0, "cover": 0.6, "after": 0.0,
+        "seconds_per_group": 3.0, "gemm_gflops": {"float64 2000 x 2000 product": 40.0},
+        "groups": [{"group": "su2016/fig1/su2016.eugkm/s1/15", "part": "papers", "cpu_hours": 2.0, "samples": 100,
+                    "shares": {"BLAS (OpenBLAS)": 0.5, "NumPy C core": 0.2, "NumPy random": 0.1,
+                               "Python interpreter": 0.2}, "floor_cpu_hours": 1.6}]}))
+    text = page.render(tmp_path)
+    assert "each costly group's floor (commit def5678)" in text
+    assert "| su2016/fig1/su2016.eugkm/s1/15 | 2.00 | 50 | 30 | 0 | 0 | 0 | 20 | 1.60 |" in text
+    assert "2.00 CPU-hours estimated, 1.60 at the floor (20.0 % is the interpreter's)" in text
+    assert "float64 2000 x 2000 product 40.0 GFLOP/s" in text
+
+
+def test_a_run_resumed_over_several_invocations_is_summed_from_its_jobs(page, tmp_path):
+    root = tmp_path / "checkout"
+    header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    for rel, row in (("runs/a/b.tsv", "100.0\t0:01:40\t300.0\t0\t0\t0\t0\t0\t99\t95.5"),
+                     ("aggregate/a/fig1.tsv", "3.0\t0:00:03\t1024.0\t0\t0\t0\t0\t0\t90\t2.5"),
+                     ("checks/summary.tsv", "0.1\t0:00:00\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA")):
+        f = root / "logs" / "benchmarks" / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(header + row + "\n")
+    logs = root / ".snakemake" / "log"
+    logs.mkdir(parents=True)
+    for name, span in (("2026-11-30T100000.000001.snakemake.log", 600), ("2026-12-01T090000.5.snakemake.log", 60)):
+        f = logs / name
+        f.write_text("log")
+        start = time.mktime(time.strptime(name.split(".")[0], "%Y-%m-%dT%H%M%S"))
+        os.utime(f, (start + span, start + span))
+    (root / "results" / "full" / "checks").mkdir(parents=True)
+    (root / "results" / "full" / "checks" / "summary.csv").write_text("kind,result\npaper,holds\npaper,holds\n")
+    got = page.measured_run(root, "full")
+    assert got["cpu_s"] == 98.0 and got["wall_s"] == 660.0 and got["jobs"] == 3 and got["segments"] == 2
+    assert got["peak_bytes"] == 1024 * 2 ** 20 and got["claims"] == "the papers' claims: 2 checked: 2 holds"
+    out = page.add_measured(root, "full", tmp_path / "results")
+    assert json.loads(out.read_text())["cpu_s"] == 98.0
+    text = page.render(tmp_path / "results")
+    assert "| full | unknown" in text and "ran in 2 Snakemake invocations" in text and "its 3 jobs'" in text
 
 
 def test_the_workflow_logs_what_a_run_cost(tmp_path):

@@ -15,7 +15,9 @@ def where():
 
 
 def test_samples_go_to_the_library_of_their_innermost_frame_inside_the_algorithm(where, tmp_path):
-    run = "_runs (dpclust/pipeline/run_job.py:252);eugkm (dpclust/su2016/eugkm.py:300)"
+    run = ("_measured_runs (benchmarks/where_cpu_goes.py:120);run_spec (dpclust/pipeline/run_job.py:300);"
+           "_runs (dpclust/pipeline/run_job.py:252);eugkm (dpclust/su2016/eugkm.py:300)")
+    warm_up = "run_spec (dpclust/pipeline/run_job.py:300);_runs (dpclust/pipeline/run_job.py:252)"
     raw = tmp_path / "out.raw"
     raw.write_text("\n".join([
         f"{run};dgemm_kernel (libopenblas64_p-r0.so) 7",
@@ -25,6 +27,7 @@ def test_samples_go_to_the_library_of_their_innermost_frame_inside_the_algorithm
         f"{run};__memmove_avx_unaligned (libc.so.6) 1",
         f"{run};mystery (libfoo.so) 1",
         "load (dpclust/data/store.py:10);read (libhdf5.so) 50",          # outside the algorithm: left out
+        f"{warm_up};_compile_bytecode (<frozen importlib._bootstrap_external>:729) 40",   # the warm-up: out
     ]) + "\n")
     counts = where.categorise(raw)
     assert counts == Counter({"BLAS (OpenBLAS)": 7, "NumPy C core": 5, "NumPy random": 2,
@@ -42,3 +45,15 @@ def test_each_groups_estimate_is_spread_over_its_libraries_and_parts_kept_apart(
     assert summary["all"][blas] == pytest.approx((2.75 / 3, 2.75))
     assert summary["all"][interp] == pytest.approx((0.25 / 3, 0.25))
     assert sum(hours for _, hours in summary["all"].values()) == pytest.approx(3.0)
+
+
+def test_a_groups_floor_is_its_estimate_without_the_interpreters_share(where):
+    sampled = [(("su2016", "fig1", "su2016.hybrid", "lifesci", 3), 1800.0,
+                Counter({"other native": 8, "Python interpreter": 2})),
+               (("lushen2020", "fig7", "lushen2020.privgene", "lifesci", 3), 3600.0, Counter({"BLAS (OpenBLAS)": 5}))]
+    got = where.floors(sampled)
+    assert [g["group"] for g in got] == ["lushen2020/fig7/lushen2020.privgene/lifesci/3",
+                                         "su2016/fig1/su2016.hybrid/lifesci/3"]
+    assert got[0]["floor_cpu_hours"] == 1.0 and got[0]["shares"] == {"BLAS (OpenBLAS)": 1.0}
+    assert got[1]["cpu_hours"] == 0.5 and got[1]["floor_cpu_hours"] == 0.4 and got[1]["samples"] == 10
+    assert got[1]["shares"] == {"other native": 0.8, "Python interpreter": 0.2} and got[1]["part"] == "papers"
