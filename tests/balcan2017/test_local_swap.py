@@ -4,7 +4,7 @@ import pytest
 from scipy import sparse
 
 from dpclust.accountant import Accountant
-from dpclust.balcan2017.local_swap import SwapState, local_swap, swap_rounds
+from dpclust.balcan2017.local_swap import SwapState, _nearest_two, local_swap, swap_rounds
 
 
 def _brute(Y, C, idx, power):
@@ -152,3 +152,19 @@ def test_swap_never_picks_a_current_centre(rng):
     for s in range(20):
         out = local_swap(Y, C, 3, 1.0, 1.0, 3, np.random.default_rng(s), Accountant(1.0), init_index=[0, 1, 2])
         assert len(set(out["index"].tolist())) == 3    # swaps keep the centres distinct
+
+
+def test_nearest_two_is_numpys_argmin_and_partition():
+    """The compiled pass selects what np.argmin, its gather and np.partition(·, 1) select, bit for bit:
+    ties (the first index; a repeated minimum is also the second), one column (+inf), all equal."""
+    rng = np.random.default_rng(5)
+    for trial in range(200):
+        n, k = int(rng.integers(1, 40)), int(rng.integers(1, 9))
+        D = rng.integers(0, 3, size=(n, k)).astype(float) if trial % 2 else rng.random((n, k))
+        if trial % 7 == 0:
+            D[:] = 0.5
+        a, d1, d2 = _nearest_two(D)
+        want_a = np.argmin(D, axis=1)
+        want_d2 = np.partition(D, 1, axis=1)[:, 1] if k > 1 else np.full(n, np.inf)
+        assert np.array_equal(a, want_a) and a.dtype == want_a.dtype
+        assert d1.tobytes() == D[np.arange(n), want_a].tobytes() and d2.tobytes() == want_d2.tobytes()
