@@ -102,8 +102,8 @@ def test_partition_refuses_dimensions_that_overflow_cube_codes(rng):
 
 @pytest.mark.parametrize("p", [1, 2, 3, 5, 8, 9, 12])
 def test_child_keys_equal_the_integer_product(p):
-    """The packed child keys are the integers of the earlier product form, also for points exactly
-    on a cube's mid-plane (y − lower = half)."""
+    """The compiled child keys are the integers of numpy's product form over the live rows, also for
+    points exactly on a cube's mid-plane (y − lower = half)."""
     from dpclust.balcan2017.partition import child_keys
 
     rng = np.random.default_rng(p)
@@ -115,5 +115,7 @@ def test_child_keys_equal_the_integer_product(p):
     Y[: n // 2] = lower[parent[: n // 2]] + rng.uniform(0, 2 * half, size=(n // 2, p))
     weights = np.int64(1) << np.arange(p, dtype=np.int64)
     expected = parent * (1 << p) + ((Y - lower[parent]) >= half).astype(np.int64) @ weights
-    got = child_keys(Y - lower[parent], half, parent, weights)
+    got = child_keys(Y, np.arange(n), parent, lower, half)
     assert got.dtype == np.int64 and np.array_equal(got, expected)
+    live = np.flatnonzero(rng.random(n) < 0.5)                             # a subset of the rows
+    assert np.array_equal(child_keys(Y, live, parent[live], lower, half), expected[live])
