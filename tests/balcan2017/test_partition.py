@@ -119,3 +119,30 @@ def test_child_keys_equal_the_integer_product(p):
     assert got.dtype == np.int64 and np.array_equal(got, expected)
     live = np.flatnonzero(rng.random(n) < 0.5)                             # a subset of the rows
     assert np.array_equal(child_keys(Y, live, parent[live], lower, half), expected[live])
+
+
+def test_the_compiled_cube_test_and_child_search_are_numpys():
+    """The first level's cube test and each level's move to the active children select what numpy's
+    `all(...)` and `searchsorted` select, points on the cube's faces and inactive children included."""
+    from dpclust.balcan2017 import partition as P
+
+    rng = np.random.default_rng(11)
+    lower, side = np.array([-0.5, 0.0, 0.25]), 0.5
+    Y = lower + rng.integers(-1, 6, size=(3000, 3)) * (side / 4)          # on and off the faces
+    got = np.empty(len(Y), dtype=np.int64)
+    P._initial_cells_kernel()(Y, lower, side, got)
+    inside = np.all((Y >= lower) & (Y < lower + side), axis=1)
+    assert np.array_equal(got, np.where(inside, 0, -1))
+
+    key = rng.integers(0, 400, size=2000).astype(np.int64)
+    live = np.sort(rng.choice(5000, size=2000, replace=False)).astype(np.int64)
+    new_keys = np.unique(rng.integers(0, 400, size=120)).astype(np.int64)
+    cells = np.full(5000, 7, dtype=np.int64)
+    P._move_to_children_kernel()(new_keys, key, live, cells)
+    pos = np.searchsorted(new_keys, key)
+    hit = (pos < new_keys.size) & (new_keys[np.minimum(pos, new_keys.size - 1)] == key)
+    want = np.full(5000, 7, dtype=np.int64)
+    want[live] = np.where(hit, pos, -1)
+    assert np.array_equal(cells, want)
+    P._move_to_children_kernel()(new_keys[:0], key, live, cells)              # no active child: all out
+    assert (cells[live] == -1).all()
