@@ -78,7 +78,10 @@ def floors_section(where: dict, top: int = 12) -> list[str]:
              f"`benchmarks/where_cpu_goes.py` ran the {len(groups)} costliest groups it could (the estimate's "
              f"{where['sampled_cpu_hours']:.2f} of {where['estimate_cpu_hours']:.2f} CPU-hours, its share "
              f"{where['cover']:g}) under py-spy's native sampler, about {where['seconds_per_group']:g} s of runs each "
-             "after a warm-up, and put each sample in the library it ran in. A group's floor at the same arithmetic "
+             "after a warm-up, and put each sample in the library it ran in. The CPU-hours are the estimate's "
+             f"(commit {where.get('estimate_commit') or 'unknown'}); the shares are the code's at commit "
+             f"{where['commit']}, so a group made faster in between has the shares of its new code. "
+             "A group's floor at the same arithmetic "
              "is its estimate without the interpreter's share: the rest runs in compiled kernels whose "
              "floating-point operations fix the records' bytes, so going below it is a numerics change, accepted "
              "only through the equivalence harness (docs/EQUIVALENCE.md).", "",
@@ -157,7 +160,8 @@ def _benchmark_row(path: Path) -> dict[str, float]:
 
 
 def _segment(log: Path) -> tuple[float, float]:
-    """(start, end) in epoch seconds of one Snakemake invocation, from its log's name and mtime."""
+    """(start, end) in epoch seconds of one Snakemake invocation, from its log's name and its last
+    write (the last event it logged)."""
     stamp = log.name.split(".")[0]                   # 2026-11-30T140415, Snakemake's local time
     start = time.mktime(time.strptime(stamp, "%Y-%m-%dT%H%M%S"))
     return start, log.stat().st_mtime
@@ -168,7 +172,8 @@ def measured_run(root: Path, preset: str) -> dict:
     it took (a run stopped and resumed, e.g. across working sessions, writes no invocation log until
     its last segment succeeds): CPU = the sum of every job's `benchmark:` cpu_time (the finished
     jobs; work lost in a killed job and Snakemake's own scheduling are not in it), the largest
-    process = the largest job's max_rss, wall = the sum of the invocations' spans (.snakemake/log/).
+    process = the largest job's max_rss, wall = the sum of the invocations' spans (.snakemake/log/:
+    each from its start to its log's last line, so a killed invocation counts to its last event).
     For a checkout that ran this one preset (logs/ is not per preset)."""
     rows = [_benchmark_row(f) for f in sorted((root / "logs" / "benchmarks").rglob("*.tsv"))]
     segments = [_segment(f) for f in sorted((root / ".snakemake" / "log").glob("*.snakemake.log"))]

@@ -184,6 +184,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds of runs to sample per group (about)")
     parser.add_argument("--rate", type=int, default=100, help="py-spy samples per second")
     parser.add_argument("--py-spy", default=shutil.which("py-spy"), help="the py-spy executable")
+    parser.add_argument("--estimate-commit", default=None,
+                        help="the commit the estimate was made at (default: that of the committed "
+                             "benchmarks/results/estimate_full_protocol.json)")
     parser.add_argument("--summary", help="also write the shares, each group's floor and the GEMM rates here "
                         "(JSON; benchmarks/results/where_cpu_goes.json is the committed one)")
     parser.add_argument("--run-one", nargs=3, metavar=("SPEC", "DATA", "REPS"), help=argparse.SUPPRESS)
@@ -264,8 +267,11 @@ def main(argv=None) -> int:
     if args.summary:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
                                 text=True).stdout.strip() or None
+        committed = REPO / "benchmarks" / "results" / "estimate_full_protocol.json"
+        estimate_commit = args.estimate_commit or (json.loads(committed.read_text())["commit"]
+                                                   if committed.exists() else None)
         Path(args.summary).write_text(json.dumps({
-            "commit": commit, "estimate_cpu_hours": round(total / 3600, 3),
+            "commit": commit, "estimate_commit": estimate_commit, "estimate_cpu_hours": round(total / 3600, 3),
             "sampled_cpu_hours": round(covered / 3600, 3), "cover": args.cover, "after": args.after,
             "seconds_per_group": args.seconds, "groups": floors(sampled),
             "parts": {part: {name: [round(share, 4), round(h, 3)] for name, (share, h) in summary[part].items()}

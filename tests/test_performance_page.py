@@ -46,13 +46,14 @@ def test_the_page_shows_the_estimate_against_its_targets_and_the_measured_runs(p
 def test_the_page_shows_where_the_cpu_goes_and_each_groups_floor(page, tmp_path):
     (tmp_path / "estimate_full_protocol.json").write_text(json.dumps(_estimate()))
     (tmp_path / "where_cpu_goes.json").write_text(json.dumps({
-        "commit": "def5678", "estimate_cpu_hours": 4.5, "sampled_cpu_hours": 2.0, "cover": 0.6, "after": 0.0,
+        "commit": "def5678", "estimate_commit": "abc1234", "estimate_cpu_hours": 4.5, "sampled_cpu_hours": 2.0,
+        "cover": 0.6, "after": 0.0,
         "seconds_per_group": 3.0, "gemm_gflops": {"float64 2000 x 2000 product": 40.0},
         "groups": [{"group": "su2016/fig1/su2016.eugkm/s1/15", "part": "papers", "cpu_hours": 2.0, "samples": 100,
                     "shares": {"BLAS (OpenBLAS)": 0.5, "NumPy C core": 0.2, "NumPy random": 0.1,
                                "Python interpreter": 0.2}, "floor_cpu_hours": 1.6}]}))
     text = page.render(tmp_path)
-    assert "each costly group's floor (commit def5678)" in text
+    assert "each costly group's floor (commit def5678)" in text and "(commit abc1234); the shares" in text
     assert "| su2016/fig1/su2016.eugkm/s1/15 | 2.00 | 50 | 30 | 0 | 0 | 0 | 20 | 1.60 |" in text
     assert "2.00 CPU-hours estimated, 1.60 at the floor (20.0 % is the interpreter's)" in text
     assert "float64 2000 x 2000 product 40.0 GFLOP/s" in text
