@@ -80,7 +80,8 @@ def floors_section(where: dict, top: int = 12) -> list[str]:
              f"{where['cover']:g}) under py-spy's native sampler, about {where['seconds_per_group']:g} s of runs each "
              "after a warm-up, and put each sample in the library it ran in. The CPU-hours are the estimate's "
              f"(commit {where.get('estimate_commit') or 'unknown'}); the shares are the code's at commit "
-             f"{where['commit']}, so a group made faster in between has the shares of its new code. "
+             f"{where['commit']}: a group marked * runs code changed in between, so its CPU-hours and floor are "
+             "the older code's and only its shares are the new code's. "
              "A group's floor at the same arithmetic "
              "is its estimate without the interpreter's share: the rest runs in compiled kernels whose "
              "floating-point operations fix the records' bytes, so going below it is a numerics change, accepted "
@@ -92,7 +93,8 @@ def floors_section(where: dict, top: int = 12) -> list[str]:
              "|---|---:|" + "---:|" * len(SHARE_COLUMNS) + "---:|"]
     for g in groups[:top]:
         shares = [100 * sum(g["shares"].get(name, 0.0) for name in names) for _, names in SHARE_COLUMNS]
-        lines.append(f"| {g['group']} | {_hours(g['cpu_hours'])} | " + " | ".join(f"{v:.0f}" for v in shares)
+        mark = " *" if g.get("code_changed_since_estimate") else ""
+        lines.append(f"| {g['group']}{mark} | {_hours(g['cpu_hours'])} | " + " | ".join(f"{v:.0f}" for v in shares)
                      + f" | {_hours(g['floor_cpu_hours'])} |")
     if where.get("gemm_gflops"):
         lines += ["", "This core, one thread: " + "; ".join(f"{name} {rate:.1f} GFLOP/s"

@@ -114,6 +114,26 @@ def floors(sampled) -> list[dict]:
     return out
 
 
+def changed_since(groups: list[dict], algorithms: dict, commit: str | None) -> None:
+    """Mark each group (`floors` rows) whose algorithm's code (its module and every dpclust module it
+    imports) changed between `commit` (the estimate's) and the checkout: its CPU-hours are then the
+    estimate's of older code, while its shares are the new code's."""
+    from dpclust.pipeline.codehash import closure, module_path
+    from dpclust.pipeline.resolve import function_module
+
+    if not commit:
+        return
+    diff = subprocess.run(["git", "diff", "--name-only", commit, "--", "src"], cwd=REPO, capture_output=True,
+                          text=True)
+    if diff.returncode:
+        return
+    changed = {(REPO / f).resolve() for f in diff.stdout.split()}
+    for g in groups:
+        modules = closure(function_module(algorithms[g["group"].split("/")[2]]["function"]))
+        g["code_changed_since_estimate"] = any(
+            (path := module_path(m)) is not None and Path(path).resolve() in changed for m in modules)
+
+
 def _run_one(spec_path: str, data: str, reps: int) -> None:
     """Worker (the process py-spy samples): one warm-up run, then `reps` runs of the spec; a spec
     that reads recorded runs (`reference_runs`) gets them from `<spec>.references.json`, recorded
@@ -270,10 +290,12 @@ def main(argv=None) -> int:
         committed = REPO / "benchmarks" / "results" / "estimate_full_protocol.json"
         estimate_commit = args.estimate_commit or (json.loads(committed.read_text())["commit"]
                                                    if committed.exists() else None)
+        groups = floors(sampled)
+        changed_since(groups, the_plan.config["algorithms"], estimate_commit)
         Path(args.summary).write_text(json.dumps({
             "commit": commit, "estimate_commit": estimate_commit, "estimate_cpu_hours": round(total / 3600, 3),
             "sampled_cpu_hours": round(covered / 3600, 3), "cover": args.cover, "after": args.after,
-            "seconds_per_group": args.seconds, "groups": floors(sampled),
+            "seconds_per_group": args.seconds, "groups": groups,
             "parts": {part: {name: [round(share, 4), round(h, 3)] for name, (share, h) in summary[part].items()}
                       for part in summary},
             "gemm_gflops": {name: round(rate, 1) for name, rate in rates.items()}}, indent=1) + "\n")

@@ -57,3 +57,23 @@ def test_a_groups_floor_is_its_estimate_without_the_interpreters_share(where):
     assert got[0]["floor_cpu_hours"] == 1.0 and got[0]["shares"] == {"BLAS (OpenBLAS)": 1.0}
     assert got[1]["cpu_hours"] == 0.5 and got[1]["floor_cpu_hours"] == 0.4 and got[1]["samples"] == 10
     assert got[1]["shares"] == {"other native": 0.8, "Python interpreter": 0.2} and got[1]["part"] == "papers"
+
+
+def test_groups_whose_code_changed_since_the_estimate_are_marked(where):
+    """A group whose algorithm imports a file changed since the estimate's commit is marked (its
+    CPU-hours are the older code's); the others are not."""
+    import subprocess
+    from pathlib import Path
+
+    from dpclust.pipeline.configuration import load_config
+
+    repo = Path(__file__).resolve().parents[1]
+    last = subprocess.run(["git", "log", "-1", "--format=%H", "--", "src/dpclust/balcan2017/local_swap.py"],
+                          cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+    algorithms = load_config(repo / "config", overrides={"preset": "full"})["algorithms"]
+    groups = [{"group": "cohenaddad2022/fig2/balcan2017.balcan_kmedian/skin/40"},
+              {"group": "su2016/fig1/su2016.dplloyd/adult_num/5"}]
+    where.changed_since(groups, algorithms, f"{last}^")
+    assert [g["code_changed_since_estimate"] for g in groups] == [True, False]
+    where.changed_since(groups, algorithms, None)                          # no commit: left as they are
+    assert groups[0]["code_changed_since_estimate"] is True
