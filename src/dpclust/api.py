@@ -87,7 +87,8 @@ def validate_inputs(X, k, epsilon: float | None = None, delta: float | None = No
     """Check the common inputs and return X as a C-contiguous float64 array.
 
     Raises `DPClustError` with one clear sentence for: non-2-D or empty X, NaN/inf in X,
-    k not an integer in [1, n], ε ≤ 0 or not finite, δ outside [0, 1).
+    k not an integer in [1, n], ε ≤ 0 or not finite, δ outside [0, 1). The refusal of k > n reveals
+    whether n < k: every guarantee, those that do not release n included, assumes n ≥ k is public.
     """
     X = np.asarray(X)
     if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:

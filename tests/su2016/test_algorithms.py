@@ -443,10 +443,14 @@ def test_pgkm_selection_logit_is_eps_sel_over_2_delta(monkeypatch):
     eps_sel = eps / (rounds * st["selected"])
     delta_f = 3 * 2.0 ** 2
     assert len(logits) == rounds * st["selected"] == len(r.ledger)
-    for rnd, logw in logits:
+    for rnd, logw in logits:      # softmax is shift invariant: the mechanism shifts by the best utility
         fin = np.isfinite(logw)
-        assert np.allclose(logw[fin], -eps_sel / (2 * delta_f) * costs[rnd - 1][fin], rtol=1e-12, atol=0)
+        ideal = -eps_sel / (2 * delta_f) * costs[rnd - 1][fin]
+        assert np.allclose(logw[fin] - logw[fin].max(), ideal - ideal.max(), rtol=0, atol=1e-12 * np.abs(ideal).max())
     assert r.epsilon_spent == pytest.approx(eps)
+    # every selection notes its floating-point δ (mechanisms.FLOATING_POINT_GUARANTEE) over the pool_size candidates
+    per_call = privgene.mech.floating_point_delta("exponential", eps_sel, candidates=st["pool_size"])
+    assert r.floating_point_delta == pytest.approx(rounds * st["selected"] * per_call)
 
 
 def test_eugkm_uses_the_declared_cells_rounding_when_the_caller_omits_it():

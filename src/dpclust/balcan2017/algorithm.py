@@ -52,9 +52,10 @@ code) in the three places where it departs from the paper's privacy proof:
   the sum noised with Lap(Λ/ε_rec) per coordinate — the L2 radius Λ used as if it were the L1
   sensitivity of a cluster sum (which is min(d·h, √d·Λ): √d = 28 times larger on MNIST) — divided
   by the EXACT count |S_j| (an empty cluster gets a uniform point of the public box, as the code);
-  Λ is our (centred) public radius (the code's `range` = 255·√784 is the same radius for
-  un-centred pixels, i.e. 2Λ: its noise is 2× ours, which only helps the DP side of the comparison
-  look worse by less);
+  Λ is our (centred) public radius: the authors' rule (noise scale = the data radius) applied to our
+  centred data. Their code's `range` = 255·√784 is that radius for un-centred pixels, 2Λ in our
+  coordinates, so their noise was 2× this variant's: this variant is, if anything, more accurate
+  than their code, and the gap it shows to the DP calibration is larger than theirs would be;
 * refinement: the code's Lloyd steps use the same recovery (exact counts, L2-scaled Laplace) at
   ε/(2·nLloyd) per step, with nLloyd = 3 (the paper says 8 SuLQ steps): `refine_iterations: 3` in
   the variant's config;

@@ -14,7 +14,8 @@ The factor-2 slack (tests/balcan2017/test_audit.py) is the PAPER's, not ours. Wi
 utility −(L(Z − x + y) − L(Z)) contains the same L(Z), which cancels in the normalisation; adding a
 point p then lowers every remaining utility by ℓ_{Z'}(p) = min_{z ∈ Z'} ‖p − z‖² ∈ [0, 4Λ²], a
 one-sided shift, for which the same weights are (ε_r/2)-DP (likewise for the final choice, whose
-utility −L(Z⁽ᵗ⁾) only drops by ℓ_{Z⁽ᵗ⁾}(p)). The paper's Theorem 6 uses the two-sided bound and
+utility −L(Z⁽ᵗ⁾) only drops by ℓ_{Z⁽ᵗ⁾}(p)). The paper's Theorem 6 prints an increment sensitivity
+of 8Λ² with weights exp(−ε·ΔL/(8Λ²(T + 1))), i.e. the two-sided bound 4Λ² in exp(ε_r·u/(2Δu)), and
 charges ε/(T + 1) per mechanism. We implement the paper's weights exp(−ε·ΔL/(8Λ²(T + 1))) verbatim
 and charge what the paper charges: sharpening the weights to the tight ε_r/2 analysis would halve
 the noise relative to the published algorithm, which is not the paper's Algorithm 3. The

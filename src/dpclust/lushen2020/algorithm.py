@@ -56,7 +56,8 @@ shows.
 Further notes: for the Prior the controller S_i^(t+1) depends on points of other clusters after
 re-assignment, so the clusters are not disjoint inputs of the zone; the paper's "local sensitivity" is
 used for the count (1) and the score (2) as stated. ``info`` also holds exact, non-private diagnostics
-(``max_a_trace``: the largest ‖S_i − Ŝ_i‖ per iteration, and the Lloyd comparison listed above).
+(``n``, the exact data size; ``max_a_trace``: the largest ‖S_i − Ŝ_i‖ per iteration; and the Lloyd
+comparison listed above).
 """
 
 from __future__ import annotations

@@ -37,7 +37,12 @@ Privacy note (stated in the report): Theorem 5 charges only the ExpDP draws and 
 The zone itself (P, ρ) is a deterministic function of S^(t) and public randomness and is published
 (Alg. 1 line 9); the ExpDP is ε-DP *given a fixed zone* (scores lie in [0, 2] for every dataset
 whose convergent zone contains it), which is what the audit tests check. We implement the paper as
-written and do not claim more.
+written and do not claim more. Two further limits of that "given a fixed zone" statement: the density
+is taken with respect to volume on the ball (§6.1 reads "sampling a pair (δ, α)"; a density on (δ, α)
+would weight points by a data-dependent Jacobian ∝ 1/(a^d δ^(d−1) sin^(d−2) α), which no exponential
+mechanism argument covers, so the volume is the sound reading), and Ŝ is the raw double P + r·g, not
+released on a grid (`mechanisms.FLOATING_POINT_GUARANTEE` does not cover it): Algorithm 1 is not DP
+as published in any case (`algorithm.GUARANTEE`).
 """
 
 from __future__ import annotations

@@ -20,7 +20,10 @@ Privacy (Thm 16, Lemma 17): all m·k' exponential-mechanism calls together are
 counts cost ε_L; NoisyAVG (ε_G, δ_G) by parallel composition over the clusters; the Lloyd rounds
 add their own (ε, δ) by basic composition. The shares are the named settings `budget_split`
 (fractions of ε) and `delta_split` (fractions of δ); the accountant records each stage and the run
-record's (ε, δ) spent equals the budget. Declared guarantee (`guarantee`): (ε, δ)-DP for the
+record's ε spent equals the budget (its δ spent too, except with `lloyd_rounds: 0`, where the Lloyd
+stage's share of δ is not spent: an under-spend). A run whose exact sampler exhausts `em_max_trials`
+fails after charging, and whether it fails depends on the data: that event is outside the guarantee
+(as the 1-median solver's failure, `dpclust.blocks.one_median`). Declared guarantee (`guarantee`): (ε, δ)-DP for the
 relation `RELATION` below with `em_sampler: paper`; `not_dp(...)` with `em_sampler: authors`.
 
 Choices that bear on the guarantee, stated once:

@@ -17,7 +17,7 @@ global sensitivity of DPLloyd is (dr+1)t"). Budget allocation strategies (settin
   ε_m = sqrt(500·k³/N²·(d + ∛(4dρ²))³), ρ = `rho` (EXT 0.225); per iteration ε/T split so that the
   count query gets ε_0 = ∛(4dρ²)·ε_s and each of the d coordinate-sum queries gets ε_s, with
   d·ε_s + ε_0 = ε/T. This is the INTENDED split (count : per-coordinate sum = ∛(4dρ²) : 1);
-  diffprivlib returns the two values swapped and overspends for d ≥ 6. Counts get
+  diffprivlib returns the two values swapped and overspends for d ≥ 5 (ρ = 0.225). Counts get
   Lap(1/ε_0); each coordinate-sum vector (over clusters) has L1 sensitivity r and gets Lap(r/ε_s).
   N is treated as public (as everywhere in the paper: ℓ = N^0.4, M of Eq. 4, Ineq. 15).
 

@@ -11,7 +11,9 @@ Nissim, Raskhodnikova & Smith 2007; Mohan et al. 2012), and GkM-3K (block size 3
 3. Align the k centroids across blocks (MISSING: Eq. 3 averages "the j'th centroid" of each
    block; REC `align` = ``sort_first_coordinate``: each block's centroids are ordered by their
    first coordinate, ties by the next).
-4. Output range (half the budget, STATED): for each of the k·d output coordinates, the `range_quantiles`
+4. Output range (half the budget, STATED): for each of the k·d output coordinates (REC: Eq. 3 writes one
+   range "of i'th dimension"; a range per centroid coordinate is our reading, k times less budget
+   per draw, DP either way), the `range_quantiles`
    (REC [0, 1], i.e. "min_i" and "max_i") of the ℓ block values are estimated with the exponential
    mechanism over the public domain (Smith 2011's private quantile: Pr[interval] ∝ length ·
    exp(ε'·(−|rank − qℓ|)/2), rank sensitivity 1), each with ε/2/(2kd). The estimates lie inside the
@@ -305,9 +307,7 @@ def _draw_quantile(z, edges, lengths, log_lengths, q, epsilon, rng, acc, label) 
     c = mech.exponential_logit_scale(1.0, epsilon)
     if acc is not None:
         acc.spend(epsilon, 0.0, label=label)
-    logw = log_lengths + c * utility
-    if not np.isfinite(logw).any():
-        return float(z[0])
+    logw = log_lengths + c * utility      # some interval has positive length: lengths sum to hi − lo > 0
     i = mech.sample_from_log_weights(logw, rng)
     # one uniform of the chosen interval, released on a grid of the public range [edges[0], edges[-1]] =
     # [lo, hi]: the double must not carry the data edges' low-order bits (mechanisms.FLOATING_POINT_GUARANTEE)

@@ -10,8 +10,9 @@ non-normalized version"); lower is better.
 * Selection: each round selects m' candidates one at a time, without replacement, by the
   exponential mechanism with utility −f and budget ε/(rounds·m') each (sequential composition over
   all rounds·m' selections; §5.3 "the privacy budget allocated to select a single parameter is at
-  most ε/80"). Sensitivity of f under add/remove of one tuple: the largest squared distance inside
-  the box, Δf = d·(hi − lo)² (REC: PrivGene's own scaling of the k-means fitness is not in the text).
+  most ε/80"), each through `mechanisms.exponential_mechanism`, which notes its floating-point δ.
+  Sensitivity of f under add/remove of one tuple: the largest squared distance inside the box,
+  Δf = d·(hi − lo)² (REC: PrivGene's own scaling of the k-means fitness is not in the text).
 * New pool: pairs of selected parents are crossed over (split point ℓ̄ uniform in 1..ℓ−1, swap
   the lower parts, STATED) and each child is mutated by adding noise to ONE randomly chosen
   dimension (STATED); the noise is uniform in [−γ, γ] with γ = `mutation_scale`·(hi − lo) ·
@@ -257,15 +258,12 @@ def pgkm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     pool = rng.uniform(lo, hi, size=(size, k, d))
     first = None
     for rnd in range(rounds):
-        cost = pool_costs(X, pool, int(settings["chunk_entries"]))
-        c = mech.exponential_logit_scale(sens, eps_sel)
-        logw = -c * cost
+        utility = -pool_costs(X, pool, int(settings["chunk_entries"]))
         chosen = []
-        for j in range(msel):
-            acc.spend(eps_sel, 0.0, label=f"round {rnd + 1} selection {j + 1}")
-            i = mech.sample_from_log_weights(logw, rng)
+        for j in range(msel):         # without replacement: a chosen candidate's utility becomes −inf
+            i = mech.exponential_mechanism(utility, sens, eps_sel, rng, acc, label=f"round {rnd + 1} selection {j + 1}")
             chosen.append(i)
-            logw[i] = -np.inf
+            utility[i] = -np.inf
         first = pool[chosen[0]].copy()
         if rnd < rounds - 1:
             pool = _offspring(pool[chosen], size, rnd, settings, lo, hi, rng)
