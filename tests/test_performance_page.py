@@ -59,8 +59,9 @@ def test_the_page_shows_where_the_cpu_goes_and_each_groups_floor(page, tmp_path)
     assert "float64 2000 x 2000 product 40.0 GFLOP/s" in text
 
 
-def test_a_run_resumed_over_several_invocations_is_summed_from_its_jobs(page, tmp_path):
-    root = tmp_path / "checkout"
+def _resumed_checkout(root: Path) -> Path:
+    """A checkout whose full run took two invocations: three jobs' benchmarks, two Snakemake logs, a
+    claim summary of two holds."""
     header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
     for rel, row in (("runs/a/b.tsv", "100.0\t0:01:40\t300.0\t0\t0\t0\t0\t0\t99\t95.5"),
                      ("aggregate/a/fig1.tsv", "3.0\t0:00:03\t1024.0\t0\t0\t0\t0\t0\t90\t2.5"),
@@ -77,6 +78,11 @@ def test_a_run_resumed_over_several_invocations_is_summed_from_its_jobs(page, tm
         os.utime(f, (start + span, start + span))
     (root / "results" / "full" / "checks").mkdir(parents=True)
     (root / "results" / "full" / "checks" / "summary.csv").write_text("kind,result\npaper,holds\npaper,holds\n")
+    return root
+
+
+def test_a_run_resumed_over_several_invocations_is_summed_from_its_jobs(page, tmp_path):
+    root = _resumed_checkout(tmp_path / "checkout")
     got = page.measured_run(root, "full")
     assert got["cpu_s"] == 98.0 and got["wall_s"] == 660.0 and got["jobs"] == 3 and got["segments"] == 2
     assert got["peak_bytes"] == 1024 * 2 ** 20 and got["claims"] == "the papers' claims: 2 checked: 2 holds"
@@ -106,3 +112,49 @@ def test_the_committed_page_is_the_generated_one(page):
     if not (REPO / "benchmarks" / "results" / "estimate_full_protocol.json").exists():
         pytest.skip("no estimate committed yet")
     assert (REPO / "docs" / "PERFORMANCE.md").read_text(encoding="utf-8") == page.render()
+
+
+def _summary(path: Path, verdict: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("kind,paper,item,claim,result,quantity,ci_low,ci_high,why\n"
+                    f"paper,su2016,fig1,GkM is the worst,{verdict},1.5,1.2,1.8,cells 3 of 3\n"
+                    "paper,su2016,fig1,DPLloyd is best,holds,2.0,1.5,2.5,cells 2 of 2\n")
+    return path
+
+
+def test_a_published_run_becomes_its_docs_page_with_its_cost_and_its_verdicts_beside_another_runs(page, tmp_path):
+    root = _resumed_checkout(tmp_path / "checkout")
+    _summary(root / "results" / "full" / "checks" / "summary.csv", "does not hold")
+    (root / "results" / "full" / "RESULTS.md").write_text("# Results of the full preset\n\n## The papers' claims\n")
+    quick = _summary(tmp_path / "quick" / "summary.csv", "holds")
+    results = tmp_path / "results"
+    written = page.publish(root, "full", quick, results=results)
+    assert sorted(p.name for p in written) == ["full.compare.md", "full.json", "full.results.md"]
+    text = page.render_results("full", results)
+    assert text.startswith("# The full preset, run end to end\n") and "do not edit by hand" in text
+    assert "| full | unknown |" in text and "| 11.0 min | 1.6 min | 1.07 GB |" in text
+    assert "ran in 2 Snakemake invocations" in text
+    assert "## Its verdicts beside the quick run's" in text and "### Claims whose verdict differs (1)" in text
+    assert "| su2016 | fig1 | GkM is the worst | holds | does not hold |" in text
+    assert "## Its results page" in text and "### The papers' claims" in text
+    assert "Results of the full preset" not in text        # its title: the page's own title replaces it
+    assert str(tmp_path) not in text                       # no local path in a committed page
+    page.publish(root, "full", None, results=results)      # published again without a comparison: none is kept
+    assert not (results / "runs" / "full.compare.md").exists() and "Its verdicts beside" not in page.render_results(
+        "full", results)
+    assert page.results_page_path("full").name == "FULL_PROTOCOL.md"
+    assert page.results_page_path("quick").name == "RESULTS_QUICK.md"
+
+
+def test_an_unfinished_run_is_not_published(page, tmp_path):
+    with pytest.raises(SystemExit, match="has not finished"):
+        page.publish(_resumed_checkout(tmp_path / "checkout"), "full", results=tmp_path / "results")
+
+
+def test_the_committed_results_pages_are_the_generated_ones(page):
+    """Each published run's docs page is exactly what the script makes of benchmarks/results/runs/."""
+    presets = page.published_presets()
+    if not presets:
+        pytest.skip("no run published yet")
+    for preset in presets:
+        assert page.results_page_path(preset).read_text(encoding="utf-8") == page.render_results(preset)

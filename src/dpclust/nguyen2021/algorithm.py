@@ -23,8 +23,12 @@ add their own (ε, δ) by basic composition. The shares are the named settings `
 record's ε spent equals the budget (its δ spent too, except with `lloyd_rounds: 0`, where the Lloyd
 stage's share of δ is not spent: an under-spend). A run whose exact sampler exhausts `em_max_trials`
 fails after charging, and whether it fails depends on the data: that event is outside the guarantee
-(as the 1-median solver's failure, `dpclust.blocks.one_median`). Declared guarantee (`guarantee`): (ε, δ)-DP for the
-relation `RELATION` below with `em_sampler: paper`; `not_dp(...)` with `em_sampler: authors`.
+(as the 1-median solver's failure, `dpclust.blocks.one_median`). The sampler releases a grid index
+(no low-order-bit channel), but its proposals (Gumbel-max over unshifted log masses) and acceptance
+tests are floating-point: their deviation from the ideal law is not bounded here and is not in the
+run's `floating_point_delta`, which covers the Laplace counts and NoisyAVG only. Declared guarantee
+(`guarantee`): (ε, δ)-DP for the relation `RELATION` below with `em_sampler: paper`; `not_dp(...)`
+with `em_sampler: authors`.
 
 Choices that bear on the guarantee, stated once:
 * **n is public** (the paper's choice, kept): Definition 4's neighbours add or remove a record, but

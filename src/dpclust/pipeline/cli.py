@@ -417,20 +417,13 @@ def cmd_preflight(args) -> int:
 
 
 def cmd_compare_claims(args) -> int:
-    from dpclust.pipeline.plotting import to_markdown
-    from dpclust.pipeline.steps import compare_claims
+    from dpclust.pipeline.steps import compare_claims_markdown
 
     for path in (args.a, args.b):
         if not Path(path).is_file():
             raise DPClustError(f"no claim summary at {path}: run the workflow first (it writes "
-                               "results/checks/summary.csv)")
-    totals, changes = compare_claims(args.a, args.b, tuple(args.labels))
-    print(f"## Verdicts per paper\n\n{to_markdown(totals)}")
-    a, b = args.labels
-    title = f"## Claims whose verdict differs ({len(changes)})"
-    cols = ["paper", "item", "claim", f"result_{a}", f"result_{b}", f"quantity_{a}", f"ci_low_{a}",
-            f"ci_high_{a}", f"quantity_{b}", f"ci_low_{b}", f"ci_high_{b}", f"why_{b}"]
-    print(f"{title}\n\n{to_markdown(changes[cols]) if len(changes) else 'none'}")
+                               "results/<preset>/checks/summary.csv)")
+    print(compare_claims_markdown(args.a, args.b, tuple(args.labels)), end="")
     return 0
 
 

@@ -326,3 +326,17 @@ def compare_claims(a_csv, b_csv, labels=("quick", "full")) -> tuple[pd.DataFrame
     both[f"result_{a_name}"], both[f"result_{b_name}"] = ra, rb
     changes = both[ra != rb].drop(columns="_merge").sort_values(key).reset_index(drop=True)
     return totals, changes
+
+
+def compare_claims_markdown(a_csv, b_csv, labels=("quick", "full")) -> str:
+    """`compare_claims` as Markdown: the verdicts per paper in each run, then the claims whose verdict
+    differs (both verdicts and intervals, the second run's reason)."""
+    from dpclust.pipeline.plotting import to_markdown
+
+    totals, changes = compare_claims(a_csv, b_csv, labels)
+    a, b = labels
+    cols = ["paper", "item", "claim", f"result_{a}", f"result_{b}", f"quantity_{a}", f"ci_low_{a}",
+            f"ci_high_{a}", f"quantity_{b}", f"ci_low_{b}", f"ci_high_{b}", f"why_{b}"]
+    return (f"## Verdicts per paper\n\n{to_markdown(totals)}\n"
+            f"## Claims whose verdict differs ({len(changes)})\n\n"
+            f"{to_markdown(changes[cols]) if len(changes) else 'none'}\n")
