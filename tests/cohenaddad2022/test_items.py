@@ -42,7 +42,8 @@ def _noisy(mean, n=5, rel=0.01):
 
 
 def _fig2_records(datasets=("skin", "shuttle"), ks=(5, 10), eps_costs=None):
-    """Private methods at every ε of `eps_costs` ({ε: (hst, coreset, balcan)}), non-private once."""
+    """Private methods at every ε of `eps_costs` ({ε: (hst, coreset, balcan)}), kmed++ three times
+    (mean 10), the converged reference twice (mean 9.25)."""
     eps_costs = eps_costs or {1.0: (30.0, 12.0, 20.0)}
     recs = []
     for ds in datasets:
@@ -51,7 +52,7 @@ def _fig2_records(datasets=("skin", "shuttle"), ks=(5, 10), eps_costs=None):
                 recs += [_record(ds, "cohenaddad2022.hst", k, eps, _noisy(h)),
                          _record(ds, "cohenaddad2022.coreset", k, eps, _noisy(c)),
                          _record(ds, "balcan2017.balcan_kmedian", k, eps, _noisy(b))]
-            recs += [_record(ds, "cohenaddad2022.kmedpp", k, None, [10.0], guarantee="non-private"),
+            recs += [_record(ds, "cohenaddad2022.kmedpp", k, None, [9.95, 10.0, 10.05], guarantee="non-private"),
                      _record(ds, "cohenaddad2022.kmedian_ref", k, None, [9.0, 9.5], guarantee="non-private")]
     return recs
 
@@ -165,23 +166,22 @@ def test_fig2_wide_intervals_are_not_decidable():
 def test_fig2_close_compares_with_the_papers_baseline_kmedpp():
     """The paper's "non-private baseline" is kmed++: the headline compares HST with it (within
     [1/close_ratio, close_ratio], the config's margin); our reading, the best non-private solution found
-    (here the converged reference, 9.25), is an alternative reading in the detail that never changes it."""
-    recs = _fig2_records(eps_costs={1.0: (10.5, 12.0, 20.0)})
+    (here the converged reference, 9.25), is an alternative reading that never changes it. A reference
+    of one run is a draw, not a constant: its cells stay open (the ratio's interval is unbounded)."""
+    recs = [dict(r, runs=r["runs"][:1]) if r["algorithm"] == "cohenaddad2022.kmedpp" else r
+            for r in _fig2_records(eps_costs={1.0: (10.5, 12.0, 20.0)})]          # kmed++ with one run
+    close = _by_prefix(_checks(fig2.aggregate_normalised(recs, spec("fig2", "aggregate"), None)), CLOSE)
+    assert close.holds is None and close.undecided and "constant" not in close.detail
+    recs = [r for r in recs if r["algorithm"] not in ("cohenaddad2022.kmedpp", "cohenaddad2022.kmedian_ref")] + [
+        _record(ds, alg, k, None, [m - 0.05, m, m + 0.05], guarantee="non-private")
+        for ds in ("skin", "shuttle") for k in (5, 10)
+        for alg, m in (("cohenaddad2022.kmedpp", 10.0), ("cohenaddad2022.kmedian_ref", 9.25))]
     table = fig2.aggregate_normalised(recs, spec("fig2", "aggregate"), None)
     checks = _checks(table)
-    close = _by_prefix(checks, CLOSE)
-    assert close.holds is True                                   # 10.5 / 10 = 1.05 inside [0.909, 1.1]
-    assert "(kmed++ (non-private) with one run: its cost taken as a constant)" in close.detail
-    assert _by_prefix(checks, CLOSE_ALT).holds is False          # 10.5 / 9.25 = 1.135 > 1.1
+    assert _by_prefix(checks, CLOSE).holds is True                  # 10.5 / 10 = 1.05 inside [0.909, 1.1]
+    assert _by_prefix(checks, CLOSE_ALT).holds is False             # 10.5 / 9.25 = 1.135 > 1.1
     # the margin is the claims' close_ratio
     assert _by_prefix(_checks(table, close_ratio=1.02), "HST k-median is essentially the same").holds is False
-    # with two kmed++ runs or more the reference's own spread enters the interval (delta method)
-    recs = [r for r in recs if r["algorithm"] != "cohenaddad2022.kmedpp"] + [
-        _record(ds, "cohenaddad2022.kmedpp", k, None, [9.9, 10.1], guarantee="non-private")
-        for ds in ("skin", "shuttle") for k in (5, 10)]
-    table = fig2.aggregate_normalised(recs, spec("fig2", "aggregate"), None)
-    close = _by_prefix(_checks(table), CLOSE)
-    assert "taken as a constant" not in close.detail
 
 
 def test_fig2_degenerate_solutions_never_hold_close_claims():
@@ -205,7 +205,7 @@ def test_fig2_degenerate_solutions_never_hold_close_claims():
     close = _by_prefix(checks, CLOSE)
     assert close.holds is None and close.undecided                # k = 5 holds, k = 10 degenerate
     assert "degenerate (fewer than k/2 non-empty clusters" in close.detail and "ε=1 k=10" in close.detail
-    assert "ε=1 k=10: 1.05 [1.042, inf] (open)" in close.detail.replace(" — degenerate, 2/10 non-empty clusters", "")
+    assert "ε=1 k=10: 1.05 [1.036, inf] (open)" in close.detail.replace(" — degenerate, 2/10 non-empty clusters", "")
     factor = _by_prefix(checks, FACTOR)
     assert factor.holds is None and "degenerate" in factor.detail
     # a degenerate cell past the threshold still fails: HST / kmed++ = 3 is not "essentially the same"

@@ -357,6 +357,28 @@ def test_fig9_the_papers_count_decides_and_ours_is_the_alternative_reading():
         iterations.checks(table, {"options": table_opts, "claims": dict(claims, alternative_counts=["x"])})
 
 
+def test_fig9_is_decided_on_the_count_fixed_beforehand_and_the_tuned_count_is_an_alternative():
+    """docs/VERDICTS.md "tuned": Thm 5's Î was chosen for Fig. 9 because it reproduces the paper's ratio
+    below 1; the claims are decided on options.count (the loop's passes, as Lloyd's are counted), and
+    Î is an "alternative reading (tuned count …)" that never changes them."""
+    fig9 = load_config()["paper_configs"]["lushen2020"]["items"]["fig9"]["claims"]
+    assert "paper_count" not in fig9 and "sampling_iterations" in fig9["tuned"]["count"]
+    n = 40
+    recs = _alg1_records({common.POSTERIOR: [True] * n}, {common.POSTERIOR: [9] * n}, [6] * n)
+    for run in recs[0]["runs"]:
+        run["info"]["sampling_iterations"] = 5
+    opts = {"strategy": common.POSTERIOR, "count": "iterations",
+            "paper_table": {"algorithm": {"iris": 5.89}, "lloyd": {"iris": 6.07}, "ratio": {"iris": 0.97}}}
+    table = iterations.aggregate(recs, {"options": opts})
+    claims = {"max_ratio": 2.0, "lloyd_tolerance": 0.25, "alternative_counts": ["sampling_iterations"],
+              "tuned": {"count": "sampling_iterations, chosen by looking at the claim"}}
+    checks = iterations.checks(table, {"options": opts, "claims": claims, "reproduces": "Lu & Shen 2020, Figure 9"})
+    assert [c.result for c in checks] == ["holds", "holds", "does not hold", "holds"]
+    assert "until termination" in checks[2].claim and checks[2].kind == "paper"
+    assert checks[3].claim.startswith("alternative reading (tuned count sampling_iterations): ")
+    assert checks[3].kind == "alternative"
+
+
 def test_fig8_is_not_evaluable_while_a_dataset_of_the_paper_is_missing():
     """§7.2's shares are "over all six datasets": one missing makes each claim not evaluable (n of N), even
     where the available datasets fail it (the rubric; their verdict stays in the detail)."""

@@ -211,16 +211,6 @@ def _eps_set(values) -> str:
     return "{" + ", ".join(_fmt_eps(e) for e in values) + "}"
 
 
-def reference_cell(label: str, a: Sequence[float], ref: Sequence[float]) -> tuple[verdicts.Cell, bool]:
-    """mean_a / a non-private reference's mean: the delta-method interval when the reference has two
-    runs or more, else its one run taken as a constant (`ratio_ci` with a zero-variance denominator,
-    as before); returns the cell and whether the reference was taken as a constant."""
-    m, sd, n = ref
-    if n >= 2 and np.isfinite(sd):
-        return verdicts.ratio_cell(label, a, ref), False
-    return verdicts.Cell(label, lambda level: ratio_ci(a, (m, 0.0, a[2]), level)), True
-
-
 def nonempty_low(table: pd.DataFrame, dataset: str, algorithm: str, k, epsilon) -> float | None:
     """The fewest non-empty clusters of any run of the cell (None when the table records none)."""
     if "nonempty_min" not in table:

@@ -29,7 +29,6 @@ import pandas as pd
 
 from dpclust.pipeline import declared, verdicts
 from dpclust.pipeline.aggregate import Check
-from dpclust.pipeline.claims import ratio_ci
 from dpclust.pipeline.itemkit import dataset_name
 from dpclust.pipeline.items.cohenaddad2022.common import (
     Entry,
@@ -45,7 +44,6 @@ from dpclust.pipeline.items.cohenaddad2022.common import (
     nonempty_low,
     private_epsilons,
     reasons_text,
-    reference_cell,
     render_normalised,
     sentence_check,
     spent_cells,
@@ -57,30 +55,24 @@ __all__ = ["aggregate", "checks", "render"]
 aggregate, render = aggregate_normalised, render_normalised
 
 
-def _reference_entries(table, item, ds, hst, reference) -> tuple[list[Entry], list[str], bool]:
-    """HST / a non-private reference per (ε, k): `reference` an algorithm (its mean, a delta-method
-    ratio with 2+ runs, else a constant) or None for the best non-private mean found (a constant:
-    `ratio_ci` with a zero-variance denominator). Returns the entries, the degenerate cells, and
-    whether a reference was a constant."""
+def _reference_entries(table, item, ds, hst, reference) -> tuple[list[Entry], list[str]]:
+    """HST / a non-private reference per (ε, k): `reference` an algorithm, or None for the
+    non-private method of lowest mean found at each k; a delta-method ratio of the two cells' means
+    (`verdicts.ratio_cell`: unbounded, so open, while either cell has fewer than two runs: a one-run
+    reference is a draw, not a constant). Returns the entries and the degenerate cells."""
     claims = item["claims"]
-    entries, degenerate, constant = [], [], False
+    entries, degenerate = [], []
     for eps in private_epsilons(table[table["algorithm"] == hst], ds):
         for k in ks(table, ds, hst):
             A = cell(table, ds, hst, k, eps)
             if A is None:
                 continue
-            if reference is None:
-                best = best_nonprivate(table, ds, k, list(claims["nonprivate"]))
-                if best is None:
-                    continue
-                c = verdicts.Cell(f"ε={eps:g} k={k}",
-                                  lambda level, A=A, m=best[1]: ratio_ci(A, (m, 0.0, A[2]), level))
-            else:
-                R = cell(table, ds, reference, k, None)
-                if R is None:
-                    continue
-                c, const = reference_cell(f"ε={eps:g} k={k}", A, R)
-                constant = constant or const
+            best = best_nonprivate(table, ds, k, list(claims["nonprivate"])) if reference is None else None
+            who = reference if reference is not None else (best[0] if best else None)
+            R = None if who is None else cell(table, ds, who, k, None)
+            if R is None:
+                continue
+            c = verdicts.ratio_cell(f"ε={eps:g} k={k}", A, R)
             # where its runs are: a replication look settles the cell alone (dpclust.pipeline.replication)
             c = dataclasses.replace(c, key=declared.run_key(ds, {"epsilon": eps, "k": k}, hst,
                                                             [reference] if reference else claims["nonprivate"]))
@@ -88,7 +80,7 @@ def _reference_entries(table, item, ds, hst, reference) -> tuple[list[Entry], li
             if guarded is not c:
                 degenerate.append(c.label)
             entries.append(Entry(ds, hst, eps, k, guarded))
-    return entries, degenerate, constant
+    return entries, degenerate
 
 
 def close_to_nonprivate(table: pd.DataFrame, item) -> list[Check]:
@@ -110,13 +102,11 @@ def close_to_nonprivate(table: pd.DataFrame, item) -> list[Check]:
     datasets, missing = available_datasets(table, item, [ds])
     if not datasets:
         return [Check(c, None, reasons_text(item, missing), cells=0, rule="no cell") for c in (claim, alt_claim)]
-    entries, degenerate, constant = _reference_entries(table, item, ds, hst, ref)
-    detail = (f"{name(item, hst)} / {name(item, ref)}, delta-method interval"
-              + (f" ({name(item, ref)} with one run: its cost taken as a constant)" if constant else "")
-              + f"; {degenerate_text(table, degenerate)}")
-    alt, alt_degenerate, _ = _reference_entries(table, item, ds, hst, None)
-    alt_detail = (f"{name(item, hst)} / the lower mean cost of {best} at each k, taken as a constant (ours; the "
-                  f"paper names kmed++); {degenerate_text(table, alt_degenerate)}")
+    entries, degenerate = _reference_entries(table, item, ds, hst, ref)
+    detail = f"{name(item, hst)} / {name(item, ref)}, delta-method interval; {degenerate_text(table, degenerate)}"
+    alt, alt_degenerate = _reference_entries(table, item, ds, hst, None)
+    alt_detail = (f"{name(item, hst)} / the method of lower mean cost among {best} at each k, delta-method "
+                  f"interval (ours; the paper names kmed++); {degenerate_text(table, alt_degenerate)}")
     return [sentence_check(claim, entries, band, "every", detail=detail),
             sentence_check(alt_claim, alt, band, "every", detail=alt_detail)]
 
@@ -137,16 +127,13 @@ def small_factor(table: pd.DataFrame, item) -> list[Check]:
     alt_claim = (f"alternative reading: {name(item, hst)} is within a factor {alt_f:g} of the non-private "
                  f"{name(item, ref)} on {where} (mean cost ratio ≤ {alt_f:g} in every (dataset, ε, k) cell)")
     datasets, missing = available_datasets(table, item, wanted)
-    entries, degenerate, constant = [], [], False
+    entries, degenerate = [], []
     for ds in datasets:
-        e, d, c = _reference_entries(table, item, ds, hst, ref)
+        e, d = _reference_entries(table, item, ds, hst, ref)
         entries += [Entry(x.dataset, x.who, x.eps, x.k,
                           dataclasses.replace(x.cell, label=f"{dataset_name(item, ds)} {x.cell.label}")) for x in e]
         degenerate += [f"{dataset_name(item, ds)} {x}" for x in d]
-        constant = constant or c
-    detail = (f"{name(item, hst)} / {name(item, ref)}, delta-method interval"
-              + (f" ({name(item, ref)} with one run: its cost taken as a constant)" if constant else "")
-              + f"; {degenerate_text(table, degenerate)}")
+    detail = f"{name(item, hst)} / {name(item, ref)}, delta-method interval; {degenerate_text(table, degenerate)}"
     common = dict(detail=detail, wanted=wanted, missing=missing, absent_reason=reasons_text(item, missing), item=item)
     return [sentence_check(claim, entries, verdicts.Directional("<", f, null_margin=0.0), "every", **common),
             sentence_check(alt_claim, entries, verdicts.Directional("<=", alt_f, null_margin=0.0), "every", **common)]

@@ -18,7 +18,8 @@ the table stores): Thm 2 / Thm 4's bound (`claims.max_ratio`) and the ratio on t
 paper's printed ratio, both on every dataset of the paper's table (not evaluable, n of N datasets, while
 one is missing) and both counted as the paper counts (`claims.paper_count`, default `options.count`);
 where our count (`options.count`) differs, and for every count of `claims.alternative_counts`, the side of
-1 is repeated on it as an "alternative reading".
+1 is repeated on it as an "alternative reading" ("alternative reading (tuned count …)" for a count that
+`claims.tuned` says was chosen by looking at the claim, docs/VERDICTS.md).
 Our Lloyd counts within ±`claims.lloyd_tolerance` of the paper's printed ones (Student-t interval of the
 relative difference, two one-sided tests) is our bookkeeping: the paper claims nothing about our runs."""
 
@@ -254,7 +255,9 @@ def checks(table, item) -> list[Check]:
     for other in dict.fromkeys(c for c in others if c != paper_count):
         if other not in ALL_COUNTS:
             raise ValueError(f"claims.alternative_counts must be among {sorted(ALL_COUNTS)}, got {other!r}")
-        checks.append(_side_of_one(rows, item, label, other, count, expected, alternative=True))
+        tuned = "count" in (claims.get("tuned") or {}) and other in str(claims["tuned"]["count"])
+        checks.append(_side_of_one(rows, item, label, other, count, expected,
+                                   alternative=f"tuned count {other}" if tuned else True))
     return checks
 
 
@@ -286,10 +289,10 @@ def _lloyd_counts(rows: dict, claims, figure: str) -> Check:
                         kind="bookkeeping")
 
 
-def _side_of_one(rows: dict, item, label: str, count: str, shown: str, expected, alternative: bool) -> Check:
+def _side_of_one(rows: dict, item, label: str, count: str, shown: str, expected, alternative: bool | str) -> Check:
     """Our ratio (counted as `count`) on the same side of 1 as the paper's printed ratio, on every dataset
     of the paper's table; a dataset whose paper ratio lies on the other side of 1 than the first one's
-    enters as 1 / ratio."""
+    enters as 1 / ratio. `alternative`: an alternative reading (a text: what it is, e.g. tuned)."""
     what = f"counting {ALL_COUNTS[count]}"
     known = {d: r for d, r in rows.items() if _known(r.paper_ratio)}
     side = ">" if (next(iter(known.values())).paper_ratio > 1 if known else True) else "<"
@@ -310,7 +313,8 @@ def _side_of_one(rows: dict, item, label: str, count: str, shown: str, expected,
                 f"{', '.join(f'{r.paper_ratio:g}' for r in known.values())}): " + "; ".join(wrong))
 
     claim = f"{label}'s iterations vs Lloyd's fall on the same side of 1 as the paper's ratio ({what})"
-    check = judged_check(("alternative reading: " if alternative else "") + claim, units,
+    head = f"alternative reading ({alternative}): " if isinstance(alternative, str) else "alternative reading: "
+    check = judged_check((head if alternative else "") + claim, units,
                          verdicts.Directional(side, 1.0), "every", why=why, detail="; ".join(details),
                          kind="alternative" if alternative else "paper")
     return over_datasets(check, known, expected, item)

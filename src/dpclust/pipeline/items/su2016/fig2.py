@@ -12,12 +12,14 @@ of the gaps NICV − baseline (the baseline is a constant):
 * "DPLloyd is more scalable in d than EUGkM" — a claim about how each method degrades as d grows,
   not who wins one cell: at every fixed k, DPLloyd's gap grows less from d = 2 to d = 10 than
   EUGkM's, i.e. (D₁₀ − D₂) − (E₁₀ − E₂) < 0 (the baselines cancel);
-* "θ = 10 works well in most cases": on more than half of the datasets (the rubric's "most") EUGkM
-  at θ = 10 is within a factor 1 + `theta_slack` of every other θ (mean₁₀ − (1 + slack)·mean_θ ≤ 0).
+* "θ = 10 works well in most cases": on more than half of the datasets (the rubric's "most") EUGkM's
+  gap to the baseline (the figure's cell value) at θ = 10 is within a factor 1 + `theta_slack` of
+  every other θ's: gap₁₀ − (1 + slack)·gap_θ ≤ 0. (On NICV itself the factor could not fail at low d,
+  where the gaps are 1e-5 beside an NICV of 0.07.)
 
 Each is decided by the claims engine (`dpclust.pipeline.verdicts`): a growth is divided by the
 method's mean NICV at the low end, a difference of growths by EUGkM's there, a θ comparison by the
-other θ's mean, so that the rubric's null margin is 1 % of that reference (`common.linear_cell`).
+other θ's gap, so that the rubric's null margin is 1 % of that reference (`common.linear_cell`).
 """
 
 from __future__ import annotations
@@ -103,8 +105,9 @@ def checks(table, item) -> list[Check]:
                            "every", why=whys.get("scalable_in_d", ""),
                            detail=f"cells: growth of {n_dpl}'s gap − growth of {n_eug}'s, relative to {n_eug}'s "
                                   f"NICV at d = {d_lo}"))
-    # θ = 10 works well "in most cases" (§5.1): on more than half of the datasets, within a factor
-    # 1 + slack of every other θ (a cell: the largest of (mean₁₀ − (1 + slack)·mean_θ)/mean_θ)
+    # θ = 10 works well "in most cases" (§5.1): on more than half of the datasets, its gap to the
+    # baseline b within a factor 1 + slack of every other θ's (a cell: the largest of
+    # (gap₁₀ − (1 + slack)·gap_θ)/gap_θ, gap = mean − b, i.e. mean₁₀ − (1 + slack)·mean_θ + slack·b)
     groups = sorted(set(rows_of(table, EUGKM)["group"]))
     others = [g for g in groups if g != ref]
     if others and ref in groups:
@@ -119,9 +122,9 @@ def checks(table, item) -> list[Check]:
                     continue
                 if rg["cells_per_dim"] == r10["cells_per_dim"]:
                     same.append(f"{ds} {variants.get(g, g)}")
-                sg = stats_of(rg)
+                sg, base = stats_of(rg), float(r10["baseline"])
                 comps.append(linear_cell(f"vs {variants.get(g, g)}", [(1.0, stats_of(r10)), (-(1 + slack), sg)],
-                                        scale=per(sg[0])))
+                                         slack * base, scale=per(sg[0] - base)))
             if comps:
                 parts = ", ".join(f"{c.label} {c.estimate:+.3g}" for c in comps)
                 cells.append(extreme_cell(f"{ds} (max over {parts})", comps, largest=True))
@@ -130,9 +133,10 @@ def checks(table, item) -> list[Check]:
         test = Directional("<=", 0.0, null_margin=0.01 * (1 + slack))
         out.append(claim_check(f"{reference} works well for {n_eug_plain} in most cases (§5.1)", cells, test, "most",
                                why=whys.get("theta", ""),
-                               detail=f"a dataset holds if {reference} is within a factor {1 + slack:g} of every "
-                                      f"other θ ({', '.join(variants.get(g, g) for g in others)}): cells "
-                                      f"(mean_{reference} − {1 + slack:g}·mean_θ)/mean_θ; same grid as {reference} "
+                               detail=f"a dataset holds if {reference}'s gap to the baseline is within a factor "
+                                      f"{1 + slack:g} of every other θ's "
+                                      f"({', '.join(variants.get(g, g) for g in others)}): "
+                                      f"cells (gap_{reference} − {1 + slack:g}·gap_θ)/gap_θ; same grid as {reference} "
                                       f"(identical mechanism): {', '.join(same) or 'none'}; degenerate guard "
                                       "(docs/VERDICTS.md, within c×) not applied: the table records no non-empty "
                                       "clusters"))
