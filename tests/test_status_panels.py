@@ -158,6 +158,26 @@ def test_a_claim_that_holds_beside_refused_cells_is_not_evaluable(tmp_path, monk
         == ["holds", "does not hold", "not decidable"]
 
 
+def test_a_replicated_items_checks_say_they_are_one_look(tmp_path, monkeypatch):
+    """An item with replication looks decides its claims on each look's runs: its per-item pages say so
+    and send the reader to the final verdicts (checks/summary.csv, the results page)."""
+    from dpclust.pipeline import steps as pipeline
+    from dpclust.pipeline.aggregate import Check
+
+    pd.DataFrame({"dataset": ["s1"], "algorithm": ["su2016.dplloyd"], "status": ["ok"], "reason": [""]}).to_csv(
+        tmp_path / "t.csv", index=False)
+    def claims(_table, _spec):
+        return [Check("undecided", None, "y", undecided=True)]
+
+    claims.handles_refused = True
+    monkeypatch.setattr(pipeline, "step_function", lambda spec, step, default=None: claims)
+    pipeline.check_item({"paper": "p", "item": "i", "alpha": 0.025}, tmp_path / "t.csv", tmp_path / "look")
+    assert "one replication look (one-sided α = 0.025 per look)" in (tmp_path / "look.md").read_text()
+    assert "checks/summary.csv" in (tmp_path / "look.html").read_text()
+    pipeline.check_item({"paper": "p", "item": "i"}, tmp_path / "t.csv", tmp_path / "plain")
+    assert "replication look" not in (tmp_path / "plain.md").read_text()
+
+
 def test_the_leaderboard_ranks_refused_cells_itself():
     from dpclust.pipeline.items.leaderboard.table import checks
 

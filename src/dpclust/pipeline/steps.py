@@ -163,6 +163,9 @@ def _check_item(spec: dict, table_csv, stem, settled: dict | None) -> pd.DataFra
 
     title = (f"Claims of {spec.get('reproduces') or spec.get('paper', '') + '/' + spec.get('item', '')}, "
              "checked on our runs")
+    if "alpha" in spec:     # a replicated item: these runs are one look; later looks may decide open claims
+        title += (f" of one replication look (one-sided α = {spec['alpha']:.3g} per look); the final verdicts, "
+                  "after every look, are in checks/summary.csv and the results page")
     write_text_atomic(f"**{title}**\n\n" + to_markdown(frame), stem.with_suffix(".md"))
     write_text_atomic(checks_html(frame, title), stem.with_suffix(".html"))
     return frame
