@@ -194,3 +194,19 @@ def test_aggregate_with_every_record_unavailable_keeps_the_rows():
                 "status": "data_unavailable", "reason": "offline", "runs": []} for a in fig1.ORDER]
     table = fig1.aggregate(records, ITEM)
     assert not table.empty and set(table["status"]) == {"data_unavailable"}
+
+
+def test_the_plateau_detail_reports_a_cell_an_earlier_look_settled_as_settled():
+    """Lloyd's fall, settled as holding at an earlier replication look, is "falls" in the detail too,
+    even where this look's runs alone leave its interval straddling 0."""
+    from dpclust.pipeline import verdicts
+
+    t = _table(ours=[10, 9.8, 9.7], balcan=[20, 19.5, 19.6], lloyd=[10, 9, 8], sd=0.5)
+    plain = fig1.checks(t, ITEM)[1]
+    assert "Lloyd (10 iterations) may fall (interval straddles 0)" in plain.detail
+    key = declared.run_key("nguyen_synth", {"k": [2, 10]}, fig1.LLOYD, [])
+    record = {"state": "holds", "label": "x", "estimate": -0.2, "low": -0.3, "high": -0.1, "p_fail": 1.0,
+              "absent": False, "look": 0}
+    with verdicts.settled({plain.claim: {key: record}}):
+        settled = fig1.checks(t, ITEM)[1]
+    assert "Lloyd (10 iterations) falls," in settled.detail and "settled at look 0" in settled.detail

@@ -259,7 +259,8 @@ def _private_costs_plateau(table: pd.DataFrame, item: dict, datasets: list[str],
             verdicts.relative_cell(f"{ds}: {name(item, LLOYD)} cost(k={k1}) < cost(k={k0})", ll[k1], ll[k0]),
             key=declared.run_key(dataset, {"k": [k0, k1]}, LLOYD, []))
         cells.append(falls)
-        verdict = verdicts.judge([falls], verdicts.Directional("<", 0.0)).result
+        with verdicts.deciding(claim):      # a cell an earlier look settled keeps that look's verdict
+            verdict = verdicts.judge([falls], verdicts.Directional("<", 0.0)).result
         verb = {True: "falls", False: "does not fall", None: "may fall (interval straddles 0)"}[verdict]
         d_ll = _rel_drop(ratio_ci(ll[k1], ll[k0]))
         parts = [f"{ds}: {name(item, LLOYD)} {verb}, drop {d_ll[0]:.1%} [{d_ll[1]:.1%}, {d_ll[2]:.1%}]"]
