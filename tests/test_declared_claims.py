@@ -93,6 +93,8 @@ def test_the_alternative_reading_appears_only_when_it_differs_and_never_changes_
     assert paper.holds is False and ours.holds is True
     assert ours.claim == "alternative reading: Alpha beats Beta (§1): at least 75%"
     assert len(run([{**BASE, "alternative": alt}], means, {"need": 1.0})) == 1   # "every" already: no alternative
+    # at 4 cells "at least 90 %" needs all 4, as "every" does: the same reading, no alternative row
+    assert len(run([{**BASE, "alternative": alt}], means, {"need": 0.9})) == 1
 
 
 def test_a_missing_dataset_makes_the_claim_not_evaluable():

@@ -33,7 +33,8 @@ Fields of an entry (config/README.md, "Declared claims"):
   the exempt cells are appended), `reading`: a template appended to the rule (how a vague word was
   read), `why`: a key of `claims.why`;
 * `alternative`: ``{share: <key of claims>, claim: <template, {share}>}``: our fraction reading,
-  reported as "alternative reading: …" only when it differs from the paper's quantifier;
+  reported as "alternative reading: …" only when, at the claim's number of cells, it needs another
+  number of them to hold than the paper's quantifier does (at 4 cells, "90 %" is "every");
 * `as_alternative`: true when the whole declaration is our alternative reading of a sentence (other
   comparators than the paper names, say): its claim reads "alternative reading: …" and its checks are
   of kind ``alternative``, never in the papers' tallies;
@@ -371,7 +372,9 @@ def decide(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> lis
     if decl.alternative:
         need = float(claims[decl.alternative["share"]])
         share, strict = verdicts.QUANTIFIERS[decl.quantifier]
-        if need != share or strict:
+        # a reading that needs as many cells as the paper's at this claim's count is the same reading
+        n = len(cells)
+        if (verdicts.required(need, n) != verdicts.required(share, n, strict)) if n else (need != share or strict):
             alt = text(decl.alternative["claim"], item, {**values, "claim": claim, "share": need})
             out.append(verdicts.share_check(f"{ALTERNATIVE}{alt}", cells, test, need, detail))
     planned = src.planned if wanted is None else [d for d in src.planned if d in wanted]
