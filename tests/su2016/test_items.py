@@ -388,6 +388,20 @@ def test_fig6_scalability_uses_growth_in_both_k_and_d():
     assert out[2].why.startswith("genuine: d=2 (growth difference") and "k=10: gap Hybrid" in out[2].why
 
 
+def test_fig6_growth_differences_are_measured_against_a_gap_not_the_nicv():
+    """At d = 2 the gaps are 1e-5 beside an NICV of 0.01: a growth difference of 1.6e-5 is 80 % of
+    EUGkM's gap, an effect; relative to the NICV it would sit inside the 1 % null margin ("no effect")."""
+    from dpclust.pipeline.items.su2016 import fig6
+
+    spec = {"claims": dict(FIG2_SPEC["claims"]), "names": NAMES}
+    hybrid = {(2, 2): 0.0100065, (10, 2): 0.0100179, (2, 10): 0.02, (10, 10): 0.03}
+    eugkm = {(2, 2): 0.01002, (10, 2): 0.010015, (2, 10): 0.05, (10, 10): 0.08}
+    in_k = fig6.checks(synth_table({"su2016.hybrid": hybrid, "su2016.eugkm": eugkm}, spread=1e-7), spec)[2]
+    d2 = in_k.detail.split("d=2 (")[1].split("; d=10")[0]
+    assert "(fails)" in d2 and "no effect" not in d2 and in_k.holds is False
+    assert "relative to EUGkM's gap at k = 2" in in_k.detail
+
+
 def test_fig6_heatmaps_share_one_colour_scale_only_when_asked(monkeypatch):
     saved = []
     monkeypatch.setattr(common, "save_figure", lambda fig, stem: saved.append(fig))

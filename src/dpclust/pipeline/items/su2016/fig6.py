@@ -5,8 +5,8 @@ Aggregate: `aggregate_nicv` (items/common.py). Render: one k × d heatmap per `f
 selector (`heatmaps`). Checks: §6.4's "the hybrid approach is more scalable than EUGkM with
 respect to both k and d" — the growth of the hybrid's gap to the baseline from the smallest to the
 largest d (at every fixed k of `claims.fixed`) and from the smallest to the largest k (at every
-fixed d) is smaller than EUGkM's (Welch–Satterthwaite intervals relative to EUGkM's mean NICV at the
-low end; the baselines cancel; unqualified: every fixed value) — and, an alternative reading of ours
+fixed d) is smaller than EUGkM's (Welch–Satterthwaite intervals relative to EUGkM's gap at the low
+end; the baselines cancel; unqualified: every fixed value) — and, an alternative reading of ours
 (REC) reported beside it, "at least as good as EUGkM" on most datasets (the rubric's "most": more
 than half of the datasets; Welch interval of (Hybrid − EUGkM)/EUGkM ≤ 0 per dataset, with
 the null margin `claims.null_margin.at_least_as_good`: equality satisfies it). All are decided by
@@ -58,7 +58,10 @@ def _ends(table, fixed_name, v, lo, hi, ref) -> str:
 
 def _scalability(table, fixed_name, fixed_values, lo, hi, ref):
     """Per fixed value: growth(Hybrid) − growth(EUGkM) of the gaps from lo to hi, relative to
-    EUGkM's mean NICV at the low end."""
+    EUGkM's gap at the low end (its NICV there if that gap is not positive): the figure's quantity is
+    the gap, so the rubric's null margin is 1 % of a gap. (Relative to the NICV, the margin was some
+    1,000 gaps at d = 2, where the gaps are 1e-5 beside an NICV of 0.07: a growth difference there
+    could only be "no effect".)"""
     cells = []
     for v in fixed_values:
         gh = gap_growth(table, HYBRID, fixed_name, v, lo, hi)
@@ -66,9 +69,11 @@ def _scalability(table, fixed_name, fixed_values, lo, hi, ref):
         if gh is None or ge is None:
             continue
         (th, sh), (te, se) = gh, ge
+        gap = float(row_of(table, synthetic_name(fixed_name, v, lo), EUGKM, None, ref)["gap"])
         cells.append(linear_cell(f"{fixed_name}={v} (growth difference Hybrid − EUGkM; "
                                 f"{_ends(table, fixed_name, v, lo, hi, ref)})",
-                                th + [(-c, s) for c, s in te], sh - se, scale=per(te[1][1][0])))
+                                th + [(-c, s) for c, s in te], sh - se,
+                                scale=per(gap) if gap > 0 else per(te[1][1][0])))
     return cells
 
 
@@ -102,11 +107,11 @@ def checks(table, item) -> list[Check]:
                            f"to {d_hi} at fixed k (§6.4)", cells, Directional("<", 0.0), "every",
                            why=whys.get("scalable_d", ""),
                            detail=f"cells: growth of the gap from d = {d_lo} to {d_hi}, Hybrid − EUGkM, relative to "
-                                  f"EUGkM's NICV at d = {d_lo}"))
+                                  f"EUGkM's gap at d = {d_lo}"))
     cells = _scalability(table, "d", fixed["d"], k_lo, k_hi, ref)
     out.append(claim_check(f"{n_hyb} is more scalable than {n_eug_plain} in k: its gap grows less from k = {k_lo} "
                            f"to {k_hi} at fixed d (§6.4)", cells, Directional("<", 0.0), "every",
                            why=whys.get("scalable_k", ""),
                            detail=f"cells: growth of the gap from k = {k_lo} to {k_hi}, Hybrid − EUGkM, relative to "
-                                  f"EUGkM's NICV at k = {k_lo}"))
+                                  f"EUGkM's gap at k = {k_lo}"))
     return out
