@@ -57,6 +57,19 @@ def test_fig2_thresholds_come_from_claims():
     assert res[3].holds is False and "≤ 1.1×" in res[3].claim
 
 
+def test_fig2_orders_of_magnitude_is_two_orders_and_one_order_is_the_alternative():
+    """docs/VERDICTS.md: "orders of magnitude" (plural) is n ≥ 2, ≥ 100×; one order (10×) is our
+    alternative reading, beside it and never changing it."""
+    costs = _fig2_costs(5.0)
+    costs.update({(ds, "a", k): 30 * 12.0 / k for ds in ("lo", "hi") for k in (2, 4)})   # S&A/ours = 30
+    claims = {**CLAIMS, "orders_of_magnitude": 100.0, "orders_of_magnitude_alternative": 10.0}
+    out = fig2.checks(_table(costs, {"lo": 3, "hi": 100}), {**FIG2, "claims": claims})
+    paper, alt = (c for c in out if "magnitude" in c.claim)
+    assert paper.holds is False and "≥ 100×" in paper.claim and paper.kind == "paper"
+    assert alt.holds is True and alt.kind == "alternative"
+    assert alt.claim.startswith("alternative reading: ") and "≥ 10×" in alt.claim
+
+
 def test_fig2_checks_not_evaluable_when_unavailable():
     t = pd.DataFrame([{"dataset": "lo", "d": None, "algorithm": "o", "k": 2, "epsilon": 1.0,
                        "status": "data_unavailable", "reason": "no file", "mean": np.nan, "std": np.nan, "n": 0}],
