@@ -320,17 +320,22 @@ def test_iteration_counts_the_prior_look_ahead_when_asked():
         assert checks[2].result == side and COUNT_WORDS[count] in checks[2].claim
 
 
+def _fig9_iris(n=40):
+    """(table, options) of Posterior runs on Iris: 9 loop passes and 5 sampling iterations against
+    Lloyd's 6; the paper prints 0.97."""
+    recs = _alg1_records({common.POSTERIOR: [True] * n}, {common.POSTERIOR: [9] * n}, [6] * n)
+    for run in recs[0]["runs"]:
+        run["info"]["sampling_iterations"] = 5
+    opts = {"strategy": common.POSTERIOR, "count": "iterations",
+            "paper_table": {"algorithm": {"iris": 5.89}, "lloyd": {"iris": 6.07}, "ratio": {"iris": 0.97}}}
+    return iterations.aggregate(recs, {"options": opts}), opts
+
+
 def test_fig9_the_papers_count_decides_and_ours_is_the_alternative_reading():
     """Fig. 9: counted as the paper counts (Thm 5's Î, the sampling iterations: 5 against Lloyd's 6) the
     Posterior's ratio is below 1 as printed (0.97); counting the loop's passes as Lloyd's (9) it is above:
     that is the alternative reading, shown beside, and it does not change the verdict."""
-    n = 40
-    recs = _alg1_records({common.POSTERIOR: [True] * n}, {common.POSTERIOR: [9] * n}, [6] * n)
-    for run in recs[0]["runs"]:
-        run["info"]["sampling_iterations"] = 5
-    table_opts = {"strategy": common.POSTERIOR, "count": "iterations",
-                  "paper_table": {"algorithm": {"iris": 5.89}, "lloyd": {"iris": 6.07}, "ratio": {"iris": 0.97}}}
-    table = iterations.aggregate(recs, {"options": table_opts})
+    table, table_opts = _fig9_iris()
     overall = table[table["eps_step"].isna()].iloc[0]
     assert overall["sampling_ratio_of_means"] == pytest.approx(5 / 6) and overall["ratio_of_means"] == 1.5
     claims = {"max_ratio": 2.0, "lloyd_tolerance": 0.25, "paper_count": "sampling_iterations"}
@@ -363,13 +368,7 @@ def test_fig9_is_decided_on_the_count_fixed_beforehand_and_the_tuned_count_is_an
     Î is an "alternative reading (tuned count …)" that never changes them."""
     fig9 = load_config()["paper_configs"]["lushen2020"]["items"]["fig9"]["claims"]
     assert "paper_count" not in fig9 and "sampling_iterations" in fig9["tuned"]["count"]
-    n = 40
-    recs = _alg1_records({common.POSTERIOR: [True] * n}, {common.POSTERIOR: [9] * n}, [6] * n)
-    for run in recs[0]["runs"]:
-        run["info"]["sampling_iterations"] = 5
-    opts = {"strategy": common.POSTERIOR, "count": "iterations",
-            "paper_table": {"algorithm": {"iris": 5.89}, "lloyd": {"iris": 6.07}, "ratio": {"iris": 0.97}}}
-    table = iterations.aggregate(recs, {"options": opts})
+    table, opts = _fig9_iris()
     claims = {"max_ratio": 2.0, "lloyd_tolerance": 0.25, "alternative_counts": ["sampling_iterations"],
               "tuned": {"count": "sampling_iterations, chosen by looking at the claim"}}
     checks = iterations.checks(table, {"options": opts, "claims": claims, "reproduces": "Lu & Shen 2020, Figure 9"})
