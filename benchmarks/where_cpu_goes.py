@@ -117,8 +117,9 @@ def floors(sampled) -> list[dict]:
 def changed_since(groups: list[dict], algorithms: dict, commit: str | None) -> None:
     """Mark each group (`floors` rows) whose algorithm's code (its module and every dpclust module it
     imports) changed between `commit` (the estimate's) and the checkout: its CPU-hours are then the
-    estimate's of older code, while its shares are the new code's."""
-    from dpclust.pipeline.codehash import closure, module_path
+    estimate's of older code, while its shares are the new code's. Code as the run jobs' code hashes
+    see it (`codehash.code_text`): an edit of comments or docstrings changes nothing."""
+    from dpclust.pipeline.codehash import closure, code_text, module_path
     from dpclust.pipeline.resolve import function_module
 
     if not commit:
@@ -127,7 +128,13 @@ def changed_since(groups: list[dict], algorithms: dict, commit: str | None) -> N
                           text=True)
     if diff.returncode:
         return
-    changed = {(REPO / f).resolve() for f in diff.stdout.split()}
+    changed = set()
+    for name in diff.stdout.split():
+        old = subprocess.run(["git", "show", f"{commit}:{name}"], cwd=REPO, capture_output=True, text=True)
+        now = REPO / name
+        if (old.returncode or not now.is_file() or not name.endswith(".py")
+                or code_text(old.stdout) != code_text(now.read_text(encoding="utf-8"))):
+            changed.add(now.resolve())
     for g in groups:
         modules = closure(function_module(algorithms[g["group"].split("/")[2]]["function"]))
         g["code_changed_since_estimate"] = any(

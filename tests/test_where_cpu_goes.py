@@ -60,20 +60,32 @@ def test_a_groups_floor_is_its_estimate_without_the_interpreters_share(where):
 
 
 def test_groups_whose_code_changed_since_the_estimate_are_marked(where):
-    """A group whose algorithm imports a file changed since the estimate's commit is marked (its
-    CPU-hours are the older code's); the others are not."""
+    """A group whose algorithm imports a file whose code changed since the estimate's commit is marked
+    (its CPU-hours are the older code's); the others are not. Code as the code hashes see it: a
+    docstring or comment edit is no change."""
     import subprocess
     from pathlib import Path
 
+    from dpclust.pipeline.codehash import code_text
     from dpclust.pipeline.configuration import load_config
 
     repo = Path(__file__).resolve().parents[1]
-    last = subprocess.run(["git", "log", "-1", "--format=%H", "--", "src/dpclust/balcan2017/local_swap.py"],
-                          cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+    swap = "src/dpclust/balcan2017/local_swap.py"
+
+    def show(rev):
+        return subprocess.run(["git", "show", f"{rev}:{swap}"], cwd=repo, capture_output=True, text=True).stdout
+
+    history = subprocess.run(["git", "log", "--format=%H", "--", swap], cwd=repo, capture_output=True, text=True,
+                             check=True).stdout.split()
+    last = next(h for h in history if code_text(show(h)) != code_text(show(f"{h}^") or "pass"))  # a code change
     algorithms = load_config(repo / "config", overrides={"preset": "full"})["algorithms"]
     groups = [{"group": "cohenaddad2022/fig2/balcan2017.balcan_kmedian/skin/40"},
               {"group": "su2016/fig1/su2016.dplloyd/adult_num/5"}]
     where.changed_since(groups, algorithms, f"{last}^")
-    assert [g["code_changed_since_estimate"] for g in groups] == [True, False]
+    assert groups[0]["code_changed_since_estimate"] is True
+    where.changed_since(groups, algorithms, "HEAD")                          # nothing since: nothing marked
+    assert [g["code_changed_since_estimate"] for g in groups] == [False, False]
+    assert code_text('"""doc."""\nx = 1  # why\n') == code_text("x = 1\n") != code_text("x = 2\n")
+    where.changed_since(groups, algorithms, f"{last}^")
     where.changed_since(groups, algorithms, None)                          # no commit: left as they are
     assert groups[0]["code_changed_since_estimate"] is True

@@ -62,6 +62,12 @@ def _code_text(tree: ast.Module) -> str:
     return ast.dump(tree, annotate_fields=False)
 
 
+def code_text(source: str) -> str:
+    """What the code hash covers of a module's source: its syntax tree without docstrings, as text
+    (two sources with equal code text have the same code whatever their comments and docstrings)."""
+    return _code_text(ast.parse(source))
+
+
 def _imported(module: str, path: Path, tree: ast.Module) -> list[str]:
     """Every dpclust module name an import statement of the module could load (existing or not)."""
     is_pkg = path.name == "__init__.py"
