@@ -95,7 +95,7 @@ def test_the_checks_step_decides_on_the_own_rows_and_labels_from_the_alternative
             rows = table[table["group"] == "a"]
             limit = item["claims"]["limit"]
             return [Check(f"value of s is below {limit}", bool((rows["value"] < limit).all()), why="genuine",
-                          cells=len(rows))]
+                          cells=len(rows), rule="every row")]
     '''))
     monkeypatch.syspath_prepend(str(tmp_path))
     csv = tmp_path / "table.csv"

@@ -139,8 +139,9 @@ def test_a_claim_that_holds_beside_refused_cells_is_not_evaluable(tmp_path, monk
     table.to_csv(tmp_path / "t.csv", index=False)
 
     def claims(_table, _spec):
-        return [Check("holds on the rest", True, "3 cells"), Check("fails", False, "x", why="genuine"),
-                Check("undecided", None, "y", undecided=True)]
+        return [Check("holds on the rest", True, "3 cells", rule="r"),
+                Check("fails", False, "x", why="genuine", rule="r"),
+                Check("undecided", None, "y", undecided=True, rule="r")]
 
     monkeypatch.setattr(pipeline, "step_function", lambda spec, step, default=None: claims)
     spec = {"paper": "p", "item": "i", "names": NAMES}
@@ -167,7 +168,7 @@ def test_a_replicated_items_checks_say_they_are_one_look(tmp_path, monkeypatch):
     pd.DataFrame({"dataset": ["s1"], "algorithm": ["su2016.dplloyd"], "status": ["ok"], "reason": [""]}).to_csv(
         tmp_path / "t.csv", index=False)
     def claims(_table, _spec):
-        return [Check("undecided", None, "y", undecided=True)]
+        return [Check("undecided", None, "y", undecided=True, rule="r")]
 
     claims.handles_refused = True
     monkeypatch.setattr(pipeline, "step_function", lambda spec, step, default=None: claims)

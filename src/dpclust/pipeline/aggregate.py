@@ -37,7 +37,7 @@ def cause_of(why: str) -> str:
 
 @dataclass
 class Check:
-    """One claim of a paper, checked on our runs (see `dpclust.pipeline.claims` for deciding it).
+    """One claim of a paper, checked on our runs (decided by `dpclust.pipeline.verdicts`).
 
     `holds` is True / False, or None: *not decidable at this sample size* when `undecided` (the
     interval straddles the threshold), else *not evaluable* (no data). `quantity` and `ci` are the
@@ -194,6 +194,8 @@ CHECK_KINDS = ("paper", "alternative", "bookkeeping", "sanity", "audit", "leader
 #: the paper's own reading, never counted in the paper's tallies (docs/VERDICTS.md)
 ALTERNATIVE_PREFIX = "alternative reading"
 #: the pseudo-papers of config/papers/ whose every check is of one of our own kinds
+#: the kinds whose checks are not claims decided by the rubric: their rule column names the kind
+UNRULED_KINDS = ("audit", "leaderboard")
 PAPER_KINDS = {"audit": "audit", "leaderboard": "leaderboard", "baselines": "sanity", "examples": "sanity"}
 
 
@@ -203,24 +205,16 @@ def checks_frame(checks: list[Check]) -> pd.DataFrame:
             c.kind = "alternative"
         if c.kind not in CHECK_KINDS:
             raise ValueError(f"check {c.claim!r}: kind must be one of {CHECK_KINDS}, got {c.kind!r}")
+        if not c.rule and c.kind not in UNRULED_KINDS:
+            raise ValueError(f"check {c.claim!r} ({c.kind}) names no rule: decide it with "
+                             "dpclust.pipeline.verdicts, whose verdict sets the rule (docs/VERDICTS.md)")
     return pd.DataFrame([
         {"claim": c.claim, "result": c.result, "quantity": c.quantity,
          "ci_low": None if c.ci is None else c.ci[0], "ci_high": None if c.ci is None else c.ci[1],
          "threshold": c.threshold, "detail": c.detail, "why": c.why, "kind": c.kind,
-         "cells": c.cells, "rule": c.rule or _legacy_rule(c), "sensitivity": c.sensitivity}
+         "cells": c.cells, "rule": c.rule or c.kind, "sensitivity": c.sensitivity}
         for c in checks
     ], columns=CHECK_COLUMNS)
-
-
-def _legacy_rule(c: Check) -> str:
-    """The rule of a check not yet decided by `dpclust.pipeline.verdicts` (said, not hidden)."""
-    if c.kind != "paper":
-        return c.kind
-    if c.threshold == "every cell":
-        return "legacy: every cell by its two-sided 95 % interval, no correction for the number of cells"
-    if c.ci is not None:
-        return "legacy: one two-sided 95 % interval"
-    return "legacy: point value"
 
 
 def fmt(x: Any, digits: int = 4) -> str:

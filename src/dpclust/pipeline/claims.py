@@ -1,30 +1,20 @@
-"""Deciding a paper's claims statistically.
-
-A claim is decided on a measured quantity with a confidence interval (95 % unless stated):
-
-* **holds** — the whole interval lies on the claim's side of its threshold;
-* **does not hold** — the whole interval lies on the other side;
-* **not decidable at this sample size** — the interval straddles the threshold;
-* **not evaluable** — the data could not be had (or the preset does not run that cell).
+"""Confidence intervals for the quantities a paper's claims are decided on.
 
 Intervals come from the tidy tables' per-cell summaries (mean, sd, n): Student-t for a mean,
 Welch for a difference of means, the delta method for a ratio of means, Clopper-Pearson for a
-proportion, and a percentile bootstrap where raw values are at hand. A claim over many cells
-("at every k") holds if every cell holds, does not hold if any cell does not, and is otherwise not
-decidable. A claim that does not hold carries its `why`: *defect fixed: ...*, *genuine: <one line
-of evidence>* or *depends on a lost parameter: ...*.
+proportion, and a percentile bootstrap where raw values are at hand. Deciding a claim over its
+cells (quantifier, margin, error control) is `dpclust.pipeline.verdicts`, by the rubric of
+docs/VERDICTS.md.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-
-from dpclust.pipeline.aggregate import Check
 
 LEVEL = 0.95
 
@@ -116,51 +106,3 @@ def proportion_ci(successes: int, n: int, level: float = LEVEL) -> Interval:
     lo = 0.0 if successes == 0 else float(stats.beta.ppf(alpha / 2, successes, n - successes + 1))
     hi = 1.0 if successes == n else float(stats.beta.ppf(1 - alpha / 2, successes + 1, n - successes))
     return Interval(successes / n, lo, hi)
-
-
-
-
-def side_of(interval: Interval, threshold: float, side: str) -> bool | None:
-    """True if the interval lies entirely on `side` ('>', '>=', '<', '<=') of the threshold, False if
-    entirely on the other side, None if it straddles it."""
-    lo, hi = interval.low, interval.high
-    if side in (">", ">="):
-        if (lo > threshold) or (side == ">=" and lo >= threshold):
-            return True
-        if hi < threshold or (side == ">" and hi <= threshold):
-            return False
-        return None
-    if side in ("<", "<="):
-        if (hi < threshold) or (side == "<=" and hi <= threshold):
-            return True
-        if lo > threshold or (side == "<" and lo >= threshold):
-            return False
-        return None
-    raise ValueError(f"side must be one of >, >=, <, <=; got {side!r}")
-
-
-def decide(claim: str, interval: Interval, threshold: float, side: str, detail: str = "",
-           why: str = "") -> Check:
-    """A claim "quantity <side> threshold", decided on the quantity's interval."""
-    holds = side_of(interval, threshold, side)
-    return Check(claim, holds, detail, quantity=interval.estimate, ci=(interval.low, interval.high),
-                 threshold=f"{side} {threshold:g}", why=why if holds is False else "", undecided=holds is None)
-
-
-def every(claim: str, cells: Iterable[tuple[str, bool | None]], detail: str = "", why: str = "") -> Check:
-    """A claim over cells: holds if every cell holds, does not hold if any does not, else not
-    decidable. `cells` are (label, decision) pairs; the detail names the failing/undecided ones."""
-    cells = list(cells)
-    if not cells:
-        return Check(claim, None, detail or "no cell available")
-    failing = [label for label, d in cells if d is False]
-    open_ = [label for label, d in cells if d is None]
-    holds = False if failing else (None if open_ else True)
-    parts = [f"{sum(d is True for _, d in cells)}/{len(cells)} cells hold"]
-    if failing:
-        parts.append("not: " + ", ".join(failing[:6]) + (" …" if len(failing) > 6 else ""))
-    if open_:
-        parts.append("undecided: " + ", ".join(open_[:6]) + (" …" if len(open_) > 6 else ""))
-    text = "; ".join(parts) + (f"; {detail}" if detail else "")
-    return Check(claim, holds, text, quantity=sum(d is True for _, d in cells) / len(cells),
-                 threshold="every cell", why=why if holds is False else "", undecided=holds is None)
