@@ -188,6 +188,10 @@ def test_a_look_is_priced_for_the_claims_still_open_only():
     assert replication.look_cost_s(decl, 1, ["claim on only h"], {"claim on only h": [cell]}) == 2.0
     cell = declared.run_key("d", {"epsilon": [1.0, 2.0]}, "b", [])
     assert replication.look_cost_s(decl, 1, ["claim on only h"], {"claim on only h": [cell]}) == 3.0
+    # a cell that reads some of the groups only (a step of a sweep): those groups only
+    cell = declared.run_key("d", {}, "a", [], groups=["h"])
+    assert replication.look_cost_s(decl, 1, ["another claim"], {"another claim": [cell]}) == 10.0
+    assert declared.run_key("d", {}, "a", []) != cell and "groups" not in declared.run_key("d", {}, "a", [])
 
 
 def test_the_summary_takes_the_deciding_look_and_says_how_many_runs(tmp_path):

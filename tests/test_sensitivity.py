@@ -151,8 +151,15 @@ def test_the_variant_runs_are_their_own_batches_and_figure_6_reads_them(preset):
         "eugkm_theta10"
     assert all("sensitivity" in fig2.step_spec(step) for step in ("aggregate", "render", "checks"))
     # an item without one gets no key: its steps' specs (and so their jobs) are unchanged
-    assert not any("sensitivity" in the_plan.item("su2016", "fig3").step_spec(step)
+    assert not any("sensitivity" in the_plan.item("su2016", "table1").step_spec(step)
                    for step in ("aggregate", "render", "checks"))
+    # alternatives of a claim's threshold (Fig. 3's "close to k") reach its checks alone
+    fig3 = the_plan.item("su2016", "fig3")
+    assert "sensitivity" in fig3.step_spec("checks")
+    assert not any("sensitivity" in fig3.step_spec(step) for step in ("aggregate", "render"))
+    balcan = the_plan.item("balcan2017", "fig2a")      # data variants and a threshold's alternatives
+    kept = balcan.step_spec("aggregate")["sensitivity"]
+    assert len(kept) == 1 and "groups" in kept[0] and len(balcan.step_spec("checks")["sensitivity"]) == 2
 
 
 SETTING = {"what": "ρ (EXT 0.225)", "declared": "0.225", "groups": {"rho_half": "h", "rho_double": "h"},

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
@@ -132,6 +133,41 @@ def test_fig3_exponent_is_derived_from_the_swept_blocks_exactly():
                    "sweep": {"setting": "blocks", "value": "n^0.7"}}
     t = fig3.aggregate(recs + [unavailable], {"table": {"labels": {"su2016.gkm": "GkM"}}})
     assert dict(zip(t["group"], t["exponent"])) == {"e01": 0.1, "e02": 0.2, "e03": 0.3}
+
+
+def fig3_table(gkm_by_exponent, sd=0.001, runs=20, n=6000, k=10):
+    """A Figure 3 table on one dataset: GkM's mean NICV at each exponent e (ℓ = N^(1−e) blocks), SAG
+    and Noise at e = 0.6."""
+    rows = []
+    for e, nicv in gkm_by_exponent.items():
+        rows.append({"group": f"e{round(e * 10):02d}", "dataset": "s1", "algorithm": fig3.GKM, "exponent": e,
+                     "blocks": round(n ** (1 - e)), "n_points": n, "k": k, "nicv_mean": nicv, "nicv_std": sd,
+                     "n_runs": runs, "same_as": np.nan, "status": "ok", "reason": ""})
+    for alg, nicv in ((fig3.SAG, 0.1), (fig3.NOISE, 0.5)):
+        rows.append(dict(rows[0], algorithm=alg, exponent=0.6, group="e06", blocks=round(n ** 0.4), nicv_mean=nicv))
+    return pd.DataFrame(rows)
+
+
+def test_fig3_keeps_decreasing_reads_every_step_down_to_close_to_k():
+    """§5.2 "as the block size decreases the error of GkM keeps decreasing, until when the block size
+    gets close to k": each step from N^0.6 down to a block size of close_to_k·k must decrease."""
+    item = {"options": {"panels": ["s1"]}, "claims": {"gkm_exponent": 0.6, "close_to_k": 3},
+            "names": {"datasets": {"s1": "S1"}}}
+    # N = 6000, k = 10: block sizes 6000^e are 183 (e = 0.6), 77 (0.5), 32 (0.4), 14 (0.3)
+    def verdict(gkm, **kw):
+        out = fig3.checks(fig3_table(gkm), {**item, "claims": {**item["claims"], **kw}})
+        return next(c for c in out if "keeps decreasing" in c.claim)
+    c = verdict({0.6: 0.4, 0.5: 0.3, 0.4: 0.2, 0.3: 0.5})        # rises again below 3k = 30: not read
+    assert c.holds is True and c.cells == 2
+    assert set(c.cell_states) == {declared.run_key("s1", {}, fig3.GKM, [], groups=g)
+                                  for g in (["e05", "e06"], ["e04", "e05"])}
+    assert verdict({0.6: 0.4, 0.5: 0.3, 0.4: 0.35, 0.3: 0.2}).holds is False      # rises at 32 ≥ 30
+    assert verdict({0.6: 0.4, 0.5: 0.3, 0.4: 0.2, 0.3: 0.5}, close_to_k=1).holds is False   # 14 ≥ 10 read
+    assert verdict({0.6: 0.4, 0.5: 0.3, 0.4: 0.35}, close_to_k=4).holds is True    # 32 < 40: one step
+    assert verdict({0.6: 0.4, 0.5: 0.3999}).holds is False       # shown within the rubric's null margin
+    wide = fig3.checks(fig3_table({0.6: 0.4, 0.5: 0.38}, sd=0.1), item)
+    assert next(c for c in wide if "keeps decreasing" in c.claim).holds is None   # not shown either way
+    assert verdict({0.6: 0.4, 0.5: 0.3}, close_to_k=10).cells == 0     # no step reaches 10k
 
 
 FIXED = {"d_range": [2, 10], "k_range": [2, 10], "k": [2, 10], "d": [2, 10]}

@@ -309,18 +309,22 @@ def _cells(decl: Comparison, item: Mapping, claims: Mapping, src: Source, values
     return cells, where, versus, exempted, (notes if recorded else None)
 
 
-def run_key(dataset: str, point: Mapping[str, Any], compare: str, against: Sequence[str]) -> str:
+def run_key(dataset: str, point: Mapping[str, Any], compare: str, against: Sequence[str],
+            groups: Sequence[str] | None = None) -> str:
     """A cell's `verdicts.Cell.key`: where its runs are, as canonical JSON (`replication.cell_runs` reads
     it back): the dataset, the point's run fields (ε, k; a list: the cell reads each of those values),
-    the compared method and its comparators."""
+    the compared method and its comparators, and, for a cell that reads some of an item's run groups
+    only (a step of a sweep), those groups."""
     def value_of(name: str, value: Any) -> Any:
         if isinstance(value, (list, tuple)):
             return [value_of(name, v) for v in value]
         return None if value is None else float(value) if name == "epsilon" else int(value)
 
     fields = {name: value_of(name, value) for name, value in point.items()}
-    return json.dumps({"dataset": dataset, "point": fields, "compare": compare, "against": sorted(against)},
-                      sort_keys=True, separators=(",", ":"))
+    where = {"dataset": dataset, "point": fields, "compare": compare, "against": sorted(against)}
+    if groups is not None:
+        where["groups"] = sorted(groups)
+    return json.dumps(where, sort_keys=True, separators=(",", ":"))
 
 
 def decide(decl: Comparison, item: Mapping, claims: Mapping, src: Source) -> list[Check]:

@@ -93,15 +93,18 @@ def claim_cells(decl: dict, claims: Sequence[str]) -> list[dict]:
 
 
 def cell_runs(key: str) -> dict:
-    """Where a cell's runs are, from its key (`declared.run_key`): dataset, point (ε, k), compare, against."""
+    """Where a cell's runs are, from its key (`declared.run_key`): dataset, point (ε, k), compare, against
+    (and groups, when the cell reads some of the item's groups only)."""
     return json.loads(key)
 
 
 def _in_cell(job, cell: Mapping) -> bool:
     """A block (or a priced entry) holds runs of the cell: its dataset, one of its methods, and its
     point (a field's value, or one of its values), a run field a block does not set (a non-private
-    method has no ε) matching every point."""
+    method has no ε) matching every point; and one of its groups when the cell names them."""
     if job.dataset != cell["dataset"] or job.algorithm not in (cell["compare"], *cell["against"]):
+        return False
+    if "groups" in cell and job.group not in cell["groups"]:
         return False
     for field_name, value in cell["point"].items():
         have = getattr(job, field_name)

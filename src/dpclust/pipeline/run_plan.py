@@ -357,6 +357,15 @@ class ItemTarget:
         display names, and for rendering the runs actually planned under the preset; with
         replication, the checks' level at `look` (0: the item's own checks)."""
         spec = {key: copy.deepcopy(self.cfg[key]) for key in STEP_KEYS[step] if key in self.cfg}
+        if step != "checks" and "sensitivity" in spec:
+            # the tables and figures read the variant runs only: alternatives of the claims' thresholds
+            # reach the checks alone, so that editing one re-runs its checks and nothing else
+            declared = sensitivity_declarations(spec["sensitivity"])
+            runs = [d for d in declared if "groups" in d]      # data and settings variants, not thresholds
+            if not runs:
+                del spec["sensitivity"]
+            elif len(runs) < len(declared):
+                spec["sensitivity"] = runs
         spec.update(paper=self.paper, item=self.item, module=self.module)
         spec["names"] = self.step_names()
         if step == "aggregate":

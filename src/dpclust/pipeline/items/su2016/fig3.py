@@ -7,12 +7,15 @@ each run record carries (``"n^a"`` → e = 1 − a, in exact decimal arithmetic,
 exactly), the number of blocks ℓ the runs used (`blocks`: ℓ is clamped to ⌊N/k⌋ so every block
 holds k points) and `same_as`: the smallest e with the same ℓ on that dataset (e.g. on S1,
 N = 5,000, k = 15, e = 0.1, 0.2 and 0.3 all give ℓ = 333: one configuration, drawn once and
-labelled). Render: NICV vs e (mean ± sd) per dataset of `options.panels`. Checks: §5.2's two
-sentences at GUPT's block size N^0.6 (`claims.gkm_exponent`), each one claim over the datasets
+labelled). Render: NICV vs e (mean ± sd) per dataset of `options.panels`. Checks: §5.2's three
+sentences from GUPT's block size N^0.6 (`claims.gkm_exponent`), each one claim over the datasets
 (every dataset: the sentences are unqualified), decided by the claims engine on Welch intervals
 relative to the reference (SAG; GkM at N^0.6). "Smaller blocks reduce the error" holds on a
 dataset when some smaller block size does (the smallest of the relative differences, with
-Bonferroni's correction over the smaller sizes on its holding side: `common.extreme_cell`).
+Bonferroni's correction over the smaller sizes on its holding side: `common.extreme_cell`). "As the
+block size decreases the error of GkM keeps decreasing, until when the block size gets close to k"
+holds when every step of the grid from N^0.6 to the next smaller block size does, down to a block
+size of `claims.close_to_k`·k (one cell a step, naming its two groups for the replication looks).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 
 import numpy as np
+import pandas as pd
 
 from dpclust.pipeline.aggregate import Check, fmt
 from dpclust.pipeline.declared import run_key
@@ -126,7 +130,8 @@ def checks(table, item) -> list[Check]:
     avail = available(table, panels)
     if not avail:
         return [no_cell("Figure 3 claims", "no dataset available")]
-    noise_cells, block_cells, notes = [], [], []
+    close_to_k = float(item["claims"]["close_to_k"])
+    noise_cells, block_cells, step_cells, notes = [], [], [], []
     for ds in avail:
         title = dataset_name(item, ds)
         part = table[(table["dataset"] == ds) & (table["status"] == "ok")]
@@ -151,6 +156,7 @@ def checks(table, item) -> list[Check]:
         parts = ", ".join(f"{c.label} {c.estimate:+.3g}" for c in comps)
         block_cells.append(replace(extreme_cell(f"{title} (min over {parts})", comps, largest=False),
                                    key=run_key(ds, {}, GKM, [])))
+        step_cells += _steps(pd.concat([ref, smaller]), title, ds, close_to_k)
     note = "; ".join(notes)
     out = [claim_check(f"At l = N^{1 - e0:g} (block size N^{e0:g}) the noise error dominates {n_sag} (§5.2)",
                        noise_cells, Directional(">", 0.0), "every", why=whys.get("noise_dominates", ""),
@@ -158,5 +164,28 @@ def checks(table, item) -> list[Check]:
            claim_check(f"Smaller blocks than N^{e0:g} reduce {n_gkm}'s error (§5.2)", block_cells,
                        Directional("<", 0.0), "every", why=whys.get("smaller_blocks", ""),
                        detail=f"cells: ({n_gkm} at a smaller block size − at e = {e0:g})/at e = {e0:g}, the "
-                              "smallest over the smaller sizes" + (f"; {note}" if note else ""))]
+                              "smallest over the smaller sizes" + (f"; {note}" if note else "")),
+           claim_check(f"As the block size decreases from N^{e0:g} until it gets close to k (≥ {close_to_k:g}k), "
+                       f"{n_gkm}'s error keeps decreasing (§5.2)", step_cells, Directional("<", 0.0), "every",
+                       why=whys.get("keeps_decreasing", ""),
+                       detail=f"cells: ({n_gkm} at a block size − at the next larger one)/at the next larger "
+                              f"one, each step of the grid from N^{e0:g} down to a block size of "
+                              f"{close_to_k:g}k" + (f"; {note}" if note else ""))]
     return [every_dataset(c, planned, missing, names) for c in out]
+
+
+def _steps(gkm, title: str, dataset: str, close_to_k: float) -> list:
+    """§5.2's "as the block size decreases the error of GkM keeps decreasing, until when the block
+    size gets close to k": one cell per step from a block size (N/ℓ) of the grid to the next smaller
+    one, the smaller at least `close_to_k`·k, each naming the two groups it reads."""
+    rows = gkm.sort_values("exponent", ascending=False).to_dict("records")
+    cells = []
+    for big, small in zip(rows, rows[1:]):
+        size = small["n_points"] / small["blocks"]
+        if not size >= close_to_k * small["k"]:
+            break
+        cells.append(replace(relative_cell(f"{title} e={small['exponent']:g} vs {big['exponent']:g} "
+                                           f"(block size {fmt(size)} vs {fmt(big['n_points'] / big['blocks'])})",
+                                           stats_of(small), stats_of(big)),
+                             key=run_key(dataset, {}, GKM, [], groups=[big["group"], small["group"]])))
+    return cells
