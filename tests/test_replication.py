@@ -196,15 +196,18 @@ def test_a_look_is_priced_for_the_claims_still_open_only():
 
 def test_the_summary_takes_the_deciding_look_and_says_how_many_runs(tmp_path):
     table = pd.DataFrame([
-        {"paper": "p", "item": "i", "claim": "B", "result": "not decidable", "kind": "paper", "rule": "r0"},
+        {"paper": "p", "item": "i", "claim": "B", "result": "not decidable", "kind": "paper", "rule": "r0",
+         "sensitivity": "robust over s (not decidable at 1 (declared), 2)"},
         {"paper": "p", "item": "j", "claim": "E", "result": "holds", "kind": "paper", "rule": "r"},
         {"paper": "p", "item": "j", "claim": "F", "result": "not decidable", "kind": "paper", "rule": "r",
          "threshold": "> 1 (every)", "quantity": 1.1, "ci_low": 0.9, "ci_high": 1.3},
         {"paper": "p", "item": "i", "claim": "D", "result": "holds", "kind": "bookkeeping", "rule": "r"}])
     decision = {"decided": {"B": {"look": 2, "multiple": 4, "alpha": 0.0125, "stopped": "decided at look 2",
-                                  "row": {"claim": "B", "result": "does not hold", "rule": "r2"}}}}
+                                  "row": {"claim": "B", "result": "does not hold", "rule": "r2",
+                                          "sensitivity": "robust over s (does not hold at 1 (declared), 2)"}}}}
     out = replication.apply(table, {"p/i": decision}).set_index("claim")
     assert out.loc["B", "result"] == "does not hold" and out.loc["B", "rule"] == "r2"
+    assert out.loc["B", "sensitivity"] == "robust over s (does not hold at 1 (declared), 2)"   # the same look's
     assert out.loc["B", "runs"].startswith("4× (look 2") and out.loc["B", "stopped"] == "decided at look 2"
     assert out.loc["E", "runs"] == "1×" and out.loc["E", "stopped"] == "no replication declared"
     assert out.loc["F", "stopped"] == "no replication declared; would need ≈ 4× the paper's runs"

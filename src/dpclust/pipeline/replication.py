@@ -362,8 +362,10 @@ def apply(table: pd.DataFrame, decisions: dict[str, dict]) -> pd.DataFrame:
                 continue
             row = outcome.get("row")
             if row and outcome["look"] > 0:
+                # every column the deciding look wrote, so that the verdict, its why and its sensitivity
+                # are of one look (the why quotes the sensitivity of a claim that does not hold)
                 for col in ("result", "quantity", "ci_low", "ci_high", "threshold", "detail", "why", "cells",
-                            "rule"):
+                            "rule", "sensitivity"):
                     if col in row and col in table:
                         table.loc[at, col] = row[col]
             table.loc[at, "runs"] = runs_text(outcome)
