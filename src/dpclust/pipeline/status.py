@@ -151,7 +151,9 @@ def claim_totals(summary_csv: str | Path) -> str:
     counts: dict[str, int] = {}
     for row in papers:
         counts[row.get("result", "?")] = counts.get(row.get("result", "?"), 0) + 1
-    return (f"the papers' claims: {len(papers)} checked: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    order = ["holds", "does not hold", "not decidable", "not evaluable"]
+    results = sorted(counts, key=lambda r: (order.index(r) if r in order else len(order), r))
+    return (f"the papers' claims: {len(papers)} checked: " + ", ".join(f"{r} {counts[r]}" for r in results)
             + (f" (and {ours} checks of our own: bookkeeping, sanity, audit, leaderboard)" if ours else ""))
 
 
