@@ -9,7 +9,8 @@ from dpclust.pipeline import cluster_resources
 
 # Data jobs need the network or the data mirror, which compute nodes usually lack; aggregating,
 # rendering and checking take about a second each, less than one submission's round trip.
-# Only `run` jobs are submitted (bundled by the profile's `groups`/`group-components`).
+# Only `run` jobs (bundled by the profile's `groups`/`group-components`) and the audit's `audit_run`
+# jobs are submitted; the other rules say `localrule: True` themselves.
 localrules:
     fetch_source,
     prepare_dataset,
