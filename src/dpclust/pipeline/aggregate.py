@@ -193,9 +193,9 @@ CHECK_KINDS = ("paper", "alternative", "bookkeeping", "sanity", "audit", "leader
 #: a check whose claim starts with this is our alternative reading of a paper's claim: shown beside
 #: the paper's own reading, never counted in the paper's tallies (docs/VERDICTS.md)
 ALTERNATIVE_PREFIX = "alternative reading"
-#: the pseudo-papers of config/papers/ whose every check is of one of our own kinds
 #: the kinds whose checks are not claims decided by the rubric: their rule column names the kind
 UNRULED_KINDS = ("audit", "leaderboard")
+#: the pseudo-papers of config/papers/ whose every check is of one of our own kinds
 PAPER_KINDS = {"audit": "audit", "leaderboard": "leaderboard", "baselines": "sanity", "examples": "sanity"}
 
 
