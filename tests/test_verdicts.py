@@ -111,6 +111,37 @@ def test_an_absent_effect_does_not_hold():
     assert judge(wide, Directional("<", 1.0)).result is None
 
 
+def test_a_claim_whose_smallest_effect_is_ruled_out_does_not_hold():
+    """"SuLQ deteriorates more than ours" (ratio > 1, margin 1 %): an interval from well below 1 to
+    just above it rules out a 1 % effect, though it neither lies inside the margin nor wholly below 1."""
+    claim = Directional(">", 1.0)
+    assert claim.meaningful == pytest.approx(1.01) and Directional("<", 1.0).meaningful == pytest.approx(0.99)
+    straddling = [normal_cell("ε", 0.99, 0.008)]              # 90 %: [0.977, 1.003]: below 1.01, not below 1
+    v = judge(straddling, claim)
+    assert v.result is False and v.absent                    # no opposite effect shown at one-sided α
+    reaching = [normal_cell("ε", 0.985, 0.02)]               # one-sided bound ≈ 1.018 > 1.01: open
+    assert judge(reaching, claim).result is None
+    opposite = [normal_cell("ε", 0.95, 0.01)]                # bound ≈ 0.966 < 1: the opposite, not "absent"
+    v = judge(opposite, claim)
+    assert v.result is False and not v.absent
+    # a bound ("at least", ">=") has no margin: it holds at its threshold
+    assert Directional(">=", 1.0).meaningful == 1.0
+    assert judge([normal_cell("ε", 1.005, 0.001)], Directional(">=", 1.0)).result is True
+
+
+def test_ruling_out_the_margin_keeps_a_true_claims_false_fails_at_alpha():
+    """Cells whose effect is exactly the claim's smallest (the margin): Holm over the cells keeps the
+    chance of a fail at most α (300 replicates: a 99.9 % binomial bound of 0.05 is about 0.094)."""
+    rng = np.random.default_rng(7)
+    for m in (1, 4, 25):
+        fails = 0
+        for _ in range(300):
+            cells = [t_cell(f"c{j}", 1.01 + float(x.mean()), float(x.std(ddof=1)) / math.sqrt(10), 9)
+                     for j, x in enumerate(rng.standard_normal((m, 10)) * 0.01)]
+            fails += judge(cells, Directional(">", 1.0)).result is False
+        assert fails / 300 <= 0.094, m
+
+
 def test_equivalence_by_two_one_sided_tests():
     band = Equivalent.ratio(0.10)
     assert math.isclose(band.low, 1 / 1.1) and band.high == 1.1

@@ -316,7 +316,9 @@ def test_extreme_cell_is_a_max_with_bonferroni_only_on_its_failing_side():
     assert judge([both], Directional("<", 0.0)).result is True
     c = t_cell("c", 0.2, 0.1, 20)                # z = 2: fails alone at one-sided 5 %, not after Bonferroni
     assert judge([c], Directional("<", 0.0)).result is False
-    assert judge([verdicts.extreme_cell("ac", [a, c], largest=True)], Directional("<", 0.0)).result is None
+    # (without a null margin: with the rubric's 1 %, the corrected bound −0.0086 rules out a 1 % effect)
+    assert judge([verdicts.extreme_cell("ac", [a, c], largest=True)], Directional("<", 0.0, 0.0)).result is None
+    assert judge([verdicts.extreme_cell("ac", [a, c], largest=True)], Directional("<", 0.0)).result is False
     lo = verdicts.extreme_cell("ac", [a, c], largest=True).interval(0.9).low
     assert lo == pytest.approx(c.interval(0.95).low)    # Bonferroni over 2: each at 97.5 % one-sided
     smallest = verdicts.extreme_cell("min", [a, c], largest=False).interval(0.9)

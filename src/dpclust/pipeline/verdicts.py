@@ -8,9 +8,11 @@ one-sided at α and at Holm's corrected levels. With α = `ALPHA` (one-sided):
 * a cell **holds** when its one-sided (1 − α) bound lies on the claim's side of the threshold;
 * a cell **fails** when the claim is rejected there by Holm's step-down procedure over the claim's m
   cells (p-values of "the claim holds in this cell" from the cells' own intervals), so that a claim
-  true in every cell is reported as failing with probability at most α, whatever m;
-* a directional cell whose (1 − 2α) interval lies inside the null margin (± `null_margin` around the
-  threshold, relative) shows **no effect**: it counts as failing ("effect absent").
+  true in every cell is reported as failing with probability at most α, whatever m. A directional
+  claim of an effect ("<", ">": lower, better) means at least its null margin (`null_margin` of the
+  threshold, relative): the hypothesis rejected is "the effect reaches the margin", so a cell whose
+  bound rules that out fails, whether it shows the opposite effect (by more than the margin) or none
+  ("effect absent").
 
 The quantifier decides the claim from its cells (`QUANTIFIERS`, `required`): "every" holds when every
 cell holds (intersection-union test: at most α of false holds) and does not hold when a cell fails.
@@ -109,13 +111,21 @@ def t_cell(label: str, estimate: float, se: float, df: float = math.inf) -> Cell
 
 
 def _t_p_value(cell: Cell, test: Directional) -> float:
-    """One-sided p-value of "the claim holds" in a t cell: how far its estimate lies on the wrong side."""
+    """One-sided p-value of "the claim's smallest effect holds" (`Directional.meaningful`) in a t cell:
+    how far its estimate lies on the wrong side of it."""
     estimate, se, df = cell.t  # type: ignore[misc]
     if se <= 0:
-        return 1.0 if test.holds_at(cell, 0.5) else 0.0
-    z = (estimate - test.threshold) / se
+        return 0.0 if test.rejects_at(cell, 0.5) else 1.0
+    z = (estimate - test.meaningful) / se
     wrong = -z if test.greater else z
     return t_sf(wrong, df)
+
+
+def _p_fail(cell: Cell, test: Directional | Equivalent) -> float:
+    """The cell's p-value of "the claim holds here" (its smallest effect, for a directional claim)."""
+    if isinstance(test, Directional) and cell.t is not None:
+        return _t_p_value(cell, test)
+    return _p_value(functools.partial(_rejects, test, cell))
 
 
 def _rejects(test: Directional | Equivalent, cell: Cell, alpha: float) -> bool:
@@ -171,26 +181,33 @@ class Directional:
     def _margin(self) -> float:
         return self.null_margin * (abs(self.threshold) if self.threshold else 1.0)
 
+    @property
+    def meaningful(self) -> float:
+        """The smallest effect the claim means: the threshold moved by the null margin to the claim's
+        side. Only a claim of an effect ("<", ">": lower, better) has a margin; a bound ("<=", ">=": at
+        most, at least) holds at its threshold."""
+        if self.side in ("<=", ">="):
+            return self.threshold
+        return self.threshold + self._margin() if self.greater else self.threshold - self._margin()
+
     def holds_at(self, cell: Cell, alpha: float) -> bool:
         bound = _bound(cell, alpha, upper=not self.greater)
         return {">": bound > self.threshold, ">=": bound >= self.threshold,
                 "<": bound < self.threshold, "<=": bound <= self.threshold}[self.side]
 
     def rejects_at(self, cell: Cell, alpha: float) -> bool:
-        """The claim is rejected in the cell at level alpha: the one-sided bound on its other side."""
-        bound = _bound(cell, alpha, upper=self.greater)
-        return {">": bound <= self.threshold, ">=": bound < self.threshold,
-                "<": bound >= self.threshold, "<=": bound > self.threshold}[self.side]
+        """The claim's smallest effect (`meaningful`) is rejected in the cell at level alpha: the
+        one-sided bound on its other side."""
+        bound, t = _bound(cell, alpha, upper=self.greater), self.meaningful
+        return {">": bound <= t, ">=": bound < t, "<": bound >= t, "<=": bound > t}[self.side]
 
-    def absent(self, cell: Cell, alpha: float) -> bool:
-        """No effect: the (1 − 2 alpha) interval lies inside threshold ± the null margin. Only a claim of
-        an effect ("<", ">": lower, better) can lack one; a bound ("<=", ">=": at most, at least) holds
-        at its threshold."""
+    def opposite(self, cell: Cell, alpha: float) -> bool:
+        """The cell shows the opposite effect at level alpha, at least the margin beyond the threshold
+        (else a failing cell shows no effect: "effect absent")."""
         if self.side in ("<=", ">="):
-            return False
-        iv = cell.interval(1.0 - 2.0 * alpha)
-        m = self._margin()
-        return self.threshold - m < iv.low and iv.high < self.threshold + m
+            return True
+        bound = _bound(cell, alpha, upper=self.greater)
+        return bound < self.threshold - self._margin() if self.greater else bound > self.threshold + self._margin()
 
     def text(self) -> str:
         return f"{self.side} {self.threshold:g}"
@@ -211,9 +228,6 @@ class Equivalent:
     def rejects_at(self, cell: Cell, alpha: float) -> bool:
         iv = cell.interval(1.0 - 2.0 * alpha)
         return iv.high < self.low or iv.low > self.high
-
-    def absent(self, cell: Cell, alpha: float) -> bool:
-        return False
 
     def text(self) -> str:
         return f"in [{self.low:g}, {self.high:g}]"
@@ -320,15 +334,17 @@ def _judge_share(cells: list[Cell], test: Directional | Equivalent, r: int, alph
     with Holm's procedure for the failing cells; r < n, the Bonferroni partial conjunctions."""
     n = len(cells)
     alpha_hold, alpha_fail = (alpha, alpha) if r == n else (alpha / (n - r + 1), alpha / r)
-    # a cell that holds at its level cannot be rejected at any level <= alpha (its wider interval
-    # contains the narrower one), so it enters the failing side with p = 1
+    # an equivalence cell that holds at its level cannot be rejected at any level <= alpha (its wider
+    # interval contains the narrower one), so it enters the failing side with p = 1; a directional cell
+    # always enters with its own p-value: one that holds can still rule out the claim's smallest effect
+    # (its interval above the threshold but short of the margin: "effect absent")
     # the cells earlier replication looks settled keep their verdicts and are not tested again: in
     # Holm's family with p = 1, so that the open cells' thresholds stay those of all n (`settled`)
     prior = _SETTLED.get()
     settled_here = [None if c.key is None else prior.get(c.key) for c in cells]
     held_at = [s is None and test.holds_at(c, alpha_hold) for c, s in zip(cells, settled_here)]
-    p_fail = [1.0 if h or s is not None else (_t_p_value(c, test) if c.t is not None and isinstance(test, Directional)
-                                              else _p_value(functools.partial(_rejects, test, c)))
+    directional = isinstance(test, Directional)
+    p_fail = [1.0 if s is not None or (h and not directional) else _p_fail(c, test)
               for c, h, s in zip(cells, held_at, settled_here)]
     rejected = holm(p_fail, alpha) if r == n else [p <= alpha_fail for p in p_fail]
     out = []
@@ -337,12 +353,11 @@ def _judge_share(cells: list[Cell], test: Directional | Equivalent, r: int, alph
             out.append(CellVerdict.from_record(cell.key, s))
             continue
         iv = cell.interval(1.0 - 2.0 * alpha_hold)   # the interval that decides its holding
-        if test.absent(cell, alpha_fail):  # inside the null margin: no effect, even on the claim's side
-            out.append(CellVerdict(cell.label, FAILS, iv, p, absent=True, key=cell.key))
+        if rej:     # the claim's smallest effect ruled out: the opposite shown, or no effect ("absent")
+            absent = isinstance(test, Directional) and not test.opposite(cell, alpha_fail)
+            out.append(CellVerdict(cell.label, FAILS, iv, p, absent=absent, key=cell.key))
         elif h:
             out.append(CellVerdict(cell.label, HOLDS, iv, p, key=cell.key))
-        elif rej:
-            out.append(CellVerdict(cell.label, FAILS, iv, p, key=cell.key))
         else:
             out.append(CellVerdict(cell.label, OPEN, iv, p, key=cell.key))
     held = sum(c.state == HOLDS for c in out)
@@ -373,7 +388,8 @@ def check(claim: str, cells: Sequence[Cell], test: Directional | Equivalent, qua
     worst = max(v.cells, key=lambda c: (c.state == FAILS, c.state == OPEN, -c.p_fail))
     reason = why
     if v.result is False and v.absent:
-        absent_text = "effect absent: every failing cell's interval lies inside the null margin"
+        absent_text = ("effect absent: every failing cell rules out the claim's smallest effect (its null "
+                       "margin) without showing the opposite")
         reason = f"{why}; {absent_text}" if why else absent_text
     return Check(claim, v.result, text, quantity=worst.interval.estimate,
                  ci=(worst.interval.low, worst.interval.high), threshold=f"{test.text()} ({quantifier})",
