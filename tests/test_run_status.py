@@ -66,5 +66,5 @@ def test_the_report_tallies_the_papers_claims_only(tmp_path):
     summary.write_text("paper,item,claim,result,kind\nsu2016,i,a,holds,paper\nsu2016,i,b,does not hold,\n"
                        "audit,audit,c,holds,audit\n")
     text = status.report_tallies(summary)
-    assert text == "* **su2016**: 2 claims: 1 does not hold, 1 holds"
+    assert text == "* **su2016**: 2 claims: holds 1, does not hold 1"
     assert status.report_tallies(tmp_path / "absent.csv") == ""

@@ -151,9 +151,7 @@ def claim_totals(summary_csv: str | Path) -> str:
     counts: dict[str, int] = {}
     for row in papers:
         counts[row.get("result", "?")] = counts.get(row.get("result", "?"), 0) + 1
-    order = ["holds", "does not hold", "not decidable", "not evaluable"]
-    results = sorted(counts, key=lambda r: (order.index(r) if r in order else len(order), r))
-    return (f"the papers' claims: {len(papers)} checked: " + ", ".join(f"{r} {counts[r]}" for r in results)
+    return (f"the papers' claims: {len(papers)} checked: " + _counts_text(counts)
             + (f" (and {ours} checks of our own: bookkeeping, sanity, audit, leaderboard)" if ours else ""))
 
 
@@ -230,6 +228,15 @@ def report_tallies(summary_csv: str | Path) -> str:
     for row in rows:
         counts = per.setdefault(row.get("paper", "?"), {})
         counts[row.get("result", "?")] = counts.get(row.get("result", "?"), 0) + 1
-    lines = [f"* **{paper}**: {sum(c.values())} claims: " + ", ".join(f"{n} {r}" for r, n in sorted(c.items()))
-             for paper, c in sorted(per.items())]
+    lines = [f"* **{paper}**: {sum(c.values())} claims: " + _counts_text(c) for paper, c in sorted(per.items())]
     return "\n".join(lines)
+
+
+#: the results in the order the rubric reads them
+RESULT_ORDER = ("holds", "does not hold", "not decidable", "not evaluable")
+
+
+def _counts_text(counts: dict[str, int]) -> str:
+    """'holds 3, does not hold 2, ...': each result with its count, in the rubric's order."""
+    results = sorted(counts, key=lambda r: (RESULT_ORDER.index(r) if r in RESULT_ORDER else len(RESULT_ORDER), r))
+    return ", ".join(f"{r} {counts[r]}" for r in results)
