@@ -15,7 +15,7 @@ REAL = ["mnist70k", "mnist60k", "cifar10_in3c", "s1", "birch2_12k", "image", "ho
         "lifesci", "gowalla", "tiger", "skin", "skin_d4", "shuttle", "covertype", "higgs"]
 SYNTH = ["balcan_synth", "nguyen_synth", "synth3d", "higgs_like"] + \
     [f"balcan_synth{v}" for v in ("_g1", "_g2", "_n05", "_n2")] + \
-    [f"synth3d{v}" for v in ("_g1", "_g2", "_s05", "_s2")] + \
+    [f"synth3d{v}" for v in ("_g1", "_g2", "_s05", "_s2")] + [f"nguyen_synth{v}" for v in ("_g1", "_g2")] + \
     [f"su_synth_k{k}_d{d}{v}" for k in range(2, 11) for d in range(2, 11) for v in ("", "_g1", "_g2", "_s05", "_s2")]
 
 
