@@ -2,6 +2,7 @@
 the label, the own and variant rows, the checks step, the variant datasets and their planning."""
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 
 import numpy as np
@@ -85,6 +86,33 @@ def test_data_variants_are_compared_with_the_same_datasets_at_the_declared_value
     (labelled,) = label_checks(main, others, decl, declared, scope)
     assert labelled.holds is False
     assert "on s only: robust over g (holds at seed 0 (declared), seed 1)" in labelled.sensitivity
+
+
+def test_the_declared_value_on_the_scope_keeps_the_cells_earlier_looks_settled():
+    """A replicated claim's headline keeps the cells an earlier look settled; so does its check at the
+    declared value on the variants' scope (the same runs), while the variants are decided afresh."""
+    from dpclust.pipeline import verdicts
+
+    table = pd.DataFrame({"dataset": ["s", "t", "s_g1"], "group": ["a", "a", "sens_a"],
+                          "value": [-1.0, -9.0, -9.0]})
+
+    def checks(rows, item):
+        cells = [verdicts.t_cell(d, float(v), 1.0, 9) for d, v in zip(rows["dataset"], rows["value"])]
+        cells = [dataclasses.replace(c, key=c.label) for c in cells]
+        return [verdicts.check("every value below 0", cells, verdicts.Directional("<", 0.0))]
+
+    decl = {"what": "g", "declared": "seed 0", "groups": {"sens_a": "a"}, "variants": {"_g1": "seed 1"}}
+    spec = {"options": {"datasets": ["s", "t"]}, "claims": {}, "names": {}}
+    settled = {"every value below 0": {"s": {"state": "holds", "label": "s", "estimate": -3.0, "low": -4.0,
+                                             "high": -2.0, "p_fail": 1.0, "absent": False, "look": 0}}}
+    own = own_rows(table, decl)
+    with verdicts.settled(settled):
+        main = checks(own, spec)
+    assert main[0].holds is True                  # s settled at look 0; t holds on its own
+    declared, others, scope = alternatives(checks, table, own, spec, decl, main, settled)
+    assert declared[0].holds is True and others["seed 1"][0].holds is True and scope == "on s only: "
+    declared, _, _ = alternatives(checks, table, own, spec, decl, main)
+    assert declared[0].holds is None             # s alone, decided afresh: −1 ± t·1 is open
 
 
 def test_the_checks_step_decides_on_the_own_rows_and_labels_from_the_alternatives(tmp_path, monkeypatch):

@@ -28,6 +28,7 @@ import dataclasses
 import pandas as pd
 
 from dpclust.api import DPClustError
+from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check
 from dpclust.pipeline.resolve import sensitivity_declarations as declarations
 
@@ -83,13 +84,16 @@ def setting_rows(table: pd.DataFrame, own: pd.DataFrame, spec: dict, group: str)
 
 
 def alternatives(check_function, full: pd.DataFrame, own: pd.DataFrame, spec: dict, decl: dict,
-                 main: list[Check]) -> tuple[list[Check], dict[str, list[Check]], str]:
+                 main: list[Check], settled: dict | None = None) -> tuple[list[Check], dict[str, list[Check]], str]:
     """(the declared value's checks, value text → the checks at that alternative, the scope) of one
     declaration. Thresholds: the item's own rows with the declared overrides of its `claims`, beside
     `main`. Data: each variant's rows read as the item's own, beside the item's own rows of the same
     datasets (every list of dataset names in its `options` and `claims`, e.g. `options.datasets`, cut
     to those too), so that like is compared with like; the scope then names those datasets. Settings:
-    the same, with each variant group's rows in the place of its own group's (`setting_rows`)."""
+    the same, with each variant group's rows in the place of its own group's (`setting_rows`).
+    `settled`: the cells earlier replication looks settled (`verdicts.settled`), which the declared
+    value's checks on the scope keep, as the item's own checks do; the variants' runs are not
+    replicated and are decided afresh."""
     if not decl.get("variants") and not decl.get("values"):
         return main, {value: list(check_function(own, dict(spec, claims=dict(spec.get("claims") or {}, **over))))
                       for value, over in (decl.get("claims") or {}).items()}, ""
@@ -106,7 +110,8 @@ def alternatives(check_function, full: pd.DataFrame, own: pd.DataFrame, spec: di
                 if any(d + suffix in names for suffix in decl["variants"])]
     scoped = dict(spec, options=_cut(spec.get("options"), base, names), claims=_cut(spec.get("claims"), base, names))
     own_base = own[own["dataset"].astype(str).isin(base)].reset_index(drop=True)
-    declared = list(check_function(own_base, scoped))
+    with verdicts.settled(settled):     # the same runs as the headline's: the same settled cells
+        declared = list(check_function(own_base, scoped))
     if decl.get("values"):
         out = {value: list(check_function(setting_rows(full, own_base, decl, group), scoped))
                for group, value in decl["values"].items()}

@@ -147,7 +147,7 @@ def _check_item(spec: dict, table_csv, stem, settled: dict | None) -> pd.DataFra
     if not getattr(func, "handles_refused", False):
         checks = withhold_while_refused(checks, table, spec)
     for decl in declarations(sensitivity):   # each verdict says how it fares at the alternatives
-        declared, others, scope = alternatives(func, full, table, spec, decl, checks)
+        declared, others, scope = alternatives(func, full, table, spec, decl, checks, settled)
         checks = label_checks(checks, others, decl, declared, scope)
     kind = PAPER_KINDS.get(spec.get("paper", ""))
     if kind:  # the pseudo-papers' checks are about our own machinery, never the papers' claims
