@@ -31,8 +31,7 @@ from dpclust.api import DPClustError
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check
 from dpclust.pipeline.resolve import sensitivity_declarations as declarations
-
-_ORDER = ("holds", "does not hold", "not decidable", "not evaluable")
+from dpclust.pipeline.status import RESULT_ORDER
 
 
 def _variant_mask(table: pd.DataFrame, spec: dict) -> pd.Series:
@@ -162,7 +161,7 @@ def label(what: str, results: list[tuple[str, str]]) -> str:
     by: dict[str, list[str]] = {}
     for value, result in results:
         by.setdefault(result, []).append(str(value))
-    parts = "; ".join(f"{r} at {', '.join(by[r])}" for r in _ORDER if r in by)
+    parts = "; ".join(f"{r} at {', '.join(by[r])}" for r in RESULT_ORDER if r in by)
     decided = len(by.get("holds", [])) + len(by.get("does not hold", []))
     if "holds" in by and "does not hold" in by:
         return f"setting-dependent: {what} ({parts})"

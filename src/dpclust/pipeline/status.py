@@ -232,7 +232,7 @@ def report_tallies(summary_csv: str | Path) -> str:
     return "\n".join(lines)
 
 
-#: the results in the order the rubric reads them
+#: the results in the order the rubric reads them (`aggregate.Check.result`); the sensitivity labels use it too
 RESULT_ORDER = ("holds", "does not hold", "not decidable", "not evaluable")
 
 
