@@ -420,6 +420,33 @@ def test_gkm_charges_half_for_the_range_and_half_for_eq3():
     assert rng_part == pytest.approx(0.4) and eq3 == [pytest.approx(0.4)]
 
 
+def test_gkm_per_dimension_range_is_one_range_per_dimension_at_rank_sensitivity_k(monkeypatch):
+    """Eq. 3's literal reading: 2d draws of ε/2/(2d) each over the k·ℓ values of a dimension, whose
+    ranks one tuple moves by k (logit ε'/(2k)); every centroid gets its dimension's range."""
+    logits = []
+    real = gupt.mech.exponential_logit_scale
+
+    def spy(sensitivity, epsilon, monotonic=False):
+        logits.append((sensitivity, epsilon))
+        return real(sensitivity, epsilon, monotonic)
+
+    monkeypatch.setattr(gupt.mech, "exponential_logit_scale", spy)
+    k, d = 3, 2
+    r = gupt.gkm(blobs(), k, 0.8, 0.0, np.random.default_rng(0),
+                 {**settings(gupt.gkm), "output_range": "per_dimension"})
+    ranges = [(label, e) for label, e, _ in r.ledger if label.startswith("GkM range")]
+    assert [label for label, _ in ranges] == [f"GkM range {m}[{i}]" for i in range(d) for m in ("min", "max")]
+    assert all(e == pytest.approx(0.4 / (2 * d)) for _, e in ranges)
+    assert logits and all(s == k and e == pytest.approx(0.4 / (2 * d)) for s, e in logits)
+    cents = np.random.default_rng(1).uniform(-1, 1, size=(20, k, d))
+    mins, maxs = gupt.private_range(cents, -1.0, 1.0, 2.0, [0.0, 1.0], np.random.default_rng(2), None,
+                                    "per_dimension")
+    assert mins.shape == maxs.shape == (k, d)
+    assert (mins == mins[0]).all() and (maxs == maxs[0]).all() and (mins <= maxs).all()
+    with pytest.raises(DPClustError, match="output_range"):
+        gupt.private_range(cents, -1.0, 1.0, 2.0, [0.0, 1.0], np.random.default_rng(2), None, "per_block")
+
+
 def test_pgkm_selection_logit_is_eps_sel_over_2_delta(monkeypatch):
     """Every PGkM selection samples ∝ exp(−ε_sel·f/(2Δf)), Δf = d·(hi − lo)², ε_sel = ε/(rounds·m')."""
     costs, logits = [], []

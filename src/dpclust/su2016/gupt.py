@@ -11,13 +11,16 @@ Nissim, Raskhodnikova & Smith 2007; Mohan et al. 2012), and GkM-3K (block size 3
 3. Align the k centroids across blocks (MISSING: Eq. 3 averages "the j'th centroid" of each
    block; REC `align` = ``sort_first_coordinate``: each block's centroids are ordered by their
    first coordinate, ties by the next).
-4. Output range (half the budget, STATED): for each of the k·d output coordinates (REC: Eq. 3 writes one
-   range "of i'th dimension"; a range per centroid coordinate is our reading, k times less budget
-   per draw, DP either way), the `range_quantiles`
-   (REC [0, 1], i.e. "min_i" and "max_i") of the ℓ block values are estimated with the exponential
-   mechanism over the public domain (Smith 2011's private quantile: Pr[interval] ∝ length ·
-   exp(ε'·(−|rank − qℓ|)/2), rank sensitivity 1), each with ε/2/(2kd). The estimates lie inside the
-   domain by construction — the paper's fix "bound min_i and max_i to be within the data domain".
+4. Output range (half the budget, STATED): the `range_quantiles` (REC [0, 1], i.e. "min_i" and
+   "max_i") are estimated with the exponential mechanism over the public domain (Smith 2011's private
+   quantile: Pr[interval] ∝ length · exp(ε'·(−|rank − q·m|)/(2Δ)), m values of rank sensitivity Δ).
+   `output_range` (REC) says over which values: ``per_coordinate`` (the declared reading) estimates
+   one range for each of the k·d output coordinates from its ℓ block values (Δ = 1), each draw with
+   ε/2/(2kd); ``per_dimension`` is Eq. 3's literal index ("[min_i, max_i] is the estimated output
+   range of i'th dimension"): one range per dimension from the k·ℓ block values of that dimension,
+   where one tuple moves one block's k values (Δ = k), each draw with ε/2/(2d). The estimates lie
+   inside the domain by construction — the paper's fix "bound min_i and max_i to be within the data
+   domain".
 5. Eq. (3): clamp every block value into [min_i, max_i], average over blocks and add
    Lap(2(max_i − min_i)·k·d/(ℓε)) — implemented as one Laplace mechanism on the normalised averages
    (value − min)/(max − min), whose L1 sensitivity is k·d/ℓ, with ε/2. Centres are clipped to the
@@ -86,6 +89,10 @@ SETTINGS = Settings(
     range_quantiles=Setting([0.0, 1.0], "STATED §4.1.2 [min_i, max_i], estimated privately (exponential-mechanism "
                             "quantiles)", SequenceOf(Interval(float, 0, 1), length=2)),
     clip_centers=Setting(True, "REC clip the released centres to the public box (post-processing)", Boolean()),
+    output_range=Setting("per_coordinate", "REC the values one private range [min_i, max_i] covers: each of the "
+                         "k·d centroid coordinates ('per_coordinate', our reading) or, Eq. 3's literal index, each "
+                         "of the d dimensions over all k centroids ('per_dimension')",
+                         Options("per_coordinate", "per_dimension")),
 )
 
 #: Figure 3's analysis: GkM's settings (same blocks and block k-means) plus what the analysis adds.
@@ -299,12 +306,13 @@ def private_quantile(values: np.ndarray, q: float, lo: float, hi: float, epsilon
     return _draw_quantile(z, edges, lengths, log_lengths, q, epsilon, rng, acc, label)
 
 
-def _draw_quantile(z, edges, lengths, log_lengths, q, epsilon, rng, acc, label) -> float:
+def _draw_quantile(z, edges, lengths, log_lengths, q, epsilon, rng, acc, label, sensitivity=1.0) -> float:
     """The exponential-mechanism draw of `private_quantile` from its precomputed sorted values,
-    interval edges, lengths and log-lengths (charge, then draw)."""
+    interval edges, lengths and log-lengths (charge, then draw); `sensitivity`: of a rank, the most
+    values one tuple can move."""
     ranks = np.arange(z.size + 1)
     utility = -np.abs(ranks - q * z.size)
-    c = mech.exponential_logit_scale(1.0, epsilon)
+    c = mech.exponential_logit_scale(sensitivity, epsilon)
     if acc is not None:
         acc.spend(epsilon, 0.0, label=label)
     logw = log_lengths + c * utility      # some interval has positive length: lengths sum to hi − lo > 0
@@ -315,9 +323,14 @@ def _draw_quantile(z, edges, lengths, log_lengths, q, epsilon, rng, acc, label) 
                                             epsilon=epsilon, candidates=logw.size, who=label or "quantile")
 
 
-def private_range(cents, lo, hi, epsilon, quantiles, rng, acc):
+def private_range(cents, lo, hi, epsilon, quantiles, rng, acc, output_range="per_coordinate"):
+    """Step 4: the private (mins, maxs), each (k, d), of the aligned block centroids (ℓ, k, d)."""
     ell, k, d = cents.shape
     q_lo, q_hi = float(quantiles[0]), float(quantiles[1])
+    if output_range == "per_dimension":
+        return _range_per_dimension(cents, lo, hi, epsilon, q_lo, q_hi, rng, acc)
+    if output_range != "per_coordinate":
+        raise DPClustError(f"unknown output_range {output_range!r}: per_coordinate or per_dimension")
     per = epsilon / (2 * k * d)
     mins = np.empty((k, d))
     maxs = np.empty((k, d))
@@ -336,6 +349,27 @@ def private_range(cents, lo, hi, epsilon, quantiles, rng, acc):
             b = _draw_quantile(*parts, q_hi, per, rng, acc, f"GkM range max[{j},{i}]")
             mins[j, i], maxs[j, i] = min(a, b), max(a, b)
     return mins, maxs
+
+
+def _range_per_dimension(cents, lo, hi, epsilon, q_lo, q_hi, rng, acc):
+    """Eq. 3's literal reading: one range per dimension i over the k·ℓ values cents[:, :, i]. One
+    tuple changes one block, i.e. k of those values, so a rank moves by at most k (Δ = k); the 2d
+    draws share `epsilon` equally. The range is the same for the k centroids."""
+    ell, k, d = cents.shape
+    per = epsilon / (2 * d)
+    mins = np.empty(d)
+    maxs = np.empty(d)
+    z_all = np.sort(np.clip(cents.reshape(ell * k, d), lo, hi), axis=0).T.copy()       # (d, kℓ)
+    edges_all = np.concatenate([np.full((d, 1), lo), z_all, np.full((d, 1), hi)], axis=1)
+    len_all = np.diff(edges_all, axis=1)
+    with np.errstate(divide="ignore"):
+        log_all = np.log(len_all)
+    for i in range(d):
+        parts = (z_all[i], edges_all[i], len_all[i], log_all[i])
+        a = _draw_quantile(*parts, q_lo, per, rng, acc, f"GkM range min[{i}]", sensitivity=float(k))
+        b = _draw_quantile(*parts, q_hi, per, rng, acc, f"GkM range max[{i}]", sensitivity=float(k))
+        mins[i], maxs[i] = min(a, b), max(a, b)
+    return np.broadcast_to(mins, (k, d)).copy(), np.broadcast_to(maxs, (k, d)).copy()
 
 
 def noisy_average(cents, mins, maxs, epsilon, rng, acc, ell):
@@ -366,7 +400,8 @@ def gkm(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
     frac = float(settings["range_fraction"])
     acc = Accountant(epsilon)
     ell, cents = _prepare(X, k, settings, rng)
-    mins, maxs = private_range(cents, lo, hi, frac * epsilon, settings["range_quantiles"], rng, acc)
+    mins, maxs = private_range(cents, lo, hi, frac * epsilon, settings["range_quantiles"], rng, acc,
+                               settings["output_range"])
     C = noisy_average(cents, mins, maxs, acc.remaining_epsilon, rng, acc, ell)
     if settings["clip_centers"]:
         C = np.clip(C, lo, hi)
@@ -393,7 +428,7 @@ def gkm_analysis(X, k, epsilon, delta, rng, settings) -> ClusteringResult:
         C = cents.mean(axis=0)
     elif out == "noise":
         mins, maxs = private_range(cents, lo, hi, float(settings["range_fraction"]) * eps,
-                                   settings["range_quantiles"], rng, None)
+                                   settings["range_quantiles"], rng, None, settings["output_range"])
         seeds = tuple(init_set_seeds(int(settings["init_seed"]), int(settings["n_init_sets"])))
         key = hashlib.sha1(X.tobytes()).hexdigest()
         best = _best_known(key, (X.tobytes(), X.shape), k, lo, hi, seeds, int(settings["lloyd_max_iter"]))
