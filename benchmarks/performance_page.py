@@ -16,7 +16,11 @@ Sources, all under benchmarks/results/ and committed:
   (`results/<preset>/RESULTS.md`, written by the workflow) and its verdicts beside another run's
   (`--compare`, e.g. the quick preset's `checks/summary.csv`), copied by `--publish CHECKOUT PRESET`,
   which also does `--add-measured`. Each becomes a page in docs/ (`results_page_path`) under a header
-  with what the run cost.
+  with what the run cost. A run of some papers only (`--config 'papers=[...]'`, e.g. the part of the
+  full protocol one working session can finish) is published with `--part PAPER [PAPER ...]` as
+  `runs/<preset>.<paper+paper>.*`; the preset's page then shows each part with its own commit and
+  cost. A part replaces the published parts that share a paper with it; a whole run replaces every
+  published run of its preset.
 The targets are the performance issue's: the offline full default ≤ 4.0 CPU-hours, the five papers
 ≤ 3.0 of it, the leaderboard ≤ 1.0.
 """
@@ -40,6 +44,18 @@ TARGETS = {"total_cpu_hours": 4.0, "papers_cpu_hours": 3.0, "leaderboard_cpu_hou
 
 #: where a published run's results page goes (other presets: docs/RESULTS_<PRESET>.md)
 RESULTS_PAGES = {"full": REPO / "docs" / "FULL_PROTOCOL.md"}
+#: the hand-written page docs/FULL_PROTOCOL.md was before runs were published in parts: its last
+#: end-to-end run of the full protocol (fe1d8ec), for the papers no part covers yet
+HAND_WRITTEN_FULL_PAGE = "51a7532:docs/FULL_PROTOCOL.md"
+
+
+def run_key(preset: str, part=None) -> str:
+    """The stem of a published run's files: the preset, and for a part its papers (`full.a+b`)."""
+    return f"{preset}.{'+'.join(part)}" if part else preset
+
+
+def run_label(run: dict) -> str:
+    return f"{run['preset']} ({', '.join(run['part'])})" if run.get("part") else run["preset"]
 
 
 def _hours(h: float) -> str:
@@ -119,12 +135,12 @@ def runs_section(runs: list[dict]) -> list[str]:
              "system of Snakemake and every job it ran; the largest process).", "",
              "| preset | commit | finished (UTC) | wall | CPU | largest process | claims |",
              "|---|---|---|---:|---:|---:|---|"]
-    for r in sorted(runs, key=lambda r: r["preset"]):
-        lines.append(f"| {r['preset']} | {r['commit'][:7]} | {r['finished_utc']} | {_duration(r['wall_s'])} | "
+    for r in sorted(runs, key=run_label):
+        lines.append(f"| {run_label(r)} | {r['commit'][:7]} | {r['finished_utc']} | {_duration(r['wall_s'])} | "
                      f"{_duration(r['cpu_s'])} | {r['peak_bytes'] / 1e9:.2f} GB | {r.get('claims', '')} |")
-    for r in sorted(runs, key=lambda r: r["preset"]):
+    for r in sorted(runs, key=run_label):
         if r.get("segments"):
-            lines += ["", f"The {r['preset']} run ran in {r['segments']} Snakemake invocations (stopped and resumed): "
+            lines += ["", f"The {run_label(r)} run ran in {r['segments']} Snakemake invocations (stopped and resumed): "
                       f"its CPU is the sum of its {r['jobs']} jobs' own benchmarks (Snakemake's scheduling and work "
                       "lost in a stopped job not included), its wall the sum of the invocations' spans."]
     return lines
@@ -215,61 +231,142 @@ def results_page_path(preset: str) -> Path:
     return RESULTS_PAGES.get(preset, REPO / "docs" / f"RESULTS_{preset.upper()}.md")
 
 
-def _demoted(markdown: str) -> list[str]:
-    """A page's lines one heading level down (its title dropped): it becomes a section of another."""
+def _demoted(markdown: str, levels: int = 1) -> list[str]:
+    """A page's lines `levels` heading levels down (its title dropped): it becomes a section of another."""
     lines = markdown.splitlines()
     if lines and lines[0].startswith("# "):
         lines = lines[1:]
-    return [f"#{line}" if line.startswith("#") else line for line in lines]
+    return ["#" * levels + line if line.startswith("#") else line for line in lines]
+
+
+def _run_sections(key: str, runs: Path, depth: int = 0) -> list[str]:
+    """What the published run `key` cost, its verdicts beside another run's if it was published with
+    `--compare`, then its own results page; headings `depth` levels below the page's sections."""
+    run = json.loads((runs / f"{key}.json").read_text(encoding="utf-8"))
+    h = "#" * (2 + depth)
+    lines = [f"{h} What the run cost", "",
+             "Wall time; CPU = user + system of Snakemake and every job it ran; the largest process.", ""]
+    lines += runs_section([run])[4:] + [""]
+    compare = runs / f"{key}.compare.md"
+    if compare.exists():
+        lines += [f"{h} Its verdicts beside {compare.read_text(encoding='utf-8').splitlines()[0]}", ""]
+        lines += _demoted("\n".join(compare.read_text(encoding="utf-8").splitlines()[1:]), depth + 1) + [""]
+    lines += [f"{h} Its results page", ""]
+    return lines + _demoted((runs / f"{key}.results.md").read_text(encoding="utf-8"), depth + 1)
+
+
+def _planned_papers() -> list[str]:
+    """The papers (and pseudo-papers) the default configuration runs: config/config.yaml's `papers`."""
+    import yaml
+
+    return list(yaml.safe_load((REPO / "config" / "config.yaml").read_text(encoding="utf-8"))["papers"])
 
 
 def render_results(preset: str, results: Path = RESULTS) -> str:
-    """The docs page of the published run of `preset`: what it cost (`runs/<preset>.json`), its
-    verdicts beside another run's if it was published with `--compare`, then its own results page."""
+    """The docs page of the published run of `preset` (`runs/<preset>.*`), or of its published parts."""
     runs = results / "runs"
-    run = json.loads((runs / f"{preset}.json").read_text(encoding="utf-8"))
-    lines = [f"# The {preset} preset, run end to end", "",
-             f"Generated by `python benchmarks/performance_page.py` from `benchmarks/results/runs/{preset}.*`, "
-             f"which `--publish CHECKOUT {preset}` copied from the run's checkout; do not edit by hand. "
-             "The rubric that decides each claim: docs/VERDICTS.md; the cost of other runs and the "
-             "estimate: docs/PERFORMANCE.md.", "", "## What the run cost", "",
-             "Wall time; CPU = user + system of Snakemake and every job it ran; the largest process.", ""]
-    lines += runs_section([run])[4:] + [""]
-    compare = runs / f"{preset}.compare.md"
-    if compare.exists():
-        lines += [f"## Its verdicts beside {compare.read_text(encoding='utf-8').splitlines()[0]}", ""]
-        lines += _demoted("\n".join(compare.read_text(encoding="utf-8").splitlines()[1:])) + [""]
-    lines += ["## Its results page", ""]
-    lines += _demoted((runs / f"{preset}.results.md").read_text(encoding="utf-8"))
+    source = (f"Generated by `python benchmarks/performance_page.py` from `benchmarks/results/runs/{preset}.*`, "
+              f"which `--publish CHECKOUT {preset}` copied from the run's checkout; do not edit by hand. "
+              "The rubric that decides each claim: docs/VERDICTS.md; the cost of other runs and the "
+              "estimate: docs/PERFORMANCE.md.")
+    keys = published_runs(preset, results)
+    if keys == [preset]:
+        lines = [f"# The {preset} preset, run end to end", "", source, ""] + _run_sections(preset, runs)
+        return "\n".join(lines).rstrip("\n") + "\n"
+    parts = [json.loads((runs / f"{k}.json").read_text(encoding="utf-8")) for k in keys]
+    covered = {p for run in parts for p in run.get("part") or []}
+    missing = [p for p in _planned_papers() if p not in covered] if preset == "full" else []
+    lines = [f"# The {preset} preset, run in parts", "", source,
+             "", "Each part ran some of the papers (`--config 'papers=[...]'`) in a checkout of its own, at the "
+             "commit it names; a part's verdicts are those of its commit."]
+    if missing:
+        lines += ["", f"Not yet run in a published part: {', '.join(missing)}."
+                  + (f" The last end-to-end run of the whole protocol (commit fe1d8ec) is described in the page "
+                     f"this one replaced: `git show {HAND_WRITTEN_FULL_PAGE}`." if preset == "full" else "")]
+    for key, run in zip(keys, parts):
+        lines += ["", f"## Part: {', '.join(run.get('part') or ['all papers'])} (commit {run['commit'][:7]})", ""]
+        lines += _part_estimate(run, results) + _run_sections(key, runs, depth=1)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+def _part_estimate(run: dict, results: Path) -> list[str]:
+    """The whole-protocol estimate's CPU-hours for the part's papers, beside what the part measured."""
+    est_path = results / "estimate_full_protocol.json"
+    if not run.get("part") or not est_path.exists():
+        return []
+    est = json.loads(est_path.read_text(encoding="utf-8"))
+    by = est.get("by_part_cpu_hours") or {}
+    known = [p for p in run["part"] if p in by]
+    if not known:
+        return []
+    return [f"Estimated for {', '.join(known)} (commit {est['commit']}, run jobs only): "
+            f"{_hours(sum(by[p] for p in known))} CPU-hours; measured (every job): "
+            f"{_hours(run['cpu_s'] / 3600)} CPU-hours.", ""]
+
+
+def _summary_papers(summary: Path) -> set[str]:
+    import pandas as pd
+
+    return set(pd.read_csv(summary, usecols=["paper"])["paper"].astype(str)) if summary.is_file() else set()
+
+
 def publish(root: Path, preset: str, compare: Path | None = None, labels=("quick", "full"),
-            results: Path = RESULTS) -> list[Path]:
+            results: Path = RESULTS, part=None) -> list[Path]:
     """Publish the finished run of `preset` in the checkout `root`: what it cost (`add_measured`), its
-    results page, and with `compare` (another run's checks/summary.csv) its verdicts beside that run's."""
+    results page, and with `compare` (another run's checks/summary.csv, cut to the part's papers) its
+    verdicts beside that run's. `part`: the papers the run was limited to (their claim summary must
+    name no other); it replaces the published parts of `preset` that share a paper with it (a whole
+    run replaces every published run of `preset`)."""
     page = root / "results" / preset / "RESULTS.md"
     if not page.is_file():
         raise SystemExit(f"{page}: no results page: the run of {preset} in {root} has not finished")
-    out = [add_measured(root, preset, results)]
-    target = results / "runs" / f"{preset}.results.md"
+    summary = root / "results" / preset / "checks" / "summary.csv"
+    part = sorted(part) if part else None
+    if part:
+        stray = _summary_papers(summary) - set(part)
+        if stray:
+            raise SystemExit(f"{summary}: claims of {sorted(stray)}, which --part {' '.join(part)} does not name: "
+                             "name every paper the run ran")
+    runs = results / "runs"
+    for key in published_runs(preset, results):      # what this run supersedes
+        old = json.loads((runs / f"{key}.json").read_text(encoding="utf-8")).get("part")
+        if not part or (old and set(old) & set(part)):
+            for f in runs.glob(f"{key}.*"):
+                if f.name.removeprefix(key + ".") in ("json", "results.md", "compare.md"):
+                    f.unlink()
+    key = run_key(preset, part)
+    measured = dict(measured_run(root, preset), **({"part": part} if part else {}))
+    target_json = runs / f"{key}.json"
+    target_json.parent.mkdir(parents=True, exist_ok=True)
+    target_json.write_text(json.dumps(measured, indent=1) + "\n", encoding="utf-8")
+    target = runs / f"{key}.results.md"
     shutil.copyfile(page, target)
-    out.append(target)
-    comparison = results / "runs" / f"{preset}.compare.md"
+    out = [target_json, target]
     if compare is not None:
+        import io
+
+        import pandas as pd
+
         from dpclust.pipeline.steps import compare_claims_markdown
 
-        summary = root / "results" / preset / "checks" / "summary.csv"
-        comparison.write_text(f"the {labels[0]} run's\n"
-                              + compare_claims_markdown(compare, summary, labels), encoding="utf-8")
+        other = pd.read_csv(compare, dtype=str, keep_default_na=False)
+        if part:
+            other = other[other["paper"].isin(part)]
+        comparison = runs / f"{key}.compare.md"
+        comparison.write_text(f"the {labels[0]} run's\n" + compare_claims_markdown(
+            io.StringIO(other.to_csv(index=False)), summary, labels), encoding="utf-8")
         out.append(comparison)
-    elif comparison.exists():
-        comparison.unlink()        # an earlier run's comparison does not describe this one
     return out
 
 
+def published_runs(preset: str, results: Path = RESULTS) -> list[str]:
+    """The stems of the published runs of `preset`: the whole run (`preset`) and its parts, sorted."""
+    return sorted(p.name.removesuffix(".results.md") for p in (results / "runs").glob("*.results.md")
+                  if p.name.removesuffix(".results.md").split(".")[0] == preset)
+
+
 def published_presets(results: Path = RESULTS) -> list[str]:
-    return sorted(p.name.removesuffix(".results.md") for p in (results / "runs").glob("*.results.md"))
+    return sorted({p.name.removesuffix(".results.md").split(".")[0] for p in (results / "runs").glob("*.results.md")})
 
 
 def main(argv=None) -> int:
@@ -284,14 +381,18 @@ def main(argv=None) -> int:
     parser.add_argument("--compare", type=Path, default=None, metavar="SUMMARY_CSV",
                         help="with --publish: another run's checks/summary.csv (e.g. the quick preset's) to set "
                              "the published run's verdicts beside")
+    parser.add_argument("--part", nargs="+", default=None, metavar="PAPER",
+                        help="with --publish: the run ran these papers only (--config 'papers=[...]'): publish it "
+                             "as a part of PRESET's page")
     parser.add_argument("--labels", nargs=2, default=("quick", "full"), metavar=("OTHER", "THIS"),
                         help="with --compare: the two runs' names (default: quick full)")
     parser.add_argument("--page", type=Path, default=PAGE)
     args = parser.parse_args(argv)
-    if args.compare and not args.publish:
-        parser.error("--compare goes with --publish")
+    if (args.compare or args.part) and not args.publish:
+        parser.error("--compare and --part go with --publish")
     if args.publish:
-        for path in publish(Path(args.publish[0]), args.publish[1], args.compare, tuple(args.labels)):
+        for path in publish(Path(args.publish[0]), args.publish[1], args.compare, tuple(args.labels),
+                            part=args.part):
             print(f"published {path}")
     if args.add_run:
         print(f"published {add_run(args.add_run)}")

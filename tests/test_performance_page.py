@@ -146,6 +146,42 @@ def test_a_published_run_becomes_its_docs_page_with_its_cost_and_its_verdicts_be
     assert page.results_page_path("quick").name == "RESULTS_QUICK.md"
 
 
+def test_runs_of_some_papers_are_published_as_parts_of_the_presets_page(page, tmp_path):
+    """A run limited to some papers (a part of the full protocol one session can finish) is published
+    with its papers: the page shows each part with its commit, cost and verdicts, names the papers no
+    part covers, and a newer part replaces an older one that shares a paper."""
+    root = _resumed_checkout(tmp_path / "checkout")
+    _summary(root / "results" / "full" / "checks" / "summary.csv", "does not hold")
+    (root / "results" / "full" / "RESULTS.md").write_text("# Results of the full preset\n\n## The papers' claims\n")
+    quick = _summary(tmp_path / "quick" / "summary.csv", "holds")
+    with open(quick, "a") as fh:
+        fh.write("paper,nguyen2021,fig1,Ours is lower,holds,0.1,0.0,0.2,cells 1 of 1\n")
+    results = tmp_path / "results"
+    (results / "runs").mkdir(parents=True)
+    (results / "estimate_full_protocol.json").write_text(json.dumps(_estimate()))
+    with pytest.raises(SystemExit, match="does not name"):
+        page.publish(root, "full", quick, results=results, part=["nguyen2021"])
+    written = page.publish(root, "full", quick, results=results, part=["su2016"])
+    assert sorted(p.name for p in written) == ["full.su2016.compare.md", "full.su2016.json", "full.su2016.results.md"]
+    assert page.published_presets(results) == ["full"] and page.published_runs("full", results) == ["full.su2016"]
+    text = page.render_results("full", results)
+    assert text.startswith("# The full preset, run in parts\n") and "do not edit by hand" in text
+    assert "## Part: su2016 (commit unknown)" in text and "### What the run cost" in text
+    assert "| full (su2016) | unknown |" in text
+    assert "Estimated for su2016 (commit abc1234, run jobs only): 2.90 CPU-hours; measured (every job): 0.03" in text
+    assert "#### Claims whose verdict differs (1)" in text
+    assert "nguyen2021" not in (results / "runs" / "full.su2016.compare.md").read_text()   # cut to the part
+    assert "Not yet run in a published part: baselines, balcan2017" in text and "git show 51a7532:" in text
+    assert "#### The papers' claims" in text and str(tmp_path) not in text
+    assert "| full (su2016) |" in page.render(results)
+    page.publish(root, "full", None, results=results, part=["su2016", "balcan2017"])   # shares su2016: replaces it
+    assert page.published_runs("full", results) == ["full.balcan2017+su2016"]
+    assert not (results / "runs" / "full.balcan2017+su2016.compare.md").exists()
+    page.publish(root, "full", None, results=results)                                  # a whole run: replaces all
+    assert page.published_runs("full", results) == ["full"]
+    assert page.render_results("full", results).startswith("# The full preset, run end to end\n")
+
+
 def test_an_unfinished_run_is_not_published(page, tmp_path):
     with pytest.raises(SystemExit, match="has not finished"):
         page.publish(_resumed_checkout(tmp_path / "checkout"), "full", results=tmp_path / "results")
