@@ -181,10 +181,13 @@ def test_the_variant_runs_are_their_own_batches_and_figure_6_reads_them(preset):
     # an item without one gets no key: its steps' specs (and so their jobs) are unchanged
     assert not any("sensitivity" in the_plan.item("su2016", "table1").step_spec(step)
                    for step in ("aggregate", "render", "checks"))
-    # alternatives of a claim's threshold (Fig. 3's "close to k") reach its checks alone
+    # alternatives of a claim's threshold (Fig. 3's "close to k") reach its checks alone; its settings
+    # variant (GkM's output range) reaches the render step too, which leaves the variant runs out
     fig3 = the_plan.item("su2016", "fig3")
-    assert "sensitivity" in fig3.step_spec("checks")
-    assert not any("sensitivity" in fig3.step_spec(step) for step in ("aggregate", "render"))
+    assert len(fig3.step_spec("checks")["sensitivity"]) == 2
+    for step in ("aggregate", "render"):
+        kept = fig3.step_spec(step)["sensitivity"]
+        assert len(kept) == 1 and "values" in kept[0] and "claims" not in kept[0]
     balcan = the_plan.item("balcan2017", "fig2a")      # data variants and a threshold's alternatives
     kept = balcan.step_spec("aggregate")["sensitivity"]
     assert len(kept) == 1 and "groups" in kept[0] and len(balcan.step_spec("checks")["sensitivity"]) == 2
@@ -222,6 +225,24 @@ def test_settings_variants_take_their_own_groups_place_on_their_datasets_and_alg
     assert labelled.holds is True
     assert labelled.sensitivity == ("on s only: setting-dependent: ρ (EXT 0.225) (holds at 0.225 (declared), 0.45; "
                                     "does not hold at 0.1125)")
+
+
+def test_the_variant_groups_of_one_value_take_their_places_together():
+    """A swept setting's variant: one variant group per own group (e1, e2), both standing for one
+    value, are read together, so a claim across the two groups sees the variant in both."""
+    decl = {"what": "range", "declared": "a", "groups": {"v1": "e1", "v2": "e2"}, "values": {"v1": "b", "v2": "b"}}
+    table = pd.DataFrame({"dataset": ["s"] * 4, "group": ["e1", "e2", "v1", "v2"], "algorithm": ["x"] * 4,
+                          "value": [3.0, 2.0, 1.0, 4.0]})
+    own = own_rows(table, decl)
+
+    def checks(rows, item):
+        by = dict(zip(rows["group"], rows["value"]))
+        assert len(rows) == 2 and set(by) == {"e1", "e2"}
+        return [Check("e2 below e1", bool(by["e2"] < by["e1"]), why="genuine", cells=1)]
+
+    main = checks(own, {})
+    declared, others, _ = alternatives(checks, table, own, {"options": {}, "claims": {}}, decl, main)
+    assert list(others) == ["b"] and declared[0].holds is True and others["b"][0].holds is False
 
 
 def test_settings_variants_need_the_run_group_and_a_declared_own_group():

@@ -14,7 +14,8 @@ verdict), and its alternatives as either
 * settings: `values` (a variant run group → the value it stands for) and `groups` (that group → the
   item's own group it stands for). A variant group runs some of its own group's algorithms on some of
   its datasets with one setting changed (`params`); its rows (told apart by the table's `group`)
-  take the place of those algorithms' rows in the own group, on those datasets; or
+  take the place of those algorithms' rows in the own group, on those datasets; the variant groups
+  of one value (e.g. a sweep's, one per own group) take their places together; or
 * thresholds: `claims` (the value → overrides of the item's `claims`), the same rows checked again
   with the overrides, for the claims whose text contains one of `applies_to` (default: every claim).
 The checks step (`dpclust.pipeline.steps.check_item`) runs the item's own check function on its own
@@ -70,16 +71,19 @@ def own_rows(table: pd.DataFrame, spec: dict | list | None) -> pd.DataFrame:
     return table[~mask].reset_index(drop=True)
 
 
-def setting_rows(table: pd.DataFrame, own: pd.DataFrame, spec: dict, group: str) -> pd.DataFrame:
-    """The item's own rows with one settings variant in place: the rows of variant `group` read as
-    the own group it stands for, replacing that group's rows of the same algorithms and datasets."""
-    rows = table[table["group"] == group].copy()
-    target = spec["groups"][group]
-    rows["group"] = target
-    replaced = (own["group"] == target) & own["dataset"].isin(set(rows["dataset"]))
-    if "algorithm" in own and "algorithm" in rows:
-        replaced &= own["algorithm"].isin(set(rows["algorithm"]))
-    return pd.concat([own[~replaced], rows], ignore_index=True)
+def setting_rows(table: pd.DataFrame, own: pd.DataFrame, spec: dict, groups: str | list[str]) -> pd.DataFrame:
+    """The item's own rows with one settings variant in place: the rows of each variant group (one,
+    or all the groups that stand for the same value, e.g. a swept setting's) read as the own group it
+    stands for, replacing that group's rows of the same algorithms and datasets."""
+    for group in [groups] if isinstance(groups, str) else groups:
+        rows = table[table["group"] == group].copy()
+        target = spec["groups"][group]
+        rows["group"] = target
+        replaced = (own["group"] == target) & own["dataset"].isin(set(rows["dataset"]))
+        if "algorithm" in own and "algorithm" in rows:
+            replaced &= own["algorithm"].isin(set(rows["algorithm"]))
+        own = pd.concat([own[~replaced], rows], ignore_index=True)
+    return own
 
 
 def alternatives(check_function, full: pd.DataFrame, own: pd.DataFrame, spec: dict, decl: dict,
@@ -111,9 +115,12 @@ def alternatives(check_function, full: pd.DataFrame, own: pd.DataFrame, spec: di
     own_base = own[own["dataset"].astype(str).isin(base)].reset_index(drop=True)
     with verdicts.settled(settled):     # the same runs as the headline's: the same settled cells
         declared = list(check_function(own_base, scoped))
-    if decl.get("values"):
-        out = {value: list(check_function(setting_rows(full, own_base, decl, group), scoped))
-               for group, value in decl["values"].items()}
+    if decl.get("values"):        # the variant groups of one value are read together
+        by_value: dict[str, list[str]] = {}
+        for group, value in decl["values"].items():
+            by_value.setdefault(value, []).append(group)
+        out = {value: list(check_function(setting_rows(full, own_base, decl, groups), scoped))
+               for value, groups in by_value.items()}
     else:
         out = {value: list(check_function(variant_rows(full, decl, suffix), scoped))
                for suffix, value in decl["variants"].items()}
