@@ -280,7 +280,10 @@ def render_results(preset: str, results: Path = RESULTS) -> str:
              "", "Each part ran some of the papers (`--config 'papers=[...]'`) in a checkout of its own, at the "
              "commit it names; a part's verdicts are those of its commit."]
     if missing:
-        lines += ["", f"Not yet run in a published part: {', '.join(missing)}."
+        est_path = results / "estimate_full_protocol.json"
+        by = json.loads(est_path.read_text(encoding="utf-8")).get("by_part_cpu_hours", {}) if est_path.exists() else {}
+        named = [f"{p} (estimated {_hours(by[p])} CPU-hours)" if p in by else p for p in missing]
+        lines += ["", f"Not yet run in a published part: {', '.join(named)}."
                   + (f" The last end-to-end run of the whole protocol (commit fe1d8ec) is described in the page "
                      f"this one replaced: `git show {HAND_WRITTEN_FULL_PAGE}`." if preset == "full" else "")]
     for key, run in zip(keys, parts):

@@ -171,7 +171,8 @@ def test_runs_of_some_papers_are_published_as_parts_of_the_presets_page(page, tm
     assert "Estimated for su2016 (commit abc1234, run jobs only): 2.90 CPU-hours; measured (every job): 0.03" in text
     assert "#### Claims whose verdict differs (1)" in text
     assert "nguyen2021" not in (results / "runs" / "full.su2016.compare.md").read_text()   # cut to the part
-    assert "Not yet run in a published part: baselines, balcan2017" in text and "git show 51a7532:" in text
+    assert ("Not yet run in a published part: baselines (estimated 0.20 CPU-hours), balcan2017" in text
+            and "leaderboard (estimated 1.40 CPU-hours)" in text and "git show 51a7532:" in text)
     assert "#### The papers' claims" in text and str(tmp_path) not in text
     assert "| full (su2016) |" in page.render(results)
     page.publish(root, "full", None, results=results, part=["su2016", "balcan2017"])   # shares su2016: replaces it
