@@ -226,6 +226,9 @@ def main(argv=None) -> int:
     parser.add_argument("--priced-only", action="store_true",
                         help="time only the blocks whose price a look's CPU cap reads (run_prices.priced_blocks); "
                              "with --prices, to refresh the price table without a whole estimate")
+    parser.add_argument("--unpriced-only", action="store_true",
+                        help="with --priced-only and --prices: only the blocks the table has no price for, on the "
+                             "datasets it prices (a setting added or edited since: its keys changed)")
     parser.add_argument("--summarize", default=None, metavar="GROUPS_JSON",
                         help="time nothing: write --summary from the per-group rows an earlier run wrote (--json)")
     args = parser.parse_args(argv)
@@ -245,6 +248,14 @@ def main(argv=None) -> int:
         from dpclust.pipeline.run_prices import priced_blocks
 
         pool = list({(job.path, job.cell): job for job in priced_blocks(the_plan)}.values())
+        if args.unpriced_only:
+            from dpclust.pipeline.run_prices import load_prices, sample_key
+
+            if not args.prices:
+                parser.error("--unpriced-only needs --prices TSV")
+            known = load_prices(args.prices)
+            priced = {key[1] for key in known}       # a dataset never priced keeps the SLURM table's fallback
+            pool = [job for job in pool if job.dataset in priced and sample_key(job.spec) not in known]
     else:
         pool = the_plan.runs
     planned = [job for job in pool if not args.paper or job.paper in args.paper]

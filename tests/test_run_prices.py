@@ -49,8 +49,9 @@ def test_the_committed_table_prices_every_block_the_caps_read():
     """Every block a replication look or a CPU-capped race may run, on the quick and full presets, has
     a row in the committed table, on every dataset the table prices at all (one no mirror holds and no
     stand-in was timed for falls back to the SLURM table, which errs long: Covertype). A setting edited
-    since fails here: re-time the changed keys with `benchmarks/estimate_full_protocol.py --priced-only
-    --prices benchmarks/results/run_prices.tsv` (each preset; `--all-datasets` for the missing data)."""
+    since fails here: time the changed keys with `benchmarks/estimate_full_protocol.py --priced-only
+    --unpriced-only --prices benchmarks/results/run_prices.tsv` (each preset; `--all-datasets` for the
+    missing data)."""
     from dpclust.pipeline.configuration import load_config
     from dpclust.pipeline.planning import plan
 
