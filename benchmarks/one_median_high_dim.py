@@ -1,5 +1,5 @@
 """Where the private 1-median puts its centres in high dimension (the MNIST k-median cells of the
-leaderboard, docs/FULL_PROTOCOL.md "MNIST at full scale").
+leaderboard; `git show 51a7532:docs/FULL_PROTOCOL.md`, "MNIST at full scale").
 
     .venv/bin/python benchmarks/one_median_high_dim.py data/processed/mnist70k.h5
 

@@ -42,8 +42,8 @@ Iyengar et al. 2019 (AMP, Alg. 1); the constants below are re-derived for our sp
 High dimension: Λ = β/(e^{ε_J/d} − 1) ≈ d/(λ·ε_J) grows with d, and once it exceeds the data's
 curvature (about m/‖x − θ‖ for m points) the release is the box centre c whatever P is. Measured on
 MNIST (d = 784, λ = 0.1, ε = 0.2: Λ = 7.8·10^4 against ≈ 700 for a 7,000-point cluster): every
-release within 0.35 of c, the clusters' own centres 11.4–12.7 away (docs/FULL_PROTOCOL.md, "MNIST at
-full scale", `benchmarks/one_median_high_dim.py`).
+release within 0.35 of c, the clusters' own centres 11.4–12.7 away (`git show 51a7532:docs/FULL_PROTOCOL.md`,
+"MNIST at full scale"; `benchmarks/one_median_high_dim.py`).
 
 Interpretations (ours): pure ε instead of the Gaussian (ε, δ) AMP (the HST part of the paper is pure
 ε; δ passed in is not spent); the regulariser is centred at the box centre (data independent); the
