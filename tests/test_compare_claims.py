@@ -41,11 +41,29 @@ def test_changes_are_the_claims_whose_verdict_differs_or_that_one_run_lacks(tmp_
     assert counts["quick"].sum() == 4 and counts["full"].sum() == 4
 
 
+def test_the_totals_count_the_papers_claims_and_the_changes_say_whose(tmp_path):
+    """As the summary's tallies: a check of our own (audit, bookkeeping, an alternative reading) is
+    never in a paper's counts; one whose verdict differs is listed with its kind."""
+    cols = ["kind", "paper", "item", "claim", "result", "quantity", "ci_low", "ci_high", "threshold", "detail", "why"]
+    rows_a = [["paper", "p1", "fig1", "A beats B", "holds", 1, 0, 2, "", "", ""],
+              ["alternative", "p1", "fig1", "A beats B (90 %)", "holds", 1, 0, 2, "", "", ""],
+              ["audit", "audit", "audit", "no violation: X", "not decidable", 0, None, None, "", "", ""]]
+    rows_b = [r.copy() for r in rows_a]
+    rows_b[2][4] = "holds"
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    pd.DataFrame(rows_a, columns=cols).to_csv(a, index=False)
+    pd.DataFrame(rows_b, columns=cols).to_csv(b, index=False)
+    totals, changes = compare_claims(a, b)
+    assert totals.to_dict("records") == [{"paper": "p1", "result": "holds", "quick": 1, "full": 1}]
+    assert changes[["claim", "kind", "result_quick", "result_full"]].values.tolist() == [
+        ["no violation: X", "audit", "not decidable", "holds"]]
+
+
 def test_cli_prints_markdown_and_names_a_missing_summary(tmp_path, capsys):
     quick, full = _pair(tmp_path)
     assert main(["compare-claims", str(quick), str(full)]) == 0
     out = capsys.readouterr().out
-    assert ("## Claims whose verdict differs (3)" in out
-            and "| p1 | fig1 | gap grows | not decidable | does not hold |" in out)
+    assert ("## Checks whose verdict differs (3: the papers' claims and ours, by kind)" in out
+            and "| p1 | fig1 | gap grows | paper | not decidable | does not hold |" in out)
     assert main(["compare-claims", str(quick), str(tmp_path / "nope.csv")]) == 2
     assert "no claim summary at" in capsys.readouterr().err

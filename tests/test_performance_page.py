@@ -134,8 +134,9 @@ def test_a_published_run_becomes_its_docs_page_with_its_cost_and_its_verdicts_be
     assert text.startswith("# The full preset, run end to end\n") and "do not edit by hand" in text
     assert "| full | unknown |" in text and "| 11.0 min | 1.6 min | 1.07 GB |" in text
     assert "ran in 2 Snakemake invocations" in text
-    assert "## Its verdicts beside the quick run's" in text and "### Claims whose verdict differs (1)" in text
-    assert "| su2016 | fig1 | GkM is the worst | holds | does not hold |" in text
+    assert "## Its verdicts beside the quick run's" in text
+    assert "### Checks whose verdict differs (1: the papers' claims and ours, by kind)" in text
+    assert "| su2016 | fig1 | GkM is the worst | paper | holds | does not hold |" in text
     assert "## Its results page" in text and "### The papers' claims" in text
     assert "Results of the full preset" not in text        # its title: the page's own title replaces it
     assert str(tmp_path) not in text                       # no local path in a committed page
@@ -169,7 +170,7 @@ def test_runs_of_some_papers_are_published_as_parts_of_the_presets_page(page, tm
     assert "## Part: su2016 (commit unknown)" in text and "### What the run cost" in text
     assert "| full (su2016) | unknown |" in text
     assert "Estimated for su2016 (commit abc1234, run jobs only): 2.90 CPU-hours; measured (every job): 0.03" in text
-    assert "#### Claims whose verdict differs (1)" in text
+    assert "#### Checks whose verdict differs (1: " in text
     assert "nguyen2021" not in (results / "runs" / "full.su2016.compare.md").read_text()   # cut to the part
     assert ("Not yet run in a published part: baselines (estimated 0.20 CPU-hours), balcan2017" in text
             and "leaderboard (estimated 1.40 CPU-hours)" in text and "git show 51a7532:" in text)

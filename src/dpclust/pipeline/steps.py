@@ -305,26 +305,30 @@ def compare_claims(a_csv, b_csv, labels=("quick", "full")) -> tuple[pd.DataFrame
     """Two runs' claim summaries (`checks/summary.csv`, e.g. the quick preset's and the full
     protocol's) side by side: (totals, changes).
 
-    `totals` counts each verdict per paper in each run; `changes` lists every claim, keyed by
-    (paper, item, claim text), whose verdict differs, with both verdicts, intervals and reasons,
-    and claims checked in one run only (verdict "-" in the other: a grid or dataset the other
-    preset does not have).
+    `totals` counts each verdict of the papers' claims (kind "paper"; a summary without kinds is all
+    papers' claims) per paper in each run, as the summary's tallies do; `changes` lists every check,
+    the papers' claims and ours (its `kind`), keyed by (paper, item, claim text), whose verdict
+    differs, with both verdicts, intervals and reasons, and checks made in one run only (verdict "-"
+    in the other: a grid or dataset the other preset does not have).
     """
     a_name, b_name = labels
     key = ["paper", "item", "claim"]
-    keep = key + ["result", "quantity", "ci_low", "ci_high", "why"]
+    keep = key + ["kind", "result", "quantity", "ci_low", "ci_high", "why"]
 
     def load(path):
-        frame = pd.read_csv(path, dtype={c: str for c in ("claim", "result", "why")}).reindex(columns=keep)
-        for col in ("claim", "result", "why"):
+        frame = pd.read_csv(path, dtype={c: str for c in ("claim", "kind", "result", "why")}).reindex(columns=keep)
+        for col in ("claim", "kind", "result", "why"):
             frame[col] = frame[col].astype(object).fillna("").astype(str)
+        frame["kind"] = frame["kind"].replace("", "paper")
         return frame.drop_duplicates(key, keep="first")
 
     a, b = load(a_csv), load(b_csv)
     totals = pd.concat([
-        frame.groupby(["paper", "result"]).size().rename(name) for frame, name in ((a, a_name), (b, b_name))
+        frame[frame["kind"] == "paper"].groupby(["paper", "result"]).size().rename(name)
+        for frame, name in ((a, a_name), (b, b_name))
     ], axis=1).fillna(0).astype(int).reset_index()
     both = a.merge(b, on=key, how="outer", suffixes=(f"_{a_name}", f"_{b_name}"), indicator=True)
+    both.insert(3, "kind", both.pop(f"kind_{a_name}").fillna(both.pop(f"kind_{b_name}")))
     ra, rb = both[f"result_{a_name}"].fillna("-"), both[f"result_{b_name}"].fillna("-")
     both[f"result_{a_name}"], both[f"result_{b_name}"] = ra, rb
     changes = both[ra != rb].drop(columns="_merge").sort_values(key).reset_index(drop=True)
@@ -338,8 +342,8 @@ def compare_claims_markdown(a_csv, b_csv, labels=("quick", "full")) -> str:
 
     totals, changes = compare_claims(a_csv, b_csv, labels)
     a, b = labels
-    cols = ["paper", "item", "claim", f"result_{a}", f"result_{b}", f"quantity_{a}", f"ci_low_{a}",
+    cols = ["paper", "item", "claim", "kind", f"result_{a}", f"result_{b}", f"quantity_{a}", f"ci_low_{a}",
             f"ci_high_{a}", f"quantity_{b}", f"ci_low_{b}", f"ci_high_{b}", f"why_{b}"]
-    return (f"## Verdicts per paper\n\n{to_markdown(totals)}\n"
-            f"## Claims whose verdict differs ({len(changes)})\n\n"
+    return (f"## Verdicts per paper (the papers' claims)\n\n{to_markdown(totals)}\n"
+            f"## Checks whose verdict differs ({len(changes)}: the papers' claims and ours, by kind)\n\n"
             f"{to_markdown(changes[cols]) if len(changes) else 'none'}\n")
