@@ -56,6 +56,10 @@ def test_the_final_summary_has_the_claim_totals_the_missing_data_and_the_cost(tm
     (tmp_path / "processed" / "iris.json").write_text(json.dumps({"available": True}))
     text = status.final_summary(["iris", "higgs"], tmp_path, summary, cost="this invocation: 1.0 min wall")
     assert "the papers' claims: 3 checked: holds 2, not decidable 1 (and 1 checks of our own" in text
+    ours = tmp_path / "ours.csv"       # a run of the pseudo-papers only (a part: papers=[baselines])
+    ours.write_text("paper,item,claim,result,kind\nbaselines,table,a,not evaluable,sanity\n")
+    assert status.claim_totals(ours) == "the papers' claims: none checked (and 1 checks of our own: bookkeeping, " \
+        "sanity, audit, leaderboard)"
     assert "1 dataset(s) unavailable" in text and "higgs" in text and "iris" not in text
     assert text.splitlines()[2] == "  this invocation: 1.0 min wall"
     assert status.claim_totals(tmp_path / "absent.csv") == "no claim summary written"

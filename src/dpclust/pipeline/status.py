@@ -151,7 +151,8 @@ def claim_totals(summary_csv: str | Path) -> str:
     counts: dict[str, int] = {}
     for row in papers:
         counts[row.get("result", "?")] = counts.get(row.get("result", "?"), 0) + 1
-    return (f"the papers' claims: {len(papers)} checked: " + _counts_text(counts)
+    return ((f"the papers' claims: {len(papers)} checked: " + _counts_text(counts) if papers
+             else "the papers' claims: none checked")
             + (f" (and {ours} checks of our own: bookkeeping, sanity, audit, leaderboard)" if ours else ""))
 
 
