@@ -279,30 +279,33 @@ def render_results(preset: str, results: Path = RESULTS) -> str:
     lines = [f"# The {preset} preset, run in parts", "", source,
              "", "Each part ran some of the papers (`--config 'papers=[...]'`) in a checkout of its own, at the "
              "commit it names; a part's verdicts are those of its commit."]
+    _, by = _estimate_by_part(results)
     if missing:
-        est_path = results / "estimate_full_protocol.json"
-        by = json.loads(est_path.read_text(encoding="utf-8")).get("by_part_cpu_hours", {}) if est_path.exists() else {}
         named = [f"{p} (estimated {_hours(by[p])} CPU-hours)" if p in by else p for p in missing]
         lines += ["", f"Not yet run in a published part: {', '.join(named)}."
                   + (f" The last end-to-end run of the whole protocol (commit fe1d8ec) is described in the page "
                      f"this one replaced: `git show {HAND_WRITTEN_FULL_PAGE}`." if preset == "full" else "")]
     for key, run in zip(keys, parts):
         lines += ["", f"## Part: {', '.join(run.get('part') or ['all papers'])} (commit {run['commit'][:7]})", ""]
-        lines += _part_estimate(run, results) + _run_sections(key, runs, depth=1)
+        lines += _part_estimate(run, *_estimate_by_part(results)) + _run_sections(key, runs, depth=1)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _part_estimate(run: dict, results: Path) -> list[str]:
-    """The whole-protocol estimate's CPU-hours for the part's papers, beside what the part measured."""
+def _estimate_by_part(results: Path) -> tuple[str, dict[str, float]]:
+    """(commit, paper → CPU-hours) of the whole-protocol estimate; ("", {}) without one."""
     est_path = results / "estimate_full_protocol.json"
-    if not run.get("part") or not est_path.exists():
-        return []
+    if not est_path.exists():
+        return "", {}
     est = json.loads(est_path.read_text(encoding="utf-8"))
-    by = est.get("by_part_cpu_hours") or {}
-    known = [p for p in run["part"] if p in by]
+    return est["commit"], est.get("by_part_cpu_hours") or {}
+
+
+def _part_estimate(run: dict, commit: str, by: dict[str, float]) -> list[str]:
+    """The whole-protocol estimate's CPU-hours for the part's papers, beside what the part measured."""
+    known = [p for p in run.get("part") or [] if p in by]
     if not known:
         return []
-    return [f"Estimated for {', '.join(known)} (commit {est['commit']}, run jobs only): "
+    return [f"Estimated for {', '.join(known)} (commit {commit}, run jobs only): "
             f"{_hours(sum(by[p] for p in known))} CPU-hours; measured (every job): "
             f"{_hours(run['cpu_s'] / 3600)} CPU-hours.", ""]
 
@@ -362,14 +365,17 @@ def publish(root: Path, preset: str, compare: Path | None = None, labels=("quick
     return out
 
 
+def _published_stems(results: Path) -> list[str]:
+    return sorted(p.name.removesuffix(".results.md") for p in (results / "runs").glob("*.results.md"))
+
+
 def published_runs(preset: str, results: Path = RESULTS) -> list[str]:
     """The stems of the published runs of `preset`: the whole run (`preset`) and its parts, sorted."""
-    return sorted(p.name.removesuffix(".results.md") for p in (results / "runs").glob("*.results.md")
-                  if p.name.removesuffix(".results.md").split(".")[0] == preset)
+    return [stem for stem in _published_stems(results) if stem.split(".")[0] == preset]
 
 
 def published_presets(results: Path = RESULTS) -> list[str]:
-    return sorted({p.name.removesuffix(".results.md").split(".")[0] for p in (results / "runs").glob("*.results.md")})
+    return sorted({stem.split(".")[0] for stem in _published_stems(results)})
 
 
 def main(argv=None) -> int:

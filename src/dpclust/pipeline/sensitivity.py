@@ -71,11 +71,11 @@ def own_rows(table: pd.DataFrame, spec: dict | list | None) -> pd.DataFrame:
     return table[~mask].reset_index(drop=True)
 
 
-def setting_rows(table: pd.DataFrame, own: pd.DataFrame, spec: dict, groups: str | list[str]) -> pd.DataFrame:
-    """The item's own rows with one settings variant in place: the rows of each variant group (one,
-    or all the groups that stand for the same value, e.g. a swept setting's) read as the own group it
-    stands for, replacing that group's rows of the same algorithms and datasets."""
-    for group in [groups] if isinstance(groups, str) else groups:
+def setting_rows(table: pd.DataFrame, own: pd.DataFrame, spec: dict, groups: list[str]) -> pd.DataFrame:
+    """The item's own rows with one settings variant in place: the rows of each variant group (all the
+    groups that stand for the same value, e.g. a swept setting's) read as the own group it stands
+    for, replacing that group's rows of the same algorithms and datasets."""
+    for group in groups:
         rows = table[table["group"] == group].copy()
         target = spec["groups"][group]
         rows["group"] = target
