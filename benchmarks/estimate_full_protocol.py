@@ -405,15 +405,17 @@ PAPERS = ("su2016", "balcan2017", "nguyen2021", "cohenaddad2022", "lushen2020")
 def write_summary(path: Path, preset: str, rows: list[dict], n_samples: int | None = None,
                   n_timed: int | None = None, top: int = 10, replication_caps: dict | None = None) -> dict:
     """Write what the estimate printed, from its per-group rows (`--json`), in CPU-hours: the total,
-    the five papers, the leaderboard (the baselines table is in the total only), each part, the
+    the five papers, the leaderboard (the baselines table is in the total only), each part and item, the
     dearest algorithms and groups, and the datasets it could not time."""
     def hours(seconds: float) -> float:
         return round(seconds / 3600, 3)
 
     by_paper: dict[str, float] = defaultdict(float)
+    by_item: dict[str, float] = defaultdict(float)
     by_algorithm: dict[str, float] = defaultdict(float)
     for r in rows:
         by_paper[r["group"][0]] += r["cpu_s"]
+        by_item[f"{r['group'][0]}/{r['group'][1]}"] += r["cpu_s"]
         by_algorithm[r["group"][2]] += r["cpu_s"]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
                             text=True).stdout.strip() or None
@@ -421,6 +423,9 @@ def write_summary(path: Path, preset: str, rows: list[dict], n_samples: int | No
                "papers_cpu_hours": hours(sum(v for k, v in by_paper.items() if k in PAPERS)),
                "leaderboard_cpu_hours": hours(by_paper.get("leaderboard", 0.0)),
                "by_part_cpu_hours": {k: hours(v) for k, v in sorted(by_paper.items())},
+               # an item that reads another's runs (`runs_from`) has none of its own: the runs count
+               # where they are planned (a part of the protocol by items, `--config 'items=[...]'`)
+               "by_item_cpu_hours": {k: hours(v) for k, v in sorted(by_item.items())},
                "top_algorithms_cpu_hours": {k: hours(v) for k, v in
                                             sorted(by_algorithm.items(), key=lambda kv: -kv[1])[:top]},
                "top_groups": [{"group": "/".join(map(str, r["group"])), "cpu_hours": hours(r["cpu_s"]),

@@ -18,9 +18,10 @@ Sources, all under benchmarks/results/ and committed:
   which also does `--add-measured`. Each becomes a page in docs/ (`results_page_path`) under a header
   with what the run cost. A run of some papers only (`--config 'papers=[...]'`, e.g. the part of the
   full protocol one working session can finish) is published with `--part PAPER [PAPER ...]` as
-  `runs/<preset>.<paper+paper>.*`; the preset's page then shows each part with its own commit and
-  cost. A part replaces the published parts that share a paper with it; a whole run replaces every
-  published run of its preset.
+  `runs/<preset>.<paper+paper>.*`; a run of some items of a paper (`--config 'items=[paper/item, ...]'`)
+  with `--part paper/item ...` (`runs/<preset>.<paper-item+...>.*`). The preset's page then shows each
+  part with its own commit and cost. A part replaces the published parts that share a paper (or, item
+  by item, an item) with it; a whole run replaces every published run of its preset.
 The targets are the performance issue's: the offline full default ≤ 4.0 CPU-hours, the five papers
 ≤ 3.0 of it, the leaderboard ≤ 1.0.
 """
@@ -50,8 +51,23 @@ HAND_WRITTEN_FULL_PAGE = "51a7532:docs/FULL_PROTOCOL.md"
 
 
 def run_key(preset: str, part=None) -> str:
-    """The stem of a published run's files: the preset, and for a part its papers (`full.a+b`)."""
-    return f"{preset}.{'+'.join(part)}" if part else preset
+    """The stem of a published run's files: the preset, and for a part its papers or items
+    (`full.a+b`, `full.a-fig1+a-fig5`)."""
+    return f"{preset}.{'+'.join(entry.replace('/', '-') for entry in part)}" if part else preset
+
+
+def covers(entry: str, paper: str, item: str | None = None) -> bool:
+    """Whether a part's entry (`paper` or `paper/item`) covers the paper's item (its whole paper when
+    item is None: only an entry naming the paper alone does)."""
+    entry_paper, _, entry_item = entry.partition("/")
+    return entry_paper == paper and (not entry_item or entry_item == item)
+
+
+def overlaps(part: list[str], other: list[str]) -> bool:
+    """Whether two parts share a paper (one names it whole) or an item."""
+    def pairs(entries):
+        return [tuple(e.partition("/")[::2]) for e in entries]
+    return any(p == q and (not i or not j or i == j) for p, i in pairs(part) for q, j in pairs(other))
 
 
 def run_label(run: dict) -> str:
@@ -262,6 +278,29 @@ def _planned_papers() -> list[str]:
     return list(yaml.safe_load((REPO / "config" / "config.yaml").read_text(encoding="utf-8"))["papers"])
 
 
+def _paper_items(paper: str) -> list[str]:
+    """The items of config/papers/<paper>.yaml, in its order."""
+    import yaml
+
+    path = REPO / "config" / "papers" / f"{paper}.yaml"
+    return list(yaml.safe_load(path.read_text(encoding="utf-8")).get("items") or {})
+
+
+def _not_covered(parts: list[dict]) -> list[tuple[str, list[str]]]:
+    """(paper, its items no part covers) of each planned paper not wholly covered by the parts: all
+    its items when no part names it, else the items still missing."""
+    entries = [e for run in parts for e in run.get("part") or []]
+    out = []
+    for paper in _planned_papers():
+        if any(covers(e, paper) for e in entries):
+            continue
+        items = _paper_items(paper)
+        left = [i for i in items if not any(covers(e, paper, i) for e in entries)]
+        if left:
+            out.append((paper, left if len(left) < len(items) else []))
+    return out
+
+
 def render_results(preset: str, results: Path = RESULTS) -> str:
     """The docs page of the published run of `preset` (`runs/<preset>.*`), or of its published parts."""
     runs = results / "runs"
@@ -274,14 +313,15 @@ def render_results(preset: str, results: Path = RESULTS) -> str:
         lines = [f"# The {preset} preset, run end to end", "", source, ""] + _run_sections(preset, runs)
         return "\n".join(lines).rstrip("\n") + "\n"
     parts = [json.loads((runs / f"{k}.json").read_text(encoding="utf-8")) for k in keys]
-    covered = {p for run in parts for p in run.get("part") or []}
-    missing = [p for p in _planned_papers() if p not in covered] if preset == "full" else []
+    missing = _not_covered(parts) if preset == "full" else []
     lines = [f"# The {preset} preset, run in parts", "", source,
-             "", "Each part ran some of the papers (`--config 'papers=[...]'`) in a checkout of its own, at the "
+             "", "Each part ran some of the papers (`--config 'papers=[...]'`), or some items of one "
+             "(`--config 'items=[paper/item, ...]'`), in a checkout of its own, at the "
              "commit it names; a part's verdicts are those of its commit."]
     _, by = _estimate_by_part(results)
     if missing:
-        named = [f"{p} (estimated {_hours(by[p])} CPU-hours)" if p in by else p for p in missing]
+        named = [f"{p} (items {', '.join(left)})" if left else
+                 f"{p} (estimated {_hours(by[p])} CPU-hours)" if p in by else p for p, left in missing]
         lines += ["", f"Not yet run in a published part: {', '.join(named)}."
                   + (f" The last end-to-end run of the whole protocol (commit fe1d8ec) is described in the page "
                      f"this one replaced: `git show {HAND_WRITTEN_FULL_PAGE}`." if preset == "full" else "")]
@@ -292,12 +332,12 @@ def render_results(preset: str, results: Path = RESULTS) -> str:
 
 
 def _estimate_by_part(results: Path) -> tuple[str, dict[str, float]]:
-    """(commit, paper → CPU-hours) of the whole-protocol estimate; ("", {}) without one."""
+    """(commit, paper or paper/item → CPU-hours) of the whole-protocol estimate; ("", {}) without one."""
     est_path = results / "estimate_full_protocol.json"
     if not est_path.exists():
         return "", {}
     est = json.loads(est_path.read_text(encoding="utf-8"))
-    return est["commit"], est.get("by_part_cpu_hours") or {}
+    return est["commit"], {**(est.get("by_part_cpu_hours") or {}), **(est.get("by_item_cpu_hours") or {})}
 
 
 def _part_estimate(run: dict, commit: str, by: dict[str, float]) -> list[str]:
@@ -310,10 +350,14 @@ def _part_estimate(run: dict, commit: str, by: dict[str, float]) -> list[str]:
             f"{_hours(run['cpu_s'] / 3600)} CPU-hours.", ""]
 
 
-def _summary_papers(summary: Path) -> set[str]:
+def _summary_items(summary: Path) -> set[tuple[str, str]]:
+    """The (paper, item) of every row of a claim summary."""
     import pandas as pd
 
-    return set(pd.read_csv(summary, usecols=["paper"])["paper"].astype(str)) if summary.is_file() else set()
+    if not summary.is_file():
+        return set()
+    table = pd.read_csv(summary, usecols=["paper", "item"], dtype=str, keep_default_na=False)
+    return set(zip(table["paper"], table["item"]))
 
 
 def publish(root: Path, preset: str, compare: Path | None = None, labels=("quick", "full"),
@@ -329,14 +373,15 @@ def publish(root: Path, preset: str, compare: Path | None = None, labels=("quick
     summary = root / "results" / preset / "checks" / "summary.csv"
     part = sorted(part) if part else None
     if part:
-        stray = _summary_papers(summary) - set(part)
+        stray = sorted({f"{paper}/{item}" for paper, item in _summary_items(summary)
+                        if not any(covers(e, paper, item) for e in part)})
         if stray:
-            raise SystemExit(f"{summary}: claims of {sorted(stray)}, which --part {' '.join(part)} does not name: "
-                             "name every paper the run ran")
+            raise SystemExit(f"{summary}: claims of {stray}, which --part {' '.join(part)} does not name: "
+                             "name every paper (or paper/item) the run ran")
     runs = results / "runs"
     for key in published_runs(preset, results):      # what this run supersedes
         old = json.loads((runs / f"{key}.json").read_text(encoding="utf-8")).get("part")
-        if not part or (old and set(old) & set(part)):
+        if not part or (old and overlaps(old, part)):
             for f in runs.glob(f"{key}.*"):
                 if f.name.removeprefix(key + ".") in ("json", "results.md", "compare.md"):
                     f.unlink()
@@ -357,7 +402,7 @@ def publish(root: Path, preset: str, compare: Path | None = None, labels=("quick
 
         other = pd.read_csv(compare, dtype=str, keep_default_na=False)
         if part:
-            other = other[other["paper"].isin(part)]
+            other = other[[any(covers(e, p, i) for e in part) for p, i in zip(other["paper"], other["item"])]]
         comparison = runs / f"{key}.compare.md"
         comparison.write_text(f"the {labels[0]} run's\n" + compare_claims_markdown(
             io.StringIO(other.to_csv(index=False)), summary, labels), encoding="utf-8")
@@ -391,8 +436,8 @@ def main(argv=None) -> int:
                         help="with --publish: another run's checks/summary.csv (e.g. the quick preset's) to set "
                              "the published run's verdicts beside")
     parser.add_argument("--part", nargs="+", default=None, metavar="PAPER",
-                        help="with --publish: the run ran these papers only (--config 'papers=[...]'): publish it "
-                             "as a part of PRESET's page")
+                        help="with --publish: the run ran these papers only (--config 'papers=[...]'), or these "
+                             "items (paper/item: --config 'items=[...]'): publish it as a part of PRESET's page")
     parser.add_argument("--labels", nargs=2, default=("quick", "full"), metavar=("OTHER", "THIS"),
                         help="with --compare: the two runs' names (default: quick full)")
     parser.add_argument("--page", type=Path, default=PAGE)

@@ -90,6 +90,8 @@ def test_the_whole_protocol_estimate_is_written_with_its_parts(estimate, tmp_pat
     assert json.loads((tmp_path / "r" / "e.json").read_text()) == got
     assert got["total_cpu_hours"] == 3.6 and got["papers_cpu_hours"] == 1.5
     assert got["leaderboard_cpu_hours"] == 2.0 and got["by_part_cpu_hours"]["baselines"] == 0.1
+    assert got["by_item_cpu_hours"] == {"su2016/fig1": 1.0, "balcan2017/fig2": 0.5, "leaderboard/table": 2.0,
+                                        "baselines/table": 0.1}
     assert got["top_algorithms_cpu_hours"] == {"su2016.eugkm": 3.0, "balcan2017.balcan": 0.5}
     assert [g["group"] for g in got["top_groups"]] == ["leaderboard/table/su2016.eugkm/iris/3",
                                                          "su2016/fig1/su2016.eugkm/s1/15"]

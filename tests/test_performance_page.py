@@ -189,6 +189,40 @@ def test_runs_of_some_papers_are_published_as_parts_of_the_presets_page(page, tm
     assert page.render_results("full", results).startswith("# The full preset, run end to end\n")
 
 
+def test_a_run_of_some_items_of_a_paper_is_published_as_an_item_part(page, tmp_path):
+    """A run of some items (`--config 'items=[paper/item, ...]'`) is published with `--part paper/item`:
+    claims of another item are refused, the comparison is cut to its items, the page names the items no
+    part covers yet, and a newer part replaces an older one only where they share an item or paper."""
+    root, quick = _finished_full_run(tmp_path)
+    with open(quick, "a") as fh:
+        fh.write("paper,su2016,fig3,Noise dominates,holds,0.1,0.0,0.2,cells 1 of 1\n")
+    results = tmp_path / "results"
+    (results / "runs").mkdir(parents=True)
+    (results / "estimate_full_protocol.json").write_text(json.dumps(dict(
+        _estimate(), by_item_cpu_hours={"su2016/fig1": 2.1, "su2016/fig3": 0.8})))
+    with pytest.raises(SystemExit, match=r"claims of \['su2016/fig1'\], which --part su2016/fig3 does not name"):
+        page.publish(root, "full", quick, results=results, part=["su2016/fig3"])
+    written = page.publish(root, "full", quick, results=results, part=["su2016/fig1", "su2016/fig5"])
+    assert sorted(p.name for p in written) == ["full.su2016-fig1+su2016-fig5.compare.md",
+                                               "full.su2016-fig1+su2016-fig5.json",
+                                               "full.su2016-fig1+su2016-fig5.results.md"]
+    assert "fig3" not in (results / "runs" / "full.su2016-fig1+su2016-fig5.compare.md").read_text()
+    text = page.render_results("full", results)
+    items = [i for i in page._paper_items("su2016") if i not in ("fig1", "fig5")]
+    assert f"su2016 (items {', '.join(items)})" in text
+    assert "## Part: su2016/fig1, su2016/fig5 (commit unknown)" in text
+    assert "Estimated for su2016/fig1, su2016/fig5" not in text and "Estimated for su2016/fig1 (" in text
+    _summary(root / "results" / "full" / "checks" / "summary.csv", "holds").write_text(
+        "kind,paper,item,claim,result,quantity,ci_low,ci_high,why\n"
+        "paper,su2016,fig3,Noise dominates,holds,0.1,0.0,0.2,cells 1 of 1\n")
+    page.publish(root, "full", None, results=results, part=["su2016/fig3"])          # another item: both stay
+    assert page.published_runs("full", results) == ["full.su2016-fig1+su2016-fig5", "full.su2016-fig3"]
+    page.publish(root, "full", None, results=results, part=["su2016"])               # the whole paper: replaces both
+    assert page.published_runs("full", results) == ["full.su2016"]
+    assert page.overlaps(["su2016/fig1"], ["su2016/fig1", "su2016/fig2"])
+    assert not page.overlaps(["su2016/fig1"], ["su2016/fig2", "balcan2017"])
+
+
 def test_an_unfinished_run_is_not_published(page, tmp_path):
     with pytest.raises(SystemExit, match="has not finished"):
         page.publish(_resumed_checkout(tmp_path / "checkout"), "full", results=tmp_path / "results")

@@ -152,6 +152,24 @@ def test_invalid_top_config_is_one_clear_error(cfg_dir, mutate, message):
         load_config(cfg_dir)
 
 
+def test_config_items_plans_only_the_items_it_names(cfg_dir):
+    """`--config 'items=[paper/item, ...]'` (a part of a paper one session can finish) plans only those
+    items of the papers it names, with the same run jobs as the whole paper's; an item that reads
+    another's runs needs it named, and a typo or an unplanned paper is one clear error."""
+    whole = plan(load_config(cfg_dir))
+    part = plan(load_config(cfg_dir, overrides={"items": ["baselines/table"]}))
+    assert [t.key for t in part.items] == ["baselines/table"]
+    assert sorted(part.runs_by_path) == sorted(whole.runs_by_path)      # the same files: a later whole run reuses them
+    both = plan(load_config(cfg_dir, overrides={"items": ["baselines/table", "baselines/figure"]}))
+    assert [t.key for t in both.items] == [t.key for t in whole.items]
+    for items, message in ((["baselines/figure"], "reads the runs of baselines/table .runs_from.: add baselines/table"),
+                           (["baselines/tabel"], "did you mean table"),
+                           (["su2016/fig1"], "config 'papers' does not name 'su2016'"),
+                           (["baselines"], "items")):
+        with pytest.raises(DPClustError, match=message):
+            load_config(cfg_dir, overrides={"items": items})
+
+
 @pytest.mark.parametrize("mutate, message", [
     (lambda d: d["items"]["table"]["runs"]["real"].update(repetitons=3), "repetitons"),
     (lambda d: d["items"]["table"]["runs"]["real"].update(algorithms=["baselines.nope"]), "unknown algorithm"),

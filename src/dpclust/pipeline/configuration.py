@@ -492,11 +492,42 @@ def load_config(config_dir: str | Path | None = None, base: dict | None = None,
     if unknown:
         raise DPClustError(f"config 'papers' names {unknown}, but config/papers/ has only {sorted(papers)}")
     top["algorithms"] = algorithms
-    top["paper_configs"] = {p: papers[p] for p in top["papers"]}
+    top["paper_configs"] = select_items({p: papers[p] for p in top["papers"]}, top.get("items") or [])
     top["config_dir"] = str(config_dir)
     top["registry"] = registry
     top["names"] = load_names(config_dir, registry)
     return top
+
+
+def select_items(paper_configs: dict[str, dict], selected: list[str]) -> dict[str, dict]:
+    """The planned papers with only the items config `items` names ("paper/item"): a paper it names
+    keeps just those items, one it does not name keeps all of them (so that a working session can run
+    part of a paper: `--config 'papers=[su2016]' 'items=[su2016/fig1, su2016/fig5]'`). An item that
+    reads another's runs or audits (`runs_from`, `audits_from`) needs that item named too."""
+    if not selected:
+        return paper_configs
+    keep: dict[str, list[str]] = {}
+    for entry in selected:
+        paper, _, item = str(entry).partition("/")
+        if paper not in paper_configs:
+            raise DPClustError(f"config 'items' names {entry!r}, but config 'papers' does not name {paper!r}: add it "
+                               f"to papers, or remove the item (planned papers: {', '.join(paper_configs)})")
+        known = paper_configs[paper]["items"]
+        if item not in known:
+            raise DPClustError(f"config 'items' names {entry!r}, but {paper} has no item {item!r}"
+                               f"{close_matches(item, known)} (its items: {', '.join(known)})")
+        keep.setdefault(paper, []).append(item)
+    out = dict(paper_configs)
+    for paper, names in keep.items():
+        items = paper_configs[paper]["items"]
+        for name in names:
+            for key in ("runs_from", "audits_from"):
+                source = items[name].get(key)
+                if source and source not in names:
+                    raise DPClustError(f"config 'items' names {paper}/{name}, which reads the {key.split('_')[0]} "
+                                       f"of {paper}/{source} ({key}): add {paper}/{source} to items")
+        out[paper] = dict(paper_configs[paper], items={n: i for n, i in items.items() if n in names})
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
