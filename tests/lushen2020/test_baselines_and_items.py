@@ -241,6 +241,39 @@ def test_fig7_gap_growth_is_decided_on_every_dataset():
     assert "iris ε=1 vs lushen2020.blum_dp" in checks[2].detail and "(fails)" in checks[2].detail
 
 
+def test_fig7_claims_2_and_3_are_decided_again_at_the_alternative_axis_widths():
+    """The asinh axis's linear width is ours (REC): claims 2-3's rows are also computed at the table's
+    alternative widths, and `claims.gap_width` (the sensitivity declaration's override) decides them
+    there; a width the table lacks is one clear error naming the option to add it to."""
+    import yaml
+
+    from dpclust.api import DPClustError
+
+    item = dict(FIG7, table=dict(FIG7["table"], gap_linear_width=1e-2, gap_linear_width_alternatives=[1e-1]))
+    records = _fig7_records([1.5, 1.1], [3.0, 1.05], missing=False)
+    table = fig7.aggregate(records, item)
+    growth = table[(table["row"] == "growth") & (table["algorithm"] == common.PRIOR) & (table["comparators"] == "dp")]
+    assert sorted(growth["width"]) == [1e-2, 1e-1]
+    at = {w: growth.loc[growth["width"] == w, "quantity"].iloc[0] for w in (1e-2, 1e-1)}
+    assert at[1e-2] != pytest.approx(at[1e-1])          # the distance moves with the axis
+    declared_width = fig7.checks(table, item)
+    wider = fig7.checks(table, dict(item, claims=dict(item["claims"], gap_width=1e-1)))
+    assert [c.claim for c in wider] == [c.claim for c in declared_width]   # the same claims, re-decided
+    assert wider[GROWTH_DP][1].quantity == pytest.approx(at[1e-1])
+    assert declared_width[GROWTH_DP][1].quantity == pytest.approx(at[1e-2])
+    assert fig7.aggregate(records, FIG7)[lambda t: t["row"] == "growth"]["width"].eq(fig7.LINEAR_WIDTH).all()
+    with pytest.raises(DPClustError, match="gap_linear_width_alternatives"):
+        fig7.checks(table, dict(item, claims=dict(item["claims"], gap_width=2e-2)))
+    # the paper's config declares the sensitivity over the claims it applies to, at widths its table computes
+    cfg = yaml.safe_load((REPO / "config" / "papers" / "lushen2020.yaml").read_text())["items"]["fig7"]
+    spec = cfg["sensitivity"]
+    widths = cfg["table"]["gap_linear_width_alternatives"]
+    assert sorted(v["gap_width"] for v in spec["claims"].values()) == sorted(widths)
+    texts = [c.claim for c in declared_width]
+    for needle in spec["applies_to"]:
+        assert sum(needle in t for t in texts) == 4      # the Posterior and the Prior, both readings
+
+
 def test_fig7_axis_transform_is_log_above_the_width_and_linear_near_zero():
     w = 1e-3
     t = fig7.axis_transform(np.array([-0.1, 0.0, 1e-6, 0.1, 1.0]), w)

@@ -35,7 +35,9 @@ the paper's utility comparison, not a comparison at equal privacy.
 4. (bookkeeping) every run spent at most its cap (the accountant's nominal total; an ε guarantee only for
    DP methods).
 A claim over the paper's six datasets (`claims.paper_datasets`) with some missing is not evaluable
-(n of N datasets).
+(n of N datasets). Claims 2 and 3 measure distances on the asinh axis, whose linear width w we chose
+(REC): their rows are also computed at `table.gap_linear_width_alternatives`, read by the checks at
+`claims.gap_width` (the item's `sensitivity` declaration re-decides them there).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from dpclust.api import DPClustError
 from dpclust.pipeline import declared, verdicts
 from dpclust.pipeline.aggregate import Check, fmt
 from dpclust.pipeline.claims import Interval
@@ -73,7 +76,7 @@ COLUMNS = ["row", "dataset", "k", "algorithm", "epsilon", "eps_step", "guarantee
            "lloyd_cost_mean", "lloyd_cost_std", "lloyd_n", "ratio", "gap", "gap_low", "gap_high",
            "eps_spent_mean", "eps_spent_min", "eps_spent_max", "nominal_total_mean", "nominal_total_min",
            "nominal_total_max", "comparators", "versus", "quantity", "ci_low", "ci_high", "quantiles", "detail",
-           "status", "reason"]
+           "status", "reason", "width"]
 
 #: Defaults of the table options (the config's `table:` sets them, with provenance).
 N_BOOT, LINEAR_WIDTH = 2000, 1.0e-2
@@ -112,9 +115,11 @@ def aggregate(records, item, ctx=None) -> pd.DataFrame:
     nominal total). Rows `growth` / `advantage`: per (dataset, strategy of Algorithm 1, `comparators`),
     claims 2 and 3's quantities against the best comparator (the paper's baselines, or the DP baselines),
     with their 95 % bootstrap intervals and the replicates' quantiles (`quantiles`, for the claims engine).
-    One row per unavailable dataset."""
+    One row per unavailable dataset. The `growth` / `advantage` rows at the axis's linear width
+    (`gap_linear_width`) and at each of `gap_linear_width_alternatives` (column `width`)."""
     opts = step_options(item, "table")
     n_boot, width = int(opts.get("n_boot", N_BOOT)), float(opts.get("gap_linear_width", LINEAR_WIDTH))
+    widths = [width, *(float(w) for w in opts.get("gap_linear_width_alternatives") or ())]
     df = runs_table(records)
     out = [dict(row, row="cell") for row in status_rows(df)]
     ok = df[df["status"] == "ok"]
@@ -151,7 +156,8 @@ def aggregate(records, item, ctx=None) -> pd.DataFrame:
                         "eps_spent_max": float(spent.max()) if dp else np.nan,
                         "nominal_total_mean": float(nominal.mean()), "nominal_total_min": float(nominal.min()),
                         "nominal_total_max": float(nominal.max()), "status": "ok", "reason": ""})
-    out += _distance_rows(ok, reps, points, kinds, width)
+    for w in widths:
+        out += [dict(row, width=w) for row in _distance_rows(ok, reps, points, kinds, w)]
     return pd.DataFrame(out, columns=COLUMNS)
 
 
@@ -330,15 +336,22 @@ def _source(table, item, cells) -> declared.Source:
         explain=explain, axis=None)   # ε_step, not the runs' ε (their cap, 100·ε_step): no replication
 
 
+def _claims_width(item) -> float:
+    """The axis width claims 2 and 3 are decided at: `claims.gap_width` (a sensitivity alternative), else
+    the table's `gap_linear_width`."""
+    width = step_options(item, "table").get("gap_linear_width", LINEAR_WIDTH)
+    return float(step_options(item, "claims").get("gap_width", width))
+
+
 def _growth_checks(table, item) -> list[Check]:
-    claims = step_options(item, "claims")
-    width = float(step_options(item, "table").get("gap_linear_width", LINEAR_WIDTH))
+    claims, width = step_options(item, "claims"), _claims_width(item)
     return [_growth(table, item, alg, c, _paper_datasets(table, claims), width) for c in COMPARATORS for alg in ALG1]
 
 
 def _large_checks(table, item) -> list[Check]:
-    claims = step_options(item, "claims")
-    return [_large(table, item, alg, c, _paper_datasets(table, claims), claims) for c in COMPARATORS for alg in ALG1]
+    claims, width = step_options(item, "claims"), _claims_width(item)
+    return [_large(table, item, alg, c, _paper_datasets(table, claims), claims, width)
+            for c in COMPARATORS for alg in ALG1]
 
 
 #: the claims no declaration expresses (config/papers/lushen2020.yaml, fig7 `claims.declared`)
@@ -374,10 +387,17 @@ def _kind(comparators: str) -> str:
     return "paper" if comparators == "paper" else "alternative"
 
 
-def _rows(table, row: str, alg: str, comparators: str) -> pd.DataFrame:
-    """The `row` rows (growth / advantage) of a strategy against one reading's comparators (a table
-    written before the readings were told apart compared with the DP baselines only)."""
+def _rows(table, row: str, alg: str, comparators: str, width: float) -> pd.DataFrame:
+    """The `row` rows (growth / advantage) of a strategy against one reading's comparators at the axis
+    width `width` (a table written before the readings were told apart compared with the DP baselines
+    only; one written before the widths, at the table's own width)."""
     rows = table[(table["row"] == row) & (table["algorithm"] == alg)]
+    if "width" in table and not rows.empty:
+        widths = rows["width"].astype(float)
+        if not np.isclose(widths, width).any():
+            raise DPClustError(f"lushen2020 fig7: no {row} rows at the gap axis width {width:g} (the table has "
+                               f"{sorted(set(widths))}); add it to table.gap_linear_width_alternatives")
+        rows = rows[np.isclose(widths, width)]
     if "comparators" not in table:
         return rows if comparators == "dp" else rows.iloc[0:0]
     return rows[rows["comparators"] == comparators]
@@ -388,7 +408,7 @@ def _growth(table, item, alg: str, comparators: str, expected, width: float) -> 
     increases when increasing ϵ, which indicates better trade-off between privacy and utility with our
     algorithm." No qualifier: every dataset the paper shows (docs/VERDICTS.md)."""
     label = display_name(item, alg)
-    rows = {r.dataset: r for r in _rows(table, "growth", alg, comparators).itertuples()}
+    rows = {r.dataset: r for r in _rows(table, "growth", alg, comparators, width).itertuples()}
     units, details, off_axis = [], [], []
     for d, r in rows.items():
         units.append(bootstrap_cell(d, r.quantity, r.quantiles))
@@ -418,14 +438,14 @@ def _growth(table, item, alg: str, comparators: str, expected, width: float) -> 
     return over_datasets(check, rows, expected, item)
 
 
-def _large(table, item, alg: str, comparators: str, expected, claims) -> Check:
+def _large(table, item, alg: str, comparators: str, expected, claims, width: float) -> Check:
     """Claim 3. §7.2: "Furthermore, Algorithm 1 performs much better than other algorithms in the larger
     datasets (e.g., Image and Lifesci), which reflects the potentially good scalability of our algorithm."
     No qualifier: every (larger, smaller) pair of datasets; a pair's interval is the difference of the two
     bootstrap intervals at the same level (held when they lie apart)."""
     large = list(claims.get("large_datasets", ()))
     label = display_name(item, alg)
-    rows = _rows(table, "advantage", alg, comparators).set_index("dataset")
+    rows = _rows(table, "advantage", alg, comparators, width).set_index("dataset")
     big = [d for d in large if d in rows.index]
     small = [d for d in rows.index if d not in large]
     claim = _claim(f"{label}'s advantage over the best of {_comparators_text(item, comparators)} (mean D over ε) "
