@@ -165,7 +165,7 @@ def test_config_items_plans_only_the_items_it_names(cfg_dir):
     for items, message in ((["baselines/figure"], "reads the runs of baselines/table .runs_from.: add baselines/table"),
                            (["baselines/tabel"], "did you mean table"),
                            (["su2016/fig1"], "config 'papers' does not name 'su2016'"),
-                           (["baselines"], "items")):
+                           (["baselines"], "allowed: paper/item")):
         with pytest.raises(DPClustError, match=message):
             load_config(cfg_dir, overrides={"items": items})
 
