@@ -303,7 +303,9 @@ def main(argv=None) -> int:
     work = [(paths[name], items, args.budget_s, args.quiet) for name, items in
             sorted(todo.items(), key=lambda kv: -len(kv[1]))]
     done = 0
-    with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+    # one fresh worker per dataset, as the workflow runs one process per run job: a worker reused for
+    # every dataset keeps each one's freed memory (`retain_freed_memory`), so its peak is no job's
+    with multiprocessing.get_context("spawn").Pool(args.jobs, maxtasksperchild=1) as pool:
         for results in pool.imap_unordered(_time_samples, work):
             for key, seconds in results:
                 per_seed[tuple(key)] = seconds
