@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from dpclust.api import DPClustError
-from dpclust.pipeline import declared, replication
+from dpclust.pipeline import declared, replication, verdicts
 from dpclust.pipeline.verdicts import ALPHA
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -274,6 +274,31 @@ def test_an_open_claim_is_settled_cell_by_cell(tmp_path):
                                                                          cost_s=DECL["cost_s"] * 3),
                            {"B": {a: _rec("open"), b: _rec("holds"), c: _rec("open")}})
     assert replication.runs_text(d2["decided"]["B"]).endswith("cells settled earlier: 1 at look 0, 1 at look 1)")
+
+
+def test_degenerate_cells_more_runs_cannot_decide_get_no_more_runs(tmp_path):
+    """A cell the degenerate guard took never holds (more runs keep it degenerate): a look runs it again
+    only while its estimate lies past the threshold (p of "holds here" < ½: it could still fail); a claim
+    kept open by such stuck cells alone stops at once instead of spending its looks on them."""
+    a, b, c = (declared.run_key("d", {"epsilon": e}, "m", ["o"]) for e in (0.5, 1.0, 2.0))
+    rows = [{"claim": "B", "result": "not decidable", "kind": "paper", "cells": 3}]
+    stuck = dict(_rec("open"), p_fail=1.0, degenerate=True)
+    cells = {"B": {a: _rec("holds"), b: stuck, c: stuck}}
+    d0 = replication.decide(0, _checks(tmp_path, rows), None, DECL,
+                            replication.read_decision(_cell_json(tmp_path, cells)))
+    assert not d0["next"] and d0["open"] == [] and d0["stopped"] == "every claim decided"
+    assert d0["decided"]["B"]["stopped"] == replication.STUCK and d0["decided"]["B"]["look"] == 0
+    # one degenerate cell past the threshold (it may fail with more runs) and one plain open cell: both
+    # run again, the stuck one does not
+    past = dict(stuck, p_fail=0.2)
+    cells = {"B": {a: stuck, b: past, c: _rec("open")}}
+    d0 = replication.decide(0, _checks(tmp_path, rows, "c2.csv"), None, DECL,
+                            replication.read_decision(_cell_json(tmp_path, cells, "c2.cells.json")))
+    assert d0["next"] and d0["open_cells"] == {"B": sorted([b, c])}
+    # the engine marks the guard's cells so: a within-c× cell on a collapsed solution is stuck
+    keyed = verdicts.degenerate_cell(verdicts.Cell("x", verdicts.t_cell("x", 3.0, 0.1).interval, key=a), 2, 10)
+    states = verdicts.check("ratio < 10", [keyed], verdicts.Directional("<", 10.0), "every").cell_states
+    assert states[a]["degenerate"] and states[a]["state"] == "open" and replication.stuck(states[a])
 
 
 def test_a_settled_cell_keeps_its_verdict_and_leaves_the_test():

@@ -11,7 +11,11 @@ error-spending schedule (docs/VERDICTS.md, "Replication"):
 * inside a claim still open, a cell a look decided keeps that verdict (`verdicts.settled`) and the
   next look runs only the open cells' blocks (`look_jobs`, from the decision's `open_cells`);
 * a claim stops at the first look that decides it; the others go on while a look is left and the
-  CPU the looks add, priced by the committed price table (`look_cost_s`), fits the cap.
+  CPU the looks add, priced by the committed price table (`look_cost_s`), fits the cap;
+* a cell the rubric's degenerate guard took (fewer than k/2 non-empty clusters in some run) never
+  holds, and more runs only keep or lower its fewest clusters: a look runs it again only while its
+  estimate lies past the claim's threshold (its p-value of "holds here" below ½, so that more runs could
+  make it fail); a claim whose open cells are all such stuck cells stops (`STUCK`).
 
 Whatever the data do and wherever a claim stops, the chance that any look gives it a wrong verdict
 is at most the sum of the looks' levels, α (a union bound: valid for any dependence between looks,
@@ -44,6 +48,16 @@ DEFAULT_ROUNDS = (2, 4, 10)
 DEFAULT_CPU_HOURS = 1.0
 
 DECIDED = ("holds", "does not hold")
+#: why a claim left open stops when only degenerate cells that more runs cannot decide keep it open
+STUCK = ("its open cells are degenerate (fewer than k/2 non-empty clusters: they never hold) with estimates "
+         "on the holding side: more runs cannot decide it")
+
+
+def stuck(rec: Mapping) -> bool:
+    """An open cell more runs cannot decide: degenerate (it never holds; more runs keep it so) and with
+    its estimate on the holding side of the threshold (p-value of "holds here" at least ½: failing is not
+    in prospect either)."""
+    return bool(rec.get("degenerate")) and rec.get("state") == "open" and float(rec.get("p_fail", 0.0)) >= 0.5
 
 
 def declaration(cfg: dict | None) -> dict | None:
@@ -277,12 +291,18 @@ def decide(look: int, checks_csv, previous: dict | None, decl: dict, cells: Mapp
         elif row["result"] == "not evaluable":
             decided[claim] = dict(last[claim], stopped="not evaluable: more runs cannot decide it")
         else:
-            still_open.append(claim)
             own = cells.get(claim) or {}
-            settled[claim] = _settle(claim, own, before.get(claim, {}), look)
-            # every cell names its runs: the next look runs the open ones; else all the claim's blocks
+            # every cell names its runs: the next look runs the open ones (but those more runs cannot
+            # decide: `stuck`); else all the claim's blocks
             keyed = bool(own) and len(own) == int(row.get("cells") or 0)
-            open_cells[claim] = sorted(k for k in own if k not in settled[claim]) if keyed else None
+            claim_settled = _settle(claim, own, before.get(claim, {}), look)
+            unsettled = [k for k in own if k not in claim_settled]
+            if keyed and unsettled and all(stuck(own[k]) for k in unsettled):
+                decided[claim] = dict(last[claim], stopped=STUCK)
+                continue
+            still_open.append(claim)
+            settled[claim] = claim_settled
+            open_cells[claim] = sorted(k for k in unsettled if not stuck(own[k])) if keyed else None
     # the looks run so far, each priced when it was asked for (the cap bounds what they add)
     added = float(previous.get("added_s", 0.0)) + float(previous.get("next_s", 0.0)) if previous else 0.0
     next_look, estimate = look + 1, 0.0

@@ -87,6 +87,8 @@ class Cell:
     #: where the cell's runs are (`declared`: dataset, point, algorithms), as canonical JSON; None for a
     #: cell no run block names. A replication look settles keyed cells one by one (`settled`).
     key: str | None = None
+    #: the rubric's degenerate guard took it (`degenerate_cell`): it never holds, whatever the runs
+    degenerate: bool = False
 
     @property
     def estimate(self) -> float:
@@ -247,18 +249,21 @@ class CellVerdict:
     absent: bool = False
     key: str | None = None
     look: int | None = None        # the replication look that settled it (None: this decision)
+    degenerate: bool = False       # the degenerate guard took it (`Cell.degenerate`)
 
     def as_record(self) -> dict:
-        """What a replication decision keeps of a settled cell (`settled`)."""
+        """What a replication decision keeps of a settled cell (`settled`), and reads of an open one."""
         iv = self.interval
-        return {"state": self.state, "label": self.label, "estimate": iv.estimate, "low": iv.low, "high": iv.high,
-                "p_fail": self.p_fail, "absent": self.absent, "look": self.look}
+        rec = {"state": self.state, "label": self.label, "estimate": iv.estimate, "low": iv.low, "high": iv.high,
+               "p_fail": self.p_fail, "absent": self.absent, "look": self.look}
+        return dict(rec, degenerate=True) if self.degenerate else rec
 
     @classmethod
     def from_record(cls, key: str | None, rec: Mapping) -> CellVerdict:
         return cls(str(rec["label"]), str(rec["state"]),
                    Interval(float(rec["estimate"]), float(rec["low"]), float(rec["high"])),
-                   float(rec["p_fail"]), bool(rec.get("absent", False)), key, rec.get("look"))
+                   float(rec["p_fail"]), bool(rec.get("absent", False)), key, rec.get("look"),
+                   bool(rec.get("degenerate", False)))
 
 
 # The cells of a claim that earlier replication looks settled (key → `CellVerdict.as_record`), for the
@@ -355,11 +360,11 @@ def _judge_share(cells: list[Cell], test: Directional | Equivalent, r: int, alph
         iv = cell.interval(1.0 - 2.0 * alpha_hold)   # the interval that decides its holding
         if rej:     # the claim's smallest effect ruled out: the opposite shown, or no effect ("absent")
             absent = isinstance(test, Directional) and not test.opposite(cell, alpha_fail)
-            out.append(CellVerdict(cell.label, FAILS, iv, p, absent=absent, key=cell.key))
+            out.append(CellVerdict(cell.label, FAILS, iv, p, absent=absent, key=cell.key, degenerate=cell.degenerate))
         elif h:
             out.append(CellVerdict(cell.label, HOLDS, iv, p, key=cell.key))
         else:
-            out.append(CellVerdict(cell.label, OPEN, iv, p, key=cell.key))
+            out.append(CellVerdict(cell.label, OPEN, iv, p, key=cell.key, degenerate=cell.degenerate))
     held = sum(c.state == HOLDS for c in out)
     failed = sum(c.state == FAILS for c in out)
     cells_text = f"{n} cell{'s' if n != 1 else ''}"
@@ -504,7 +509,8 @@ def degenerate_cell(cell: Cell, low: float, k) -> Cell:
         iv = cell.interval(level)
         return Interval(est, iv.low, math.inf) if est >= 1.0 else Interval(est, -math.inf, iv.high)
 
-    return Cell(f"{cell.label} — degenerate, {low:g}/{int(k)} non-empty clusters", interval, key=cell.key)
+    return Cell(f"{cell.label} — degenerate, {low:g}/{int(k)} non-empty clusters", interval, key=cell.key,
+                degenerate=True)
 
 
 def degenerate_note(notes: Sequence[str], recorded: bool) -> str:
