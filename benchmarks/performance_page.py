@@ -219,12 +219,18 @@ def measured_run(root: Path, preset: str) -> dict:
     jobs; work lost in a killed job and Snakemake's own scheduling are not in it), the largest
     process = the largest job's max_rss, wall = the sum of the invocations' spans (.snakemake/log/:
     each from its start to its log's last line, so a killed invocation counts to its last event).
-    For a checkout that ran this one preset (logs/ is not per preset)."""
+    For a checkout that ran this one preset (logs/ is not per preset). A run done in one invocation is
+    measured as the workflow logged it (`logs/invocations/`: Snakemake's own CPU included)."""
     rows = [_benchmark_row(f) for f in sorted((root / "logs" / "benchmarks").rglob("*.tsv"))]
     segments = [_segment(f) for f in sorted((root / ".snakemake" / "log").glob("*.snakemake.log"))]
     if not rows or not segments:
         raise SystemExit(f"{root}: no job benchmarks (logs/benchmarks/) or Snakemake logs (.snakemake/log/)")
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+    logs = sorted((root / "logs" / "invocations").glob("*.json"))
+    if len(segments) == 1 and len(logs) == 1:
+        logged = json.loads(logs[0].read_text(encoding="utf-8"))
+        if logged.get("preset") == preset and logged.get("commit") == commit:
+            return logged
     summary = root / "results" / preset / "checks" / "summary.csv"
     return {"preset": preset, "commit": commit or "unknown",
             "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(max(end for _, end in segments))),

@@ -92,6 +92,27 @@ def test_a_run_resumed_over_several_invocations_is_summed_from_its_jobs(page, tm
     assert "| full | unknown" in text and "ran in 2 Snakemake invocations" in text and "its 3 jobs'" in text
 
 
+def test_a_run_done_in_one_invocation_is_measured_as_the_workflow_logged_it(page, tmp_path):
+    """One invocation at the checkout's commit: its invocation log (Snakemake's own CPU included) is
+    what the run cost, not the sum of its jobs' benchmarks, and no "stopped and resumed" sentence."""
+    import subprocess
+
+    root = _resumed_checkout(tmp_path / "checkout")
+    sorted((root / ".snakemake" / "log").glob("*.log"))[0].unlink()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                    "--allow-empty", "-m", "x"], check=True)
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    logged = {"preset": "full", "commit": head, "finished_utc": "2026-12-01T04:40:33Z", "wall_s": 70.0,
+              "cpu_s": 120.0, "peak_bytes": 2 ** 30, "claims": "x"}
+    (root / "logs" / "invocations").mkdir(parents=True)
+    (root / "logs" / "invocations" / "2026-12-01T044033Z.json").write_text(json.dumps(logged))
+    assert page.measured_run(root, "full") == logged
+    logged["commit"] = "another"                          # a log of another commit: summed from the jobs
+    (root / "logs" / "invocations" / "2026-12-01T044033Z.json").write_text(json.dumps(logged))
+    assert page.measured_run(root, "full")["cpu_s"] == 98.0
+
+
 def test_the_workflow_logs_what_a_run_cost(tmp_path):
     started = time.time() - 60
     out = status.record_invocation(tmp_path, started, "test", "c0ffee", None, now=started + 60)
