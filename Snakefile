@@ -17,7 +17,7 @@ from dpclust.pipeline import status
 from dpclust.pipeline.records import released_path
 from dpclust.pipeline.run_job import git_commit
 from dpclust.pipeline.scheduler_fix import keep_one_reevaluation_timer
-from dpclust.pipeline.configuration import load_config
+from dpclust.pipeline.configuration import load_config, run_scope
 from dpclust.pipeline.planning import plan
 
 min_version("9.0")

@@ -31,6 +31,19 @@ def test_the_page_tallies_the_papers_claims_and_keeps_ours_apart(tmp_path):
     ours = text.split("## Our own checks")[1]
     assert "bookkeeping" in ours and "audit" in ours and "No violation: X" in ours
     assert "## The privacy audit" in text and "no power" in text
+    assert "was limited to" not in text                          # the whole protocol: no scope line
+    limited = write_results_page(str(summary), str(out), "full", scope=["su2016/fig1", "su2016/fig5"])
+    assert "This run was limited to su2016/fig1, su2016/fig5 (config `papers`, `items`)" in limited
+
+
+def test_a_runs_scope_is_its_items_or_its_papers_when_not_every_paper():
+    from dpclust.pipeline.configuration import run_scope
+
+    every = ["baselines", "su2016", "balcan2017", "nguyen2021", "cohenaddad2022", "lushen2020", "leaderboard",
+             "audit"]
+    assert run_scope({"papers": every}) == []
+    assert run_scope({"papers": ["su2016", "baselines"]}) == ["su2016", "baselines"]
+    assert run_scope({"papers": ["su2016"], "items": ["su2016/fig3"]}) == ["su2016/fig3"]
 
 
 def test_the_page_lists_the_claims_decided_in_replication_looks_and_their_cpu(tmp_path):

@@ -115,6 +115,7 @@ rule results_page:
     localrule: True
     params:
         preset=CFG.get("preset", "full"),
+        scope=run_scope(CFG),   # the papers or items a part of the protocol was limited to
         code=code_hash("dpclust.pipeline.results_page", exclude=DRAWS_NOTHING),
     conda:
         "../envs/dpclust.yaml"

@@ -530,6 +530,15 @@ def select_items(paper_configs: dict[str, dict], selected: list[str]) -> dict[st
     return out
 
 
+def run_scope(cfg: dict) -> list[str]:
+    """What a run was limited to, for its results page: its `items`, else its `papers` when they are not
+    every paper the config schema knows; [] for the whole protocol."""
+    if cfg.get("items"):
+        return [str(i) for i in cfg["items"]]
+    known = _read_yaml(SCHEMA_DIR / "config.schema.yaml")["properties"]["papers"]["items"]["enum"]
+    return [] if set(known) <= set(cfg["papers"]) else [str(p) for p in cfg["papers"]]
+
+
 # ---------------------------------------------------------------------------------------------
 # resolution
 # ---------------------------------------------------------------------------------------------
