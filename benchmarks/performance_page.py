@@ -324,7 +324,7 @@ def render_results(preset: str, results: Path = RESULTS) -> str:
              "", "Each part ran some of the papers (`--config 'papers=[...]'`), or some items of one "
              "(`--config 'items=[paper/item, ...]'`), in a checkout of its own, at the "
              "commit it names; a part's verdicts are those of its commit."]
-    _, by = _estimate_by_part(results)
+    commit, by = _estimate_by_part(results)
     if missing:
         named = [f"{p} (items {', '.join(left)})" if left else
                  f"{p} (estimated {_hours(by[p])} CPU-hours)" if p in by else p for p, left in missing]
@@ -333,7 +333,7 @@ def render_results(preset: str, results: Path = RESULTS) -> str:
                      f"this one replaced: `git show {HAND_WRITTEN_FULL_PAGE}`." if preset == "full" else "")]
     for key, run in zip(keys, parts):
         lines += ["", f"## Part: {', '.join(run.get('part') or ['all papers'])} (commit {run['commit'][:7]})", ""]
-        lines += _part_estimate(run, *_estimate_by_part(results)) + _run_sections(key, runs, depth=1)
+        lines += _part_estimate(run, commit, by) + _run_sections(key, runs, depth=1)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
