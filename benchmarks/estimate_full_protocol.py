@@ -227,8 +227,8 @@ def main(argv=None) -> int:
                         help="time only the blocks whose price a look's CPU cap reads (run_prices.priced_blocks); "
                              "with --prices, to refresh the price table without a whole estimate")
     parser.add_argument("--unpriced-only", action="store_true",
-                        help="with --priced-only and --prices: only the blocks the table has no price for, on the "
-                             "datasets it prices (a setting added or edited since: its keys changed)")
+                        help="with --priced-only and --prices: only the blocks the table has no price for (a look or "
+                             "a setting added or edited since: its keys are new)")
     parser.add_argument("--summarize", default=None, metavar="GROUPS_JSON",
                         help="time nothing: write --summary from the per-group rows an earlier run wrote (--json)")
     args = parser.parse_args(argv)
@@ -254,8 +254,9 @@ def main(argv=None) -> int:
             if not args.prices:
                 parser.error("--unpriced-only needs --prices TSV")
             known = load_prices(args.prices)
-            priced = {key[1] for key in known}       # a dataset never priced keeps the SLURM table's fallback
-            pool = [job for job in pool if job.dataset in priced and sample_key(job.spec) not in known]
+            # a dataset this machine cannot load is not timed (unless --all-datasets: on its stand-in), so
+            # its blocks keep the SLURM table's fallback price
+            pool = [job for job in pool if sample_key(job.spec) not in known]
     else:
         pool = the_plan.runs
     planned = [job for job in pool if not args.paper or job.paper in args.paper]
