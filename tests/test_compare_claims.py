@@ -59,6 +59,17 @@ def test_the_totals_count_the_papers_claims_and_the_changes_say_whose(tmp_path):
         ["no violation: X", "audit", "not decidable", "holds"]]
 
 
+def test_a_verdict_without_a_reason_gives_its_rules_not_evaluable_clause_and_both_cell_counts(tmp_path):
+    cols = ["paper", "item", "claim", "result", "quantity", "ci_low", "ci_high", "cells", "why", "rule"]
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    pd.DataFrame([["p", "f", "c", "holds", 1, 0, 2, 3, "", "every of 3 cells"]], columns=cols).to_csv(a, index=False)
+    rule = "every of 7 cells: Holm; not evaluable (3 of 6 datasets; missing: G (dataset source 'g' (x) unavailable))"
+    pd.DataFrame([["p", "f", "c", "not evaluable", 1, 0, 2, 7, "", rule]], columns=cols).to_csv(b, index=False)
+    row = compare_claims(a, b)[1].iloc[0]
+    assert row["why_full"] == "not evaluable (3 of 6 datasets; missing: G (dataset source 'g' (x) unavailable))"
+    assert (row["cells_quick"], row["cells_full"]) == (3, 7)
+
+
 def test_cli_prints_markdown_and_names_a_missing_summary(tmp_path, capsys):
     quick, full = _pair(tmp_path)
     assert main(["compare-claims", str(quick), str(full)]) == 0
