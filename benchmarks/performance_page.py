@@ -404,7 +404,7 @@ def publish(root: Path, preset: str, compare: Path | None = None, labels=("quick
 
         import pandas as pd
 
-        from dpclust.pipeline.steps import compare_claims_markdown
+        from dpclust.pipeline.compare_claims import compare_claims_markdown
 
         other = pd.read_csv(compare, dtype=str, keep_default_na=False)
         if part:

@@ -3,7 +3,7 @@ whose verdict differs (the quick preset beside the full protocol)."""
 import pandas as pd
 
 from dpclust.pipeline.cli import main
-from dpclust.pipeline.steps import compare_claims
+from dpclust.pipeline.compare_claims import compare_claims
 
 
 def _summary(path, rows):

@@ -417,7 +417,7 @@ def cmd_preflight(args) -> int:
 
 
 def cmd_compare_claims(args) -> int:
-    from dpclust.pipeline.steps import compare_claims_markdown
+    from dpclust.pipeline.compare_claims import compare_claims_markdown
 
     for path in (args.a, args.b):
         if not Path(path).is_file():
