@@ -70,4 +70,12 @@ def compare_claims_markdown(a_csv, b_csv, labels=("quick", "full")) -> str:
             f"ci_high_{a}", f"cells_{a}", f"quantity_{b}", f"ci_low_{b}", f"ci_high_{b}", f"cells_{b}", f"why_{b}"]
     return (f"## Verdicts per paper (the papers' claims)\n\n{to_markdown(totals)}\n"
             f"## Checks whose verdict differs ({len(changes)}: the papers' claims and ours, by kind)\n\n"
-            f"{to_markdown(changes[cols]) if len(changes) else 'none'}\n")
+            f"{to_markdown(_blank_missing_cells(changes[cols])) if len(changes) else 'none'}\n")
+
+
+def _blank_missing_cells(table: pd.DataFrame) -> pd.DataFrame:
+    """The cell counts as text, blank where a run has no such check (not pandas' "<NA>")."""
+    out = table.copy()
+    for col in [c for c in out if c.startswith("cells_")]:
+        out[col] = ["" if pd.isna(v) else str(int(v)) for v in out[col]]
+    return out
