@@ -19,9 +19,10 @@ Sources, all under benchmarks/results/ and committed:
   with what the run cost. A run of some papers only (`--config 'papers=[...]'`, e.g. the part of the
   full protocol one working session can finish) is published with `--part PAPER [PAPER ...]` as
   `runs/<preset>.<paper+paper>.*`; a run of some items of a paper (`--config 'items=[paper/item, ...]'`)
-  with `--part paper/item ...` (`runs/<preset>.<paper-item+...>.*`). The preset's page then shows each
-  part with its own commit and cost. A part replaces the published parts that share a paper (or, item
-  by item, an item) with it; a whole run replaces every published run of its preset.
+  with `--part paper/item ...` (`runs/<preset>.<paper-item+...>.*`). The preset's page then sums the
+  papers' claims over its parts (`all_parts_section`) and shows each part with its own commit and
+  cost. A part replaces the published parts that share a paper (or, item by item, an item) with it; a
+  whole run replaces every published run of its preset.
 The targets are the performance issue's: the offline full default ≤ 4.0 CPU-hours, the five papers
 ≤ 3.0 of it, the leaderboard ≤ 1.0.
 """
@@ -33,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from dpclust.pipeline.status import claim_totals
@@ -331,10 +333,85 @@ def render_results(preset: str, results: Path = RESULTS) -> str:
         lines += ["", f"Not yet run in a published part: {', '.join(named)}."
                   + (f" The last end-to-end run of the whole protocol (commit fe1d8ec) is described in the page "
                      f"this one replaced: `git show {HAND_WRITTEN_FULL_PAGE}`." if preset == "full" else "")]
+    lines += all_parts_section(keys, parts, runs)
     for key, run in zip(keys, parts):
         lines += ["", f"## Part: {', '.join(run.get('part') or ['all papers'])} (commit {run['commit'][:7]})", ""]
         lines += _part_estimate(run, commit, by) + _run_sections(key, runs, depth=1)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+_TALLY_COLUMNS = ("claims", "holds", "does not hold", "not decidable", "not evaluable")
+
+
+def markdown_tables(markdown: str) -> list[tuple[str, list[dict[str, str]]]]:
+    """(the heading above it, its rows) of every table of a results page, as
+    `dpclust.pipeline.results_page` writes them (`plotting.to_markdown`: a `|` inside a cell is `\\|`)."""
+    import re
+
+    def cells(line: str) -> list[str]:
+        return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip()[1:-1])]
+
+    out, heading, lines = [], "", markdown.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("#"):
+            heading = line.lstrip("#").strip()
+        elif line.startswith("|") and i + 1 < len(lines) and lines[i + 1].startswith("|---"):
+            header, rows = cells(line), []
+            i += 2
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append(dict(zip(header, cells(lines[i]))))
+                i += 1
+            out.append((heading, rows))
+            continue
+        i += 1
+    return out
+
+
+def all_parts_section(keys: list[str], parts: list[dict], runs: Path) -> list[str]:
+    """The papers' claims over every published part together: per paper, the parts (and commits) that
+    ran it and its verdicts summed over them; then every not decidable claim with the runs it used and
+    why its looks stopped (or the runs it would need), read from each part's results page."""
+    tally: dict[str, dict[str, int]] = {}
+    ran: dict[str, list[str]] = {}
+    undecided = []
+    for key, run in zip(keys, parts):
+        label = f"{', '.join(run.get('part') or ['all papers'])} ({run['commit'][:7]})"
+        tables = markdown_tables((runs / f"{key}.results.md").read_text(encoding="utf-8"))
+        why = {}
+        for _, rows in tables:
+            for row in rows:
+                if "stopped" in row or "runs it would need" in row:
+                    why[(row["item"], row["claim"])] = row.get("stopped") or row.get("runs it would need", "")
+        for heading, rows in tables:
+            for row in rows:
+                if heading == "The papers' claims" and "paper" in row:
+                    counts = tally.setdefault(row["paper"], dict.fromkeys(_TALLY_COLUMNS, 0))
+                    for col in _TALLY_COLUMNS:
+                        counts[col] += int(row.get(col) or 0)
+                    ran.setdefault(row["paper"], []).append(label)
+                elif heading in tally and row.get("result") == "not decidable" and "sensitivity" in row:
+                    undecided.append({"paper": heading, "item": row["item"], "claim": row["claim"],
+                                      "runs": row.get("runs", ""), "stopped": why.get((row["item"], row["claim"]), "")})
+    if not tally:
+        return []
+    totals: dict[str, object] = {col: sum(t[col] for t in tally.values()) for col in _TALLY_COLUMNS}
+    per_paper = [{"paper": paper, "parts (commit)": "; ".join(ran[paper]), **tally[paper]} for paper in sorted(tally)]
+    per_paper.append({"paper": "all", "parts (commit)": "", **totals})
+    lines = ["", "## The papers' claims over all published parts", "",
+             "Each paper's claims as decided in the parts that ran it (summed over its parts; our own checks, "
+             "the audit and the leaderboard are not counted).", "", *_table(per_paper)]
+    if undecided:
+        lines += ["", f"Not decidable ({len(undecided)}): the runs each used and why it stopped, or the runs it "
+                  "would need (docs/VERDICTS.md, \"Replication\").", "", *_table(undecided)]
+    return lines
+
+
+def _table(rows: Sequence[Mapping[str, object]]) -> list[str]:
+    cols = list(rows[0])
+    return (["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+            + ["| " + " | ".join(str(r[c]).replace("|", "\\|") for c in cols) + " |" for r in rows])
 
 
 def _estimate_by_part(results: Path) -> tuple[str, dict[str, float]]:

@@ -256,3 +256,32 @@ def test_the_committed_results_pages_are_the_generated_ones(page):
         pytest.skip("no run published yet")
     for preset in presets:
         assert page.results_page_path(preset).read_text(encoding="utf-8") == page.render_results(preset)
+
+
+def test_the_full_page_tallies_the_papers_claims_over_all_its_parts(page, tmp_path):
+    """The page of a preset run in parts sums each paper's verdicts over the parts that ran it, and lists
+    every not decidable claim with its runs and why it stopped, read from the parts' results pages."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    pages = {
+        "full.a": ("abc1234", ["a"], "| a | 2 | 1 | 0 | 1 | 0 |",
+                   "| fig1 | X \\| Y beats Z | not decidable | 1 [0, 2] | 3 | rule | why | robust | 4× (look 2) |",
+                   "| fig1 | X \\| Y beats Z | not decidable | 4× (look 2) | cap: CPU | 0.1 |"),
+        "full.a-fig9+b": ("def5678", ["a/fig9", "b"], "| a | 1 | 1 | 0 | 0 | 0 |\n| b | 1 | 0 | 1 | 0 | 0 |",
+                          "| fig9 | W holds | holds | 1 | 1 | rule | | | 1× |", ""),
+    }
+    for key, (commit, part, tally, claim, look) in pages.items():
+        (runs / f"{key}.json").write_text(json.dumps({"commit": commit, "part": part}))
+        (runs / f"{key}.results.md").write_text(
+            "# Results\n\n## The papers' claims\n\n| paper | claims | holds | does not hold | not decidable | "
+            f"not evaluable |\n|---|---|---|---|---|---|\n{tally}\n\n### a\n\n| item | claim | result | quantity [CI] "
+            f"| cells | rule | why | sensitivity | runs |\n|---|---|---|---|---|---|---|---|---|\n{claim}\n\n"
+            "## Claims decided in replication looks\n\n| item | claim | result | runs | stopped | added CPU-h (item) |"
+            f"\n|---|---|---|---|---|---|\n{look}\n")
+    keys = sorted(pages)
+    lines = page.all_parts_section(keys, [json.loads((runs / f"{k}.json").read_text()) for k in keys], runs)
+    text = "\n".join(lines)
+    assert "| a | a (abc1234); a/fig9, b (def5678) | 3 | 2 | 0 | 1 | 0 |" in text
+    assert "| b | a/fig9, b (def5678) | 1 | 0 | 1 | 0 | 0 |" in text
+    assert "| all |  | 4 | 2 | 1 | 1 | 0 |" in text
+    assert "Not decidable (1)" in text and "| a | fig1 | X \\| Y beats Z | 4× (look 2) | cap: CPU |" in text
