@@ -333,7 +333,7 @@ def render_results(preset: str, results: Path = RESULTS) -> str:
         lines += ["", f"Not yet run in a published part: {', '.join(named)}."
                   + (f" The last end-to-end run of the whole protocol (commit fe1d8ec) is described in the page "
                      f"this one replaced: `git show {HAND_WRITTEN_FULL_PAGE}`." if preset == "full" else "")]
-    lines += all_parts_section(keys, parts, runs)
+    lines += all_parts_section(keys, parts, runs, commit, by)
     for key, run in zip(keys, parts):
         lines += ["", f"## Part: {', '.join(run.get('part') or ['all papers'])} (commit {run['commit'][:7]})", ""]
         lines += _part_estimate(run, commit, by) + _run_sections(key, runs, depth=1)
@@ -369,10 +369,12 @@ def markdown_tables(markdown: str) -> list[tuple[str, list[dict[str, str]]]]:
     return out
 
 
-def all_parts_section(keys: list[str], parts: list[dict], runs: Path) -> list[str]:
+def all_parts_section(keys: list[str], parts: list[dict], runs: Path, commit: str = "",
+                      by: dict[str, float] | None = None) -> list[str]:
     """The papers' claims over every published part together: per paper, the parts (and commits) that
     ran it and its verdicts summed over them; then every not decidable claim with the runs it used and
-    why its looks stopped (or the runs it would need), read from each part's results page."""
+    why its looks stopped (or the runs it would need), read from each part's results page; then what
+    the parts cost together, beside the whole-protocol estimate (`commit`, `by`) for the same parts."""
     tally: dict[str, dict[str, int]] = {}
     ran: dict[str, list[str]] = {}
     undecided = []
@@ -405,6 +407,14 @@ def all_parts_section(keys: list[str], parts: list[dict], runs: Path) -> list[st
     if undecided:
         lines += ["", f"Not decidable ({len(undecided)}): the runs each used and why it stopped, or the runs it "
                   "would need (docs/VERDICTS.md, \"Replication\").", "", *_table(undecided)]
+    entries = [e for run in parts for e in run.get("part") or []]
+    done = [p for p in _planned_papers() if p in (by or {}) and all(
+        any(covers(e, p, item) for e in entries) for item in _paper_items(p))]
+    lines += ["", f"What the {len(parts)} parts cost together: {_hours(sum(r.get('cpu_s', 0) for r in parts) / 3600)} "
+              f"CPU-hours (every job), {_duration(sum(r.get('wall_s', 0) for r in parts))} of wall time (the sum of "
+              f"the parts'), largest process {max(r.get('peak_bytes', 0) for r in parts) / 1e9:.2f} GB"
+              + (f"; the estimate (commit {commit}, run jobs only) for the papers they cover ({', '.join(done)}): "
+                 f"{_hours(sum((by or {})[p] for p in done))} CPU-hours" if done else "") + "."]
     return lines
 
 

@@ -271,7 +271,8 @@ def test_the_full_page_tallies_the_papers_claims_over_all_its_parts(page, tmp_pa
                           "| fig9 | W holds | holds | 1 | 1 | rule | | | 1× |", ""),
     }
     for key, (commit, part, tally, claim, look) in pages.items():
-        (runs / f"{key}.json").write_text(json.dumps({"commit": commit, "part": part}))
+        (runs / f"{key}.json").write_text(json.dumps({"commit": commit, "part": part, "cpu_s": 3600.0,
+                                                      "wall_s": 1800.0, "peak_bytes": 1.5e9}))
         (runs / f"{key}.results.md").write_text(
             "# Results\n\n## The papers' claims\n\n| paper | claims | holds | does not hold | not decidable | "
             f"not evaluable |\n|---|---|---|---|---|---|\n{tally}\n\n### a\n\n| item | claim | result | quantity [CI] "
@@ -285,3 +286,5 @@ def test_the_full_page_tallies_the_papers_claims_over_all_its_parts(page, tmp_pa
     assert "| b | a/fig9, b (def5678) | 1 | 0 | 1 | 0 | 0 |" in text
     assert "| all |  | 4 | 2 | 1 | 1 | 0 |" in text
     assert "Not decidable (1)" in text and "| a | fig1 | X \\| Y beats Z | 4× (look 2) | cap: CPU |" in text
+    assert "What the 2 parts cost together: 2.00 CPU-hours (every job), 60.0 min of wall time" in text
+    assert "largest process 1.50 GB." in text                 # no estimate given: none quoted
