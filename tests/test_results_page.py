@@ -91,6 +91,15 @@ def test_the_page_groups_failing_claims_by_the_cause_their_reasons_name(tmp_path
     assert "| its own (see its reason): C grows less | 1 | su2016/fig2 |" in section and "A beats B" not in section
 
 
+def test_one_root_cause_is_named_in_the_singular(tmp_path):
+    summary = tmp_path / "summary.csv"
+    pd.DataFrame([{"paper": "su2016", "item": "fig2", "claim": "C grows less", "result": "does not hold",
+                   "kind": "paper", "why": "genuine: it grows more", "cause": ""}]
+                 ).assign(cells=2, rule="every of 2 cells").to_csv(summary, index=False)
+    text = write_results_page(str(summary), str(tmp_path / "RESULTS.md"), "quick")
+    assert "1 of the papers' claims does not hold, for 1 root cause (a reason" in text
+
+
 def test_a_reason_names_its_cause_by_a_leading_tag():
     from dpclust.pipeline.aggregate import cause_of
 

@@ -79,7 +79,8 @@ def _causes(papers: pd.DataFrame) -> list[str]:
     rows += [{"root cause": f"its own (see its reason): {r.claim}", "claims": 1, "items": f"{r.paper}/{r.item}"}
              for r in failing[own].itertuples()]
     return ["## Why claims do not hold", "",
-            f"{len(failing)} of the papers' claims do not hold, for {len(rows)} root causes (a reason that "
+            f"{len(failing)} of the papers' claims {'does' if len(failing) == 1 else 'do'} not hold, for "
+            f"{len(rows)} root {'cause' if len(rows) == 1 else 'causes'} (a reason that "
             "starts \"cause: <tag>\" names a cause shared by every claim that carries the tag).", "",
             to_markdown(pd.DataFrame(rows)), ""]
 
