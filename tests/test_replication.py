@@ -336,3 +336,105 @@ def test_settling_cell_by_cell_keeps_the_error_at_its_level(side, quantifier, me
                                         seed=3, per_cell=True, quantifier=quantifier, means=means)
     se = (ALPHA * (1 - ALPHA) / reps) ** 0.5
     assert rate <= ALPHA + 2 * se and naive > ALPHA + 3 * se, (rate, naive)
+
+
+# ------------------------------------------------------------------------------ the alternatives
+SENSITIVITY = [{"what": "draw", "declared": "seed 0", "groups": {"sens": "g", "other": "x"},
+                "variants": {"_g1": "seed 1"}},
+               {"what": "range", "declared": "per coordinate", "groups": {"g_dim": "g"},
+                "values": {"g_dim": "per dimension"}},
+               {"what": "threshold", "declared": "2", "claims": {"3": {"t": 3}}}]
+
+
+def test_alternatives_with_runs_of_their_own_are_tracked():
+    """Data and settings variants standing for a replicated group are replicated too (thresholds read
+    the item's own runs); the declared value is tracked on the alternatives' scope."""
+    decl = replication.declaration({"groups": ["g"]}, SENSITIVITY)
+    assert decl["alternatives"] == [
+        {"what": "draw", "values": {"seed 0 (declared)": {"own": True},
+                                    "seed 1": {"groups": {"sens": "g"}, "suffix": "_g1"}}},
+        {"what": "range", "values": {"per coordinate (declared)": {"own": True},
+                                     "per dimension": {"groups": {"g_dim": "g"}, "suffix": None}}}]
+    assert "alternatives" not in replication.declaration({"groups": ["h"]}, SENSITIVITY)
+
+
+def test_an_alternative_runs_its_own_blocks_only():
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Job:
+        group: str
+        algorithm: str
+        dataset: str
+        k: int = 3
+        epsilon: float | None = 1.0
+
+    decl = replication.declaration({"groups": ["g"]}, SENSITIVITY)
+    jobs = [Job("g", "m", "d"), Job("g", "o", "d"), Job("sens", "m", "d_g1"), Job("sens", "o", "d_g1"),
+            Job("g_dim", "m", "d"), Job("g", "m", "e")]
+    claim = "m beats o"
+    key = declared.run_key("d", {"epsilon": 1.0}, "m", ["o"])
+    seed1 = replication.alternative_key(claim, "draw", "seed 1")
+    dim = replication.alternative_key(claim, "range", "per dimension")
+    mine = replication.alternative_key(claim, "draw", "seed 0 (declared)")
+    assert replication.look_jobs(decl, jobs, [seed1], {seed1: [key]}) == [jobs[2], jobs[3]]
+    # a settings variant: its group's m in place of the own group's, the own group's o beside it
+    assert replication.look_jobs(decl, jobs, [dim], {dim: [key]}) == [jobs[1], jobs[4]]
+    assert replication.look_jobs(decl, jobs, [mine], {mine: [key]}) == [jobs[0], jobs[1]]
+    assert replication.look_jobs(decl, jobs, [claim], {claim: [key]}) == [jobs[0], jobs[1]]
+    assert replication.look_jobs(decl, jobs, [seed1]) == [jobs[2], jobs[3]]
+
+
+def test_the_rounds_are_planned_for_the_variant_groups_too(test_plan):
+    target = test_plan.item("su2016", "fig3")
+    decl = dict(target.replication, alternatives=[
+        {"what": "w", "values": {"v": {"groups": {"e01": target.replication["groups"][0]}, "suffix": None}}}])
+    plain = replication.round_jobs(target.key, target.runs, target.replication)
+    more = replication.round_jobs(target.key, target.runs, decl)
+    assert {j.group for j in more[0]} - {j.group for j in plain[0]} == {"e01"}
+
+
+def test_an_alternative_is_decided_in_looks_like_a_claim(tmp_path):
+    """The paper's claim decided at look 0 stops; its open alternative gets the next look, and the last
+    look's label of the tracked declaration reaches the summary (the why that quotes it too), while an
+    untracked declaration's label stays the deciding look's; the alternatives' CPU cap is their own, so
+    the paper's claim gets the looks it would get alone."""
+    decl = dict(replication.declaration({"groups": ["g"], "rounds": [2, 4]}, SENSITIVITY[:1]),
+                cost_s=[[["g", "m", "d", 3, 1.0, 900.0], ["sens", "m", "d_g1", 3, 1.0, 900.0]]] * 2)
+    seed1 = replication.alternative_key("A", "draw", "seed 1")
+    mine = replication.alternative_key("A", "draw", "seed 0 (declared)")
+    label0 = "on D only: draw: decided at one value only (does not hold at seed 0 (declared); not decidable at seed 1)"
+    other0 = "robust over t (does not hold at 2 (declared), 3)"
+    rows = [{"claim": "A", "result": "does not hold", "kind": "paper", "cells": 1,
+             "sensitivity": f"{label0}; {other0}", "why": f"genuine; {label0}; {other0}"}]
+    alts = {seed1: {"claim": "A", "row": {"claim": "A", "result": "not decidable", "cells": 1}, "cells": {}},
+            mine: {"claim": "A", "row": {"claim": "A", "result": "does not hold", "cells": 1}, "cells": {}},
+            "A ⟦untracked = 1⟧": {"claim": "A", "row": {"result": "not decidable"}, "cells": {}}}
+    d0 = replication.decide(0, _checks(tmp_path, rows), None, decl, {},
+                            {"alternatives": alts, "labels": {"A": [["draw", label0], ["t", other0]]}})
+    assert d0["next"] and d0["open"] == [seed1] and (d0["next_s"], d0["alternatives_next_s"]) == (0.0, 900.0)
+    assert d0["decided"]["A"]["stopped"] == "decided at look 0" and d0["decided"][mine]["alternative"]
+    assert replication.stopped_results(d0) == {mine: "does not hold", "A": "does not hold"}
+    label1 = "on D only: robust over draw (does not hold at seed 0 (declared), seed 1)"
+    alts1 = {seed1: {"claim": "A", "row": {"claim": "A", "result": "does not hold", "cells": 1}, "cells": {}}}
+    d1 = replication.decide(1, _checks(tmp_path, [dict(rows[0], result="not decidable")], "l1.csv"), d0, decl, {},
+                            {"alternatives": alts1, "labels": {"A": [["draw", label1], ["t", "changed"]]}})
+    assert not d1["next"] and d1["stopped"] == "every claim decided"
+    assert d1["decided"][seed1]["look"] == 1 and d1["decided"][seed1]["multiple"] == 2
+    table = pd.DataFrame([dict(rows[0], paper="p", item="i")])
+    out = replication.apply(table, {"p/i": d1})
+    assert out.loc[0, "sensitivity"] == f"{label1}; {other0}" and out.loc[0, "why"] == f"genuine; {label1}; {other0}"
+    assert out.loc[0, "runs"].startswith("1× (look 0") and out.loc[0, "result"] == "does not hold"
+    # the caps: the alternatives' own; the paper's claim gets the looks it would get alone
+    open_rows = [dict(rows[0], result="not decidable")]
+    alone = replication.decide(0, _checks(tmp_path, open_rows, "c.csv"), None,
+                               dict(decl, cpu_hours=0.3, alternatives=[]))
+    tight = dict(decl, cpu_hours=0.3)
+    capped = replication.decide(0, _checks(tmp_path, open_rows, "c.csv"), None, tight, {}, {"alternatives": alts})
+    assert capped["open"] == ["A", seed1] and (alone["next_s"], capped["next_s"]) == (900.0, 900.0)
+    assert capped["alternatives_next_s"] == 900.0    # seed1's own blocks, priced apart
+    d1 = replication.decide(1, _checks(tmp_path, open_rows, "c1.csv"), capped, tight, {},
+                            {"alternatives": {seed1: alts[seed1]}})
+    assert not d1["next"] and d1["decided"][seed1]["stopped"].startswith("cap: CPU (next look")
+    assert d1["added_s"] == 900.0 and d1["alternatives_added_s"] == 900.0
+    assert replication.apply(table, {"p/i": d1}).loc[0, "added_cpu_s"] == 1800.0

@@ -252,3 +252,55 @@ def test_settings_variants_need_the_run_group_and_a_declared_own_group():
     with pytest.raises(DPClustError, match="'rho_double' is in `values` but not in `groups`"):
         alternatives(lambda rows, item: [], _setting_table(), own_rows(_setting_table(), stray),
                      {"options": {}}, stray, [])
+
+
+def test_an_alternative_stopped_by_an_earlier_look_is_quoted_not_judged_again():
+    from dpclust.pipeline.replication import alternative_key
+
+    own = [Check("c", False, why="genuine", cells=2)]
+    open_ = Check("c", None, undecided=True, cells=2)
+    later = {"seed 1": [open_], "seed 2": [open_]}
+    stopped = {alternative_key("c", SPEC["what"], "seed 1"): "does not hold"}
+    (c,) = label_checks(own, later, SPEC, stopped=stopped)
+    assert c.sensitivity == ("robust over the generator (does not hold at seed 0 (declared), seed 1; "
+                             "not decidable at seed 2)")
+
+
+def test_the_alternatives_with_runs_of_their_own_are_written_for_the_looks(tmp_path):
+    """The checks step writes the paper claims at each data or settings alternative, the declared value
+    on the scope first, with their rows and cells (what the replication decision replicates); an
+    alternative's settled cells are its own."""
+    import json
+
+    from dpclust.pipeline import verdicts
+    from dpclust.pipeline.replication import alternative_key
+    from dpclust.pipeline.sensitivity import alternative_records
+
+    table = pd.DataFrame({"dataset": ["s", "t", "s_g1"], "group": ["a", "a", "sens_a"], "value": [1.0, 1.0, 2.0]})
+    seen = []
+
+    def checks(rows, item):
+        seen.append(dict(verdicts._PRIOR.get()))
+        cell = verdicts.t_cell("s", float(rows["value"].iloc[0]), 0.1, 5)
+        return [verdicts.check("value below 5", [dataclasses.replace(cell, key="k")], verdicts.Directional("<", 5.0),
+                               "every"),
+                Check("alternative reading: value below 9", True, rule="r", cells=1)]
+
+    def rec(state):
+        return {"label": "s", "state": state, "estimate": 1.0, "low": 0.0, "high": 2.0, "p_fail": 0.5, "look": 0}
+
+    decl = dict(SPEC, variants={"_g1": "seed 1"})
+    settled = {"value below 5": {"k": rec("holds")},
+               alternative_key("value below 5", SPEC["what"], "seed 1"): {"k": rec("fails")}}
+    declared, others, scope = alternatives(checks, table, own_rows(table, decl), {"names": {}}, decl, [], settled)
+    assert seen[0]["value below 5"] == {"k": rec("holds")} and seen[1] == {"value below 5": {"k": rec("fails")}}
+    records = alternative_records(decl, declared, others, scope)
+    assert scope == "on s only: " and alternative_records(decl, declared, others, "").keys() == {
+        alternative_key("value below 5", SPEC["what"], "seed 1")}
+    values = ("seed 0 (declared)", "seed 1")
+    assert sorted(records) == [alternative_key("value below 5", SPEC["what"], v) for v in values]
+    alt = records[alternative_key("value below 5", SPEC["what"], "seed 1")]   # its settled cell kept
+    assert alt["row"]["result"] == "does not hold" and alt["cells"]["k"]["state"] == "fails"
+    assert alt["value"] == "seed 1"
+    assert alternative_records({"what": "t", "declared": "2", "claims": {"3": {}}}, declared, others) == {}
+    json.dumps(records)

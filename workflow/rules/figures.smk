@@ -53,6 +53,8 @@ rule check_claims:
         md=f"{RESULTS}/checks/{{paper}}/{{item}}.md",
         # the states of the paper claims' cells: what a replication decision settles cell by cell
         cells=f"{RESULTS}/checks/{{paper}}/{{item}}.cells.json",
+        # the paper claims at the sensitivity's alternatives with runs of their own: replicated too
+        alternatives=f"{RESULTS}/checks/{{paper}}/{{item}}.alternatives.json",
     log:
         "logs/checks/{paper}/{item}.log",
     benchmark:

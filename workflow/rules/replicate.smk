@@ -17,6 +17,7 @@ rule replication_look:
         md=f"{RESULTS}/replication/{{paper}}/{{item}}/look{{look}}.md",
         html=f"{RESULTS}/replication/{{paper}}/{{item}}/look{{look}}.html",
         cells=f"{RESULTS}/replication/{{paper}}/{{item}}/look{{look}}.cells.json",
+        alternatives=f"{RESULTS}/replication/{{paper}}/{{item}}/look{{look}}.alternatives.json",
     wildcard_constraints:
         look=r"[1-9][0-9]*",
     log:
@@ -41,6 +42,8 @@ checkpoint replication_decision:
                           else f"{RESULTS}/replication/{w.paper}/{w.item}/look{w.look}.csv"),
         cells=lambda w: (f"{RESULTS}/checks/{w.paper}/{w.item}.cells.json" if look_of(w) == 0
                          else f"{RESULTS}/replication/{w.paper}/{w.item}/look{w.look}.cells.json"),
+        alternatives=lambda w: (f"{RESULTS}/checks/{w.paper}/{w.item}.alternatives.json" if look_of(w) == 0
+                                else f"{RESULTS}/replication/{w.paper}/{w.item}/look{w.look}.alternatives.json"),
         previous=lambda w: ([] if look_of(w) == 0
                             else [f"{RESULTS}/replication/{w.paper}/{w.item}/decision{look_of(w) - 1}.json"]),
     output:

@@ -11,7 +11,8 @@ spec = json.loads(sm.params.spec)
 def step():
     previous = replication.read_decision(sm.input.previous[0]) if sm.input.previous else None
     decision = replication.decide(int(sm.params.look), sm.input.checks, previous, spec,
-                                  replication.read_decision(sm.input.cells))
+                                  replication.read_decision(sm.input.cells),
+                                  replication.read_decision(sm.input.alternatives))
     replication.write_decision(decision, sm.output[0])
     print(json.dumps({k: decision[k] for k in ("look", "open", "next", "stopped", "added_s", "next_s")}, indent=1))
 

@@ -13,9 +13,11 @@ datasets = {name: records[name][: -len(".json")] + ".h5" for name in aggregate.g
 
 def step():
     table = aggregate_item(aggregate, list(sm.input.runs), datasets, sm.output.table)
-    # the cells earlier looks settled keep their verdicts (dpclust.pipeline.replication)
-    settled = replication.read_decision(sm.input.previous).get("settled") or {}
-    frame = check_item(checks, sm.output.table, str(Path(sm.output.checks).with_suffix("")), settled)
+    # the cells earlier looks settled keep their verdicts, the claims and alternatives they stopped their results
+    # (dpclust.pipeline.replication)
+    previous = replication.read_decision(sm.input.previous)
+    frame = check_item(checks, sm.output.table, str(Path(sm.output.checks).with_suffix("")),
+                       previous.get("settled") or {}, replication.stopped_results(previous))
     print(f"{checks['paper']}/{checks['item']} look {sm.wildcards.look} (alpha {checks['alpha']:g}): "
           f"{len(sm.input.runs)} run records -> {len(table)} rows")
     print(frame[["claim", "result"]].to_string())

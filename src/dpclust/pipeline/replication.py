@@ -60,11 +60,12 @@ def stuck(rec: Mapping) -> bool:
     return bool(rec.get("degenerate")) and rec.get("state") == "open" and float(rec.get("p_fail", 0.0)) >= 0.5
 
 
-def declaration(cfg: dict | None) -> dict | None:
+def declaration(cfg: dict | None, sensitivity=None) -> dict | None:
     """The item's `replication` with its defaults filled in, or None when it declares none. Its cells
     (`groups`, optionally `algorithms`) are those of every claim; `claims` may give a claim (the
     entries whose `match` its text contains) cells of its own, so that a look runs only the cells of
-    the claims still open."""
+    the claims still open. The item's `sensitivity` adds the `alternatives` the looks replicate too
+    (`tracked_alternatives`)."""
     if not cfg:
         return None
     rounds = [int(m) for m in cfg.get("rounds") or DEFAULT_ROUNDS]
@@ -73,21 +74,128 @@ def declaration(cfg: dict | None) -> dict | None:
     if any(b <= a for a, b in zip([1, *rounds], rounds)) or rounds[-1] > MAX_MULTIPLE:
         raise DPClustError(f"replication: rounds {rounds} must increase from above 1 to at most "
                            f"{MAX_MULTIPLE} (multiples of the paper's runs)")
-    out = {"groups": list(cfg["groups"]), "rounds": rounds,
-           "cpu_hours": float(cfg.get("cpu_hours", DEFAULT_CPU_HOURS))}
+    groups = [str(g) for g in cfg["groups"]]
+    out: dict[str, Any] = {"groups": groups, "rounds": rounds,
+                           "cpu_hours": float(cfg.get("cpu_hours", DEFAULT_CPU_HOURS))}
     if cfg.get("algorithms"):
         out["algorithms"] = list(cfg["algorithms"])
     if cfg.get("claims"):
         out["claims"] = [{"match": str(c["match"]), "groups": list(c["groups"]),
                           **({"algorithms": list(c["algorithms"])} if c.get("algorithms") else {})}
                          for c in cfg["claims"]]
+    alternatives = tracked_alternatives(sensitivity, groups)
+    if alternatives:
+        out["alternatives"] = alternatives
     return out
+
+
+# ------------------------------------------------------------------------------ the alternatives
+# A verdict's sensitivity (dpclust.pipeline.sensitivity) decides each claim again at the documented
+# alternatives of a setting. Where those alternatives have runs of their own (data variants, settings
+# variants) of a replicated group, each (claim, alternative) is replicated like a claim of its own: it
+# gets looks until decided or capped, on its own runs, with the same error spending, under a CPU cap
+# of its own. The declared value is tracked on the alternatives' scope too.
+def alternative_key(claim: str, what: str, value: str) -> str:
+    """The name of a claim decided at one alternative of a setting, in a decision."""
+    return f"{claim} ⟦{what} = {value}⟧"
+
+
+def declared_value(declared: str) -> str:
+    """How the declared value of a setting is named among its alternatives."""
+    return f"{declared} (declared)"
+
+
+def tracked_alternatives(sensitivity, groups: Sequence[str]) -> list[dict]:
+    """The sensitivity declarations whose alternatives the looks replicate: those with runs of their
+    own (data `variants` or settings `values`) standing for one of the replicated `groups`, each as
+    {what, values: {value: where its runs are}}; where: {"own": true} for the declared value (the
+    item's own runs, on the alternatives' scope), else {"groups": variant group → own group,
+    "suffix": the data variant's dataset suffix, or null for a settings variant}."""
+    from dpclust.pipeline.resolve import sensitivity_declarations
+
+    out = []
+    for decl in sensitivity_declarations(sensitivity):
+        stand_for = {str(v): str(o) for v, o in (decl.get("groups") or {}).items() if o in groups}
+        values: dict[str, dict] = {}
+        if decl.get("values"):
+            for group, value in decl["values"].items():
+                if group in stand_for:
+                    values.setdefault(str(value), {"groups": {}, "suffix": None})["groups"][group] = stand_for[group]
+        elif decl.get("variants") and stand_for:
+            values = {str(value): {"groups": stand_for, "suffix": str(suffix)}
+                      for suffix, value in decl["variants"].items()}
+        if values:
+            out.append({"what": str(decl["what"]),
+                        "values": {declared_value(str(decl["declared"])): {"own": True}, **values}})
+    return out
+
+
+def _alternative(decl: Mapping, key: str) -> tuple[str, dict] | None:
+    """(the claim, where the alternative's runs are) of an alternative's key; None for a claim."""
+    for entry in decl.get("alternatives") or ():
+        for value, where in entry["values"].items():
+            tail = alternative_key("", entry["what"], value)
+            if key.endswith(tail):
+                return key[: -len(tail)], where
+    return None
+
+
+def _variant_selectors(selectors: Sequence[dict], where: Mapping) -> list[dict]:
+    """A claim's cell selectors moved to an alternative's runs: its variant groups (a settings variant
+    also reads the own groups' other methods, so those stay)."""
+    if where.get("own"):
+        return list(selectors)
+    out = []
+    for sel in selectors:
+        groups = [v for v, own in where["groups"].items() if own in sel["groups"]]
+        if groups:
+            out.append(dict(sel, groups=groups))
+        if where["suffix"] is None:
+            out.append(dict(sel))
+    return out
+
+
+def _variant_cell(cell: dict, where: Mapping) -> dict:
+    """A claim's cell (`cell_runs`) at an alternative: on the variant dataset, in the variant groups
+    (and the own groups, for a settings variant)."""
+    if where.get("own"):
+        return cell
+    out = dict(cell)
+    if where["suffix"] is not None:
+        out["dataset"] = cell["dataset"] + where["suffix"]
+    if "groups" in cell:
+        variant = [v for v, own in where["groups"].items() if own in cell["groups"]]
+        out["groups"] = variant + (list(cell["groups"]) if where["suffix"] is None else [])
+    return out
+
+
+def _selectors_of(decl: dict, key: str) -> list[dict]:
+    """The cell selectors of a claim or of an alternative."""
+    alt = _alternative(decl, key)
+    return claim_cells(decl, [key]) if alt is None else _variant_selectors(claim_cells(decl, [alt[0]]), alt[1])
+
+
+def _replaced(jobs: Sequence, where: Mapping) -> set[tuple]:
+    """(own group, method, dataset) whose runs a settings variant's groups replace (`setting_rows`)."""
+    if where.get("own") or where["suffix"] is not None:
+        return set()
+    return {(where["groups"][j.group], j.algorithm, j.dataset) for j in jobs if j.group in where["groups"]}
 
 
 def _cells(decl: dict) -> list[dict]:
     """Every cell selector of the declaration: the item's, then each claim's."""
     return [{"groups": decl["groups"], **({"algorithms": decl["algorithms"]} if decl.get("algorithms") else {})},
             *decl.get("claims", [])]
+
+
+def _variant_groups(decl: dict) -> list[dict]:
+    """The selectors of the alternatives' variant groups (`tracked_alternatives`): rounds are planned
+    for them too."""
+    groups = sorted({g for entry in decl.get("alternatives") or () for where in entry["values"].values()
+                     for g in where.get("groups") or {}})
+    if not groups:
+        return []
+    return [{"groups": groups, **({"algorithms": decl["algorithms"]} if decl.get("algorithms") else {})}]
 
 
 def _selected(job, selectors: Sequence[dict]) -> bool:
@@ -135,14 +243,19 @@ def look_jobs(decl: dict, jobs: Sequence, open_claims: Sequence[str],
     """The blocks of one look (`jobs`: all it plans) that the claims still open need: those of each open
     claim's selectors, and of its open cells only when the decision names them (`open_cells`: claim →
     the keys of its cells no look has settled; a claim without, e.g. one decided in Python: all its
-    blocks)."""
-    wanted: list[tuple[list[dict], list[dict] | None]] = []
+    blocks). An open alternative of a claim (`alternative_key`) needs the same on its own runs."""
+    wanted: list[tuple[list[dict], list[dict] | None, set]] = []
     for claim in open_claims:
         keys = (open_cells or {}).get(claim)
-        wanted.append((claim_cells(decl, [claim]), None if keys is None else [cell_runs(k) for k in keys]))
+        alt = _alternative(decl, claim)
+        cells = None if keys is None else [cell_runs(k) for k in keys]
+        if alt is not None and cells is not None:
+            cells = [_variant_cell(c, alt[1]) for c in cells]
+        wanted.append((_selectors_of(decl, claim), cells, set() if alt is None else _replaced(jobs, alt[1])))
     return [job for job in jobs
-            if any(_selected(job, sel) and (cells is None or any(_in_cell(job, c) for c in cells))
-                   for sel, cells in wanted)]
+            if any(_selected(job, sel) and not (replaced and (job.group, job.algorithm, job.dataset) in replaced)
+                   and (cells is None or any(_in_cell(job, c) for c in cells))
+                   for sel, cells, replaced in wanted)]
 
 
 def multiples(decl: dict) -> list[int]:
@@ -172,7 +285,7 @@ def round_jobs(where: str, jobs: Sequence, decl: dict) -> list[list]:
             raise DPClustError(f"{where}: replication names algorithms {unknown} that its groups do not run")
     cells: dict[tuple, list] = {}
     for job in jobs:
-        if _selected(job, _cells(decl)):
+        if _selected(job, _cells(decl) + _variant_groups(decl)):
             cells.setdefault((job.group, job.dataset, job.algorithm, job.k, job.epsilon), []).append(job)
     looks = multiples(decl)
     out: list[list] = []
@@ -261,16 +374,25 @@ def runs_text(outcome: Mapping) -> str:
     return text + ")"
 
 
-def decide(look: int, checks_csv, previous: dict | None, decl: dict, cells: Mapping | None = None) -> dict:
+def decide(look: int, checks_csv, previous: dict | None, decl: dict, cells: Mapping | None = None,
+           alternatives: Mapping | None = None) -> dict:
     """The checkpoint's decision after `look`: which of the claims open before it this look decides,
     which stay open, and whether the next look runs (a look left, and the CPU the looks add, priced
     by `look_cost_s`, within the cap). `cells` (the look's `<checks>.cells.json`: claim → key → cell)
     settle an open claim cell by cell: a cell this look decided keeps that verdict at every later look
     (`verdicts.settled`), and the next look runs only the cells still open (`open_cells`); a claim whose
-    cells name no runs (decided in Python) runs all its blocks again."""
+    cells name no runs (decided in Python) runs all its blocks again. `alternatives` (the look's
+    `<checks>.alternatives.json`: `alternative_key` → its claim, row and cells) are decided the same
+    way, each on its own runs, for the declaration's tracked alternatives, under a CPU cap of their own
+    (the item's `cpu_hours` again): the paper's claims get the looks they would get alone."""
     levels, looks = alpha_schedule(len(decl["rounds"])), multiples(decl)
     rows = _paper_rows(checks_csv)
-    cells = cells or {}
+    labels = dict((alternatives or {}).get("labels") or {})   # claim → [what, label text] per declaration
+    cells = dict(cells or {})
+    for key, alt in ((alternatives or {}).get("alternatives") or {}).items():
+        if _alternative(decl, key) is not None:
+            rows[key] = alt["row"]
+            cells[key] = alt.get("cells") or {}
     decided = dict(previous["decided"]) if previous else {}
     candidates = previous["open"] if previous else sorted(rows)
     before = previous.get("settled", {}) if previous else {}
@@ -283,6 +405,10 @@ def decide(look: int, checks_csv, previous: dict | None, decl: dict, cells: Mapp
                               "stopped": "not produced at this look"}
             continue
         last[claim] = {"look": look, "multiple": looks[look], "alpha": levels[look], "row": row}
+        if _alternative(decl, claim) is not None:
+            last[claim]["alternative"] = True
+        elif claim in labels:
+            last[claim]["segments"] = labels[claim]
         early = _by_look(before.get(claim, {}))
         if early:   # cells settled at earlier looks, on fewer runs (`runs_text`)
             last[claim]["settled_earlier"] = early
@@ -303,29 +429,55 @@ def decide(look: int, checks_csv, previous: dict | None, decl: dict, cells: Mapp
             still_open.append(claim)
             settled[claim] = claim_settled
             open_cells[claim] = sorted(k for k in unsettled if not stuck(own[k])) if keyed else None
-    # the looks run so far, each priced when it was asked for (the cap bounds what they add)
-    added = float(previous.get("added_s", 0.0)) + float(previous.get("next_s", 0.0)) if previous else 0.0
-    next_look, estimate = look + 1, 0.0
-    why = ""
+    # the paper's claims and the alternatives go on under caps of their own, so that declaring a
+    # sensitivity never changes a headline verdict: the claims' looks are those they would have alone
+    claims_open = [c for c in still_open if _alternative(decl, c) is None]
+    alts_open = [c for c in still_open if _alternative(decl, c) is not None]
+    why, estimate, added = _next_look(decl, look, claims_open, open_cells, previous, "", bool(candidates))
+    alt_why, alt_estimate, alt_added = _next_look(decl, look, alts_open, open_cells, previous, "alternatives_",
+                                                  bool(candidates))
+    go, alt_go = not why, not alt_why
+    for claim in (claims_open if not go else []) + (alts_open if not alt_go else []):
+        need = runs_needed(last[claim]["row"], last[claim]["multiple"])
+        stop = why if claim in claims_open else alt_why
+        decided[claim] = dict(last[claim], stopped=stop + (f"; would need ≈ {need}× the paper's runs" if need else ""))
+    going = (claims_open if go else []) + (alts_open if alt_go else [])
+    return {"look": look, "alpha": levels[look], "multiple": looks[look], "open": going,
+            "open_cells": {c: open_cells[c] for c in going}, "settled": {c: settled[c] for c in going},
+            "decided": decided, "last": last, "next": bool(going), "stopped": why, "added_s": round(added, 1),
+            "next_s": round(estimate, 1) if go else 0.0,
+            "labels": {**dict((previous or {}).get("labels") or {}), **labels},
+            "tracked": [entry["what"] for entry in decl.get("alternatives") or ()],
+            **({"alternatives_stopped": alt_why, "alternatives_added_s": round(alt_added, 1),
+                "alternatives_next_s": round(alt_estimate, 1) if alt_go else 0.0} if decl.get("alternatives") else {})}
+
+
+def _next_look(decl: dict, look: int, still_open: Sequence[str], open_cells: Mapping, previous: dict | None,
+               prefix: str, any_claim: bool) -> tuple[str, float, float]:
+    """(why the looks stop, "" when the next runs; its priced CPU-seconds; the CPU-seconds the looks added
+    so far) for the paper's claims (`prefix` "") or the alternatives ("alternatives_"), each under the
+    item's CPU cap: the looks run so far, each priced when it was asked for (the cap bounds what they add)."""
+    looks = multiples(decl)
+    added = (float(previous.get(prefix + "added_s", 0.0)) + float(previous.get(prefix + "next_s", 0.0))
+             if previous else 0.0)
     if not still_open:
-        why = "every claim decided" if candidates else "no paper claim"
-    elif next_look >= len(looks):
-        why = f"cap: {looks[-1]}× the paper's runs reached"
-    else:
-        estimate = look_cost_s(decl, next_look, still_open, open_cells)
-        if added + estimate > decl["cpu_hours"] * 3600:
-            why = (f"cap: CPU (next look ≈ {estimate / 3600:.2g} CPU-h, {added / 3600:.2g} added so far, "
-                   f"cap {decl['cpu_hours']:g})")
-    go = not why
-    if not go:
-        for claim in still_open:
-            need = runs_needed(last[claim]["row"], last[claim]["multiple"])
-            decided[claim] = dict(last[claim], stopped=why + (f"; would need ≈ {need}× the paper's runs"
-                                                               if need else ""))
-    return {"look": look, "alpha": levels[look], "multiple": looks[look], "open": still_open if go else [],
-            "open_cells": open_cells if go else {}, "settled": settled if go else {},
-            "decided": decided, "last": last, "next": go, "stopped": why, "added_s": round(added, 1),
-            "next_s": round(estimate, 1) if go else 0.0}
+        return ("every claim decided" if any_claim else "no paper claim"), 0.0, added
+    if look + 1 >= len(looks):
+        return f"cap: {looks[-1]}× the paper's runs reached", 0.0, added
+    estimate = look_cost_s(decl, look + 1, still_open, open_cells)
+    if added + estimate > decl["cpu_hours"] * 3600:
+        return (f"cap: CPU (next look ≈ {estimate / 3600:.2g} CPU-h, {added / 3600:.2g} added so far, "
+                f"cap {decl['cpu_hours']:g})"), estimate, added
+    return "", estimate, added
+
+
+def stopped_results(decision: Mapping | None) -> dict[str, str]:
+    """The claims and alternatives that stopped at an earlier look (claim or `alternative_key` → the
+    result they stopped with): a later look's sensitivity labels quote them, never a re-judgement of
+    the same runs at a smaller level."""
+    if not decision:
+        return {}
+    return {key: out["row"]["result"] for key, out in decision["decided"].items() if out.get("row")}
 
 
 def runs_needed(row: dict, multiple: int) -> int | None:
@@ -375,7 +527,7 @@ def apply(table: pd.DataFrame, decisions: dict[str, dict]) -> pd.DataFrame:
             table.loc[i, "stopped"] = f"no replication declared; would need ≈ {need}× the paper's runs"
     for key, decision in decisions.items():
         pap, item = key.split("/", 1)
-        added = float(decision.get("added_s", 0.0))
+        added = float(decision.get("added_s", 0.0)) + float(decision.get("alternatives_added_s", 0.0))
         for claim, outcome in decision["decided"].items():
             at = paper & (table["paper"] == pap) & (table["item"] == item) & (table["claim"] == claim)
             if not at.any():
@@ -391,7 +543,23 @@ def apply(table: pd.DataFrame, decisions: dict[str, dict]) -> pd.DataFrame:
             table.loc[at, "runs"] = runs_text(outcome)
             table.loc[at, "stopped"] = outcome["stopped"]
             table.loc[at, "added_cpu_s"] = round(added, 1)
+            _relabel(table, at, claim, outcome, decision)
     return table
+
+
+def _relabel(table: pd.DataFrame, at, claim: str, outcome: Mapping, decision: Mapping) -> None:
+    """The sensitivity of a claim with the labels of its tracked declarations (`tracked_alternatives`) as
+    the last look gave them (their alternatives may be decided after the claim itself), also where its
+    why quotes them; the other declarations' labels stay those of the look that decided the claim."""
+    latest = {what: text for what, text in (decision.get("labels") or {}).get(claim, [])}
+    tracked = set(decision.get("tracked") or ())
+    for what, old in outcome.get("segments") or ():
+        new = latest.get(what)
+        if what not in tracked or not new or new == old:
+            continue
+        for col in ("sensitivity", "why"):
+            if col in table:
+                table.loc[at, col] = [v.replace(old, new) if isinstance(v, str) else v for v in table.loc[at, col]]
 
 
 # ------------------------------------------------------------------------------ the rule under the null

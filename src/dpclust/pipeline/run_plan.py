@@ -228,7 +228,7 @@ class ItemTarget:
     @cached_property
     def replication(self) -> dict | None:
         """The item's `replication`, defaults filled in (None: its claims are decided on its runs)."""
-        return declaration(self.cfg.get("replication"))
+        return declaration(self.cfg.get("replication"), self.cfg.get("sensitivity"))
 
     @property
     def look_levels(self) -> list[float]:

@@ -31,6 +31,7 @@ import pandas as pd
 from dpclust.api import DPClustError
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import Check
+from dpclust.pipeline.replication import alternative_key, declared_value
 from dpclust.pipeline.resolve import sensitivity_declarations as declarations
 from dpclust.pipeline.status import RESULT_ORDER
 
@@ -86,6 +87,13 @@ def setting_rows(table: pd.DataFrame, own: pd.DataFrame, spec: dict, groups: lis
     return own
 
 
+def _settled_at(settled: dict | None, what: str, value: str) -> dict:
+    """The cells earlier looks settled for the claims at one alternative (`replication.alternative_key`),
+    by claim text: what `verdicts.settled` takes while the item's check function decides them."""
+    tail = alternative_key("", what, value)
+    return {key[: -len(tail)]: cells for key, cells in (settled or {}).items() if key.endswith(tail)}
+
+
 def alternatives(check_function, full: pd.DataFrame, own: pd.DataFrame, spec: dict, decl: dict,
                  main: list[Check], settled: dict | None = None) -> tuple[list[Check], dict[str, list[Check]], str]:
     """(the declared value's checks, value text → the checks at that alternative, the scope) of one
@@ -94,9 +102,9 @@ def alternatives(check_function, full: pd.DataFrame, own: pd.DataFrame, spec: di
     datasets (every list of dataset names in its `options` and `claims`, e.g. `options.datasets`, cut
     to those too), so that like is compared with like; the scope then names those datasets. Settings:
     the same, with each variant group's rows in the place of its own group's (`setting_rows`).
-    `settled`: the cells earlier replication looks settled (`verdicts.settled`), which the declared
-    value's checks on the scope keep, as the item's own checks do; the variants' runs are not
-    replicated and are decided afresh."""
+    `settled`: the cells earlier replication looks settled (`verdicts.settled`), claim or alternative
+    (`replication.alternative_key`) → key → cell: the declared value on the scope and each alternative
+    keep theirs, as the item's own checks do (`replication.tracked_alternatives`)."""
     if not decl.get("variants") and not decl.get("values"):
         return main, {value: list(check_function(own, dict(spec, claims=dict(spec.get("claims") or {}, **over))))
                       for value, over in (decl.get("claims") or {}).items()}, ""
@@ -113,24 +121,55 @@ def alternatives(check_function, full: pd.DataFrame, own: pd.DataFrame, spec: di
                 if any(d + suffix in names for suffix in decl["variants"])]
     scoped = dict(spec, options=_cut(spec.get("options"), base, names), claims=_cut(spec.get("claims"), base, names))
     own_base = own[own["dataset"].astype(str).isin(base)].reset_index(drop=True)
-    with verdicts.settled(settled):     # the same runs as the headline's: the same settled cells
-        declared = list(check_function(own_base, scoped))
+    what = str(decl["what"])
+    if set(base) == set(own["dataset"].astype(str)):
+        declared = main          # the declared value on every dataset: the headline's own checks
+    else:   # on the scope: the headline's settled cells, or its own where the looks track it there
+        with verdicts.settled({**(settled or {}), **_settled_at(settled, what, declared_value(str(decl["declared"])))}):
+            declared = list(check_function(own_base, scoped))
+    out = {}
     if decl.get("values"):        # the variant groups of one value are read together
         by_value: dict[str, list[str]] = {}
         for group, value in decl["values"].items():
-            by_value.setdefault(value, []).append(group)
-        out = {value: list(check_function(setting_rows(full, own_base, decl, groups), scoped))
-               for value, groups in by_value.items()}
+            by_value.setdefault(str(value), []).append(group)
+        for value, groups in by_value.items():
+            with verdicts.settled(_settled_at(settled, what, value)):
+                out[value] = list(check_function(setting_rows(full, own_base, decl, groups), scoped))
     else:
-        out = {value: list(check_function(variant_rows(full, decl, suffix), scoped))
-               for suffix, value in decl["variants"].items()}
+        for suffix, value in decl["variants"].items():
+            with verdicts.settled(_settled_at(settled, what, str(value))):
+                out[str(value)] = list(check_function(variant_rows(full, decl, suffix), scoped))
     scope = ""
-    if set(base) != set(own["dataset"].astype(str)):
+    if declared is not main:
         from dpclust.pipeline.itemkit import dataset_name
 
         scope = (f"on {', '.join(dataset_name(spec, d) for d in base)} only: " if len(base) <= 3
                  else f"on the {len(base)} datasets with variants: ")
     return declared, out, scope
+
+
+def alternative_records(decl: dict, declared: list[Check], variants: dict[str, list[Check]],
+                        scope: str = "") -> dict[str, dict]:
+    """The paper claims of one data or settings declaration at each of its values, the declared one
+    first when it is read on a scope of its own (`scope`; else it is the headline itself), as the
+    replication decision reads them (`replication.decide`): `replication.alternative_key` → {claim,
+    what, value, row (the checks table's row), cells}. A threshold declaration has none: its
+    alternatives read the item's own runs."""
+    if not decl.get("variants") and not decl.get("values"):
+        return {}
+    from dpclust.pipeline.aggregate import checks_frame
+
+    out: dict[str, dict] = {}
+    what = str(decl["what"])
+    values = {declared_value(str(decl["declared"])): declared} if scope else {}
+    for value, checks in {**values, **variants}.items():
+        frame = checks_frame(list(checks))
+        for check, row in zip(checks, frame.to_dict(orient="records")):
+            if check.kind == "paper":
+                out[alternative_key(check.claim, what, value)] = {
+                    "claim": check.claim, "what": what, "value": value, "cells": check.cell_states or {},
+                    "row": {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}}
+    return out
 
 
 def _cut(options: dict | None, base: list[str], names: set[str]) -> dict | None:
@@ -180,14 +219,18 @@ def label(what: str, results: list[tuple[str, str]]) -> str:
 
 
 def label_checks(own: list[Check], variants: dict[str, list[Check]], spec: dict,
-                 declared: list[Check] | None = None, scope: str = "") -> list[Check]:
+                 declared: list[Check] | None = None, scope: str = "",
+                 stopped: dict[str, str] | None = None, segments: dict[str, list] | None = None) -> list[Check]:
     """Each of the item's own checks but bookkeeping (and only those whose claim contains one of
     `spec["applies_to"]`, when given) with the `label` of its claim over the declared value and every
     alternative (`variants`: value text → the checks there, matched by claim text, else by position
     when a threshold is in the text), in its `sensitivity` and, when it does not hold, in its why.
     An alternative whose check has no cell (no runs there) is listed as "not run", never counted.
     `declared`: the checks at the declared value on the alternatives' scope (default: `own`), matched
-    as the alternatives are; `scope` prefixes the label ("on Synthetic only: ")."""
+    as the alternatives are; `scope` prefixes the label ("on Synthetic only: "). `stopped`: the results
+    of the claims and alternatives an earlier replication look stopped (`replication.stopped_results`),
+    quoted instead of their checks at this look. `segments` collects each claim's label, [what, text]
+    per declaration (what a later look's label replaces: `replication.apply`)."""
     applies = spec.get("applies_to")
     out = []
     for index, check in enumerate(own):
@@ -198,16 +241,25 @@ def label_checks(own: list[Check], variants: dict[str, list[Check]], spec: dict,
             other = next((c for c in checks if c.claim == check.claim), None)
             return checks[index] if other is None and len(checks) == len(own) else other
 
+        def result(value, other):
+            return (stopped or {}).get(alternative_key(check.claim, spec["what"], value), other.result)
+
         reference = check if declared is None else matched(declared)
-        results = [(spec["declared"] + " (declared)", reference.result if reference else "not evaluable")]
+        mine = declared_value(spec["declared"])
+        if scope or declared is not None and declared is not own:   # the declared value on a scope of its own
+            results = [(mine, result(mine, reference) if reference else "not evaluable")]
+        else:                       # the headline itself, as the look that stopped it decided it
+            results = [(mine, (stopped or {}).get(check.claim, check.result))]
         not_run = []
         for value, checks in variants.items():
             other = matched(checks)
             if other is None or not other.cells:
                 not_run.append(value)
             else:
-                results.append((value, other.result))
+                results.append((value, result(value, other)))
         text = scope + label(spec["what"], results) + (f"; not run at {', '.join(not_run)}" if not_run else "")
+        if segments is not None:
+            segments.setdefault(check.claim, []).append([spec["what"], text])
         why = f"{check.why}; {text}" if check.holds is False and check.why else check.why
         both = f"{check.sensitivity}; {text}" if check.sensitivity else text
         out.append(dataclasses.replace(check, sensitivity=both, why=why))

@@ -33,7 +33,7 @@ from dpclust.fileio import write_csv_atomic, write_text_atomic
 from dpclust.pipeline import verdicts
 from dpclust.pipeline.aggregate import CHECK_KINDS, PAPER_KINDS, Context, checks_frame, tidy
 from dpclust.pipeline.integrity import load_records
-from dpclust.pipeline.sensitivity import alternatives, declarations, label_checks, own_rows
+from dpclust.pipeline.sensitivity import alternative_records, alternatives, declarations, label_checks, own_rows
 
 
 def run_logged(log_path, label: str, step):
@@ -128,16 +128,20 @@ def withhold_while_refused(checks: list, table: pd.DataFrame, spec: dict) -> lis
     return checks
 
 
-def check_item(spec: dict, table_csv, stem, settled: dict | None = None) -> pd.DataFrame:
+def check_item(spec: dict, table_csv, stem, settled: dict | None = None,
+               stopped: dict[str, str] | None = None) -> pd.DataFrame:
     """Decide the item's claims on its table (at the spec's `alpha`: a replication look's level, else
-    the rubric's α; `settled`: the cells earlier looks settled, claim → key → cell) and write them as
-    stem.csv / .md / .html, and the states of the paper claims' cells as stem.cells.json (what the
-    replication decision settles: `dpclust.pipeline.replication`)."""
+    the rubric's α; `settled`: the cells earlier looks settled, claim → key → cell; `stopped`: the
+    claims and sensitivity alternatives earlier looks stopped, with their results, which the labels
+    quote) and write them as
+    stem.csv / .md / .html, the states of the paper claims' cells as stem.cells.json, and the paper
+    claims at the sensitivity's alternatives that have runs of their own as stem.alternatives.json
+    (what the replication decision settles and replicates: `dpclust.pipeline.replication`)."""
     with verdicts.using_alpha(spec.get("alpha", verdicts.ALPHA)):
-        return _check_item(spec, table_csv, stem, settled)
+        return _check_item(spec, table_csv, stem, settled, stopped)
 
 
-def _check_item(spec: dict, table_csv, stem, settled: dict | None) -> pd.DataFrame:
+def _check_item(spec: dict, table_csv, stem, settled: dict | None, stopped: dict[str, str] | None) -> pd.DataFrame:
     func = step_function(spec, "checks")
     full = read_table(table_csv)
     sensitivity = spec.get("sensitivity")
@@ -146,9 +150,12 @@ def _check_item(spec: dict, table_csv, stem, settled: dict | None) -> pd.DataFra
         checks = list(func(table, spec))
     if not getattr(func, "handles_refused", False):
         checks = withhold_while_refused(checks, table, spec)
+    at_alternatives: dict[str, dict] = {}
+    segments: dict[str, list] = {}
     for decl in declarations(sensitivity):   # each verdict says how it fares at the alternatives
         declared, others, scope = alternatives(func, full, table, spec, decl, checks, settled)
-        checks = label_checks(checks, others, decl, declared, scope)
+        checks = label_checks(checks, others, decl, declared, scope, stopped, segments)
+        at_alternatives.update(alternative_records(decl, declared, others, scope))
     kind = PAPER_KINDS.get(spec.get("paper", ""))
     if kind:  # the pseudo-papers' checks are about our own machinery, never the papers' claims
         for c in checks:
@@ -159,6 +166,9 @@ def _check_item(spec: dict, table_csv, stem, settled: dict | None) -> pd.DataFra
     write_csv_atomic(frame, stem.with_suffix(".csv"))
     write_text_atomic(json.dumps(cell_states, indent=1, sort_keys=True, allow_nan=True) + "\n",
                       stem.with_suffix(".cells.json"))
+    labels = {c.claim: segments[c.claim] for c in checks if c.kind == "paper" and c.claim in segments}
+    write_text_atomic(json.dumps({"alternatives": at_alternatives, "labels": labels}, indent=1, sort_keys=True,
+                                 allow_nan=True, default=str) + "\n", stem.with_suffix(".alternatives.json"))
     from dpclust.pipeline.plotting import to_markdown
 
     title = (f"Claims of {spec.get('reproduces') or spec.get('paper', '') + '/' + spec.get('item', '')}, "
