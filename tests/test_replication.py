@@ -423,7 +423,9 @@ def test_an_alternative_is_decided_in_looks_like_a_claim(tmp_path):
     assert d1["decided"][seed1]["look"] == 1 and d1["decided"][seed1]["multiple"] == 2
     table = pd.DataFrame([dict(rows[0], paper="p", item="i")])
     out = replication.apply(table, {"p/i": d1})
-    assert out.loc[0, "sensitivity"] == f"{label1}; {other0}" and out.loc[0, "why"] == f"genuine; {label1}; {other0}"
+    runs = " (runs: seed 0 (declared) 1×, seed 1 2×)"
+    assert out.loc[0, "sensitivity"] == f"{label1}{runs}; {other0}"
+    assert out.loc[0, "why"] == f"genuine; {label1}{runs}; {other0}"
     assert out.loc[0, "runs"].startswith("1× (look 0") and out.loc[0, "result"] == "does not hold"
     # the caps: the alternatives' own; the paper's claim gets the looks it would get alone
     open_rows = [dict(rows[0], result="not decidable")]

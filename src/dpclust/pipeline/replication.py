@@ -549,14 +549,19 @@ def apply(table: pd.DataFrame, decisions: dict[str, dict]) -> pd.DataFrame:
 
 def _relabel(table: pd.DataFrame, at, claim: str, outcome: Mapping, decision: Mapping) -> None:
     """The sensitivity of a claim with the labels of its tracked declarations (`tracked_alternatives`) as
-    the last look gave them (their alternatives may be decided after the claim itself), also where its
-    why quotes them; the other declarations' labels stay those of the look that decided the claim."""
+    the last look gave them (their alternatives may be decided after the claim itself), each followed by
+    the runs its alternatives used ("runs: seed 1 10×, seed 2 4×"), also where its why quotes them; the
+    other declarations' labels stay those of the look that decided the claim."""
     latest = {what: text for what, text in (decision.get("labels") or {}).get(claim, [])}
     tracked = set(decision.get("tracked") or ())
     for what, old in outcome.get("segments") or ():
         new = latest.get(what)
-        if what not in tracked or not new or new == old:
+        if what not in tracked or not new:
             continue
+        head = alternative_key(claim, what, "")[: -len("⟧")]
+        runs = [f"{key[len(head):-1]} {alt['multiple']}×" for key, alt in decision["decided"].items()
+                if key.startswith(head) and alt.get("alternative")]
+        new += f" (runs: {', '.join(runs)})" if runs else ""
         for col in ("sensitivity", "why"):
             if col in table:
                 table.loc[at, col] = [v.replace(old, new) if isinstance(v, str) else v for v in table.loc[at, col]]
