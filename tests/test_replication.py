@@ -407,8 +407,10 @@ def test_an_alternative_is_decided_in_looks_like_a_claim(tmp_path):
     other0 = "robust over t (does not hold at 2 (declared), 3)"
     rows = [{"claim": "A", "result": "does not hold", "kind": "paper", "cells": 1,
              "sensitivity": f"{label0}; {other0}", "why": f"genuine; {label0}; {other0}"}]
-    alts = {seed1: {"claim": "A", "row": {"claim": "A", "result": "not decidable", "cells": 1}, "cells": {}},
-            mine: {"claim": "A", "row": {"claim": "A", "result": "does not hold", "cells": 1}, "cells": {}},
+    alts = {seed1: {"claim": "A", "of": "A", "what": "draw", "value": "seed 1", "cells": {},
+                    "row": {"claim": "A", "result": "not decidable", "cells": 1}},
+            mine: {"claim": "A", "of": "A", "what": "draw", "value": "seed 0 (declared)", "cells": {},
+                   "row": {"claim": "A", "result": "does not hold", "cells": 1}},
             "A ⟦untracked = 1⟧": {"claim": "A", "row": {"result": "not decidable"}, "cells": {}}}
     d0 = replication.decide(0, _checks(tmp_path, rows), None, decl, {},
                             {"alternatives": alts, "labels": {"A": [["draw", label0], ["t", other0]]}})
@@ -416,7 +418,7 @@ def test_an_alternative_is_decided_in_looks_like_a_claim(tmp_path):
     assert d0["decided"]["A"]["stopped"] == "decided at look 0" and d0["decided"][mine]["alternative"]
     assert replication.stopped_results(d0) == {mine: "does not hold", "A": "does not hold"}
     label1 = "on D only: robust over draw (does not hold at seed 0 (declared), seed 1)"
-    alts1 = {seed1: {"claim": "A", "row": {"claim": "A", "result": "does not hold", "cells": 1}, "cells": {}}}
+    alts1 = {seed1: dict(alts[seed1], row={"claim": "A", "result": "does not hold", "cells": 1})}
     d1 = replication.decide(1, _checks(tmp_path, [dict(rows[0], result="not decidable")], "l1.csv"), d0, decl, {},
                             {"alternatives": alts1, "labels": {"A": [["draw", label1], ["t", "changed"]]}})
     assert not d1["next"] and d1["stopped"] == "every claim decided"

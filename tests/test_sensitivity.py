@@ -294,13 +294,31 @@ def test_the_alternatives_with_runs_of_their_own_are_written_for_the_looks(tmp_p
                alternative_key("value below 5", SPEC["what"], "seed 1"): {"k": rec("fails")}}
     declared, others, scope = alternatives(checks, table, own_rows(table, decl), {"names": {}}, decl, [], settled)
     assert seen[0]["value below 5"] == {"k": rec("holds")} and seen[1] == {"value below 5": {"k": rec("fails")}}
-    records = alternative_records(decl, declared, others, scope)
-    assert scope == "on s only: " and alternative_records(decl, declared, others, "").keys() == {
+    records = alternative_records(decl, declared, declared, others, scope)
+    assert scope == "on s only: " and alternative_records(decl, declared, declared, others, "").keys() == {
         alternative_key("value below 5", SPEC["what"], "seed 1")}
     values = ("seed 0 (declared)", "seed 1")
     assert sorted(records) == [alternative_key("value below 5", SPEC["what"], v) for v in values]
     alt = records[alternative_key("value below 5", SPEC["what"], "seed 1")]   # its settled cell kept
     assert alt["row"]["result"] == "does not hold" and alt["cells"]["k"]["state"] == "fails"
     assert alt["value"] == "seed 1"
-    assert alternative_records({"what": "t", "declared": "2", "claims": {"3": {}}}, declared, others) == {}
+    assert alt["of"] == "value below 5"
+    assert alternative_records({"what": "t", "declared": "2", "claims": {"3": {}}}, declared, declared, others) == {}
     json.dumps(records)
+
+
+def test_a_claim_worded_for_its_scope_is_matched_to_the_items_own():
+    """On a scope the claim may name fewer datasets: its records say which own claim they stand for, and
+    a stopped value is found under the scope's wording."""
+    from dpclust.pipeline.replication import alternative_key
+    from dpclust.pipeline.sensitivity import alternative_records
+
+    own = [Check("c on S and T", False, why="genuine", cells=2, rule="r")]
+    at_scope = [Check("c on S", False, cells=1, rule="r")]
+    variants = {"seed 1": [Check("c on S", None, undecided=True, cells=1, rule="r")]}
+    records = alternative_records(SPEC, own, at_scope, variants, "on S only: ")
+    assert {r["of"] for r in records.values()} == {"c on S and T"}
+    assert set(records) == {alternative_key("c on S", SPEC["what"], v) for v in ("seed 0 (declared)", "seed 1")}
+    stopped = {alternative_key("c on S", SPEC["what"], "seed 1"): "does not hold"}
+    (c,) = label_checks(own, variants, SPEC, at_scope, "on S only: ", stopped)
+    assert c.sensitivity == "on S only: robust over the generator (does not hold at seed 0 (declared), seed 1)"

@@ -389,10 +389,12 @@ def decide(look: int, checks_csv, previous: dict | None, decl: dict, cells: Mapp
     rows = _paper_rows(checks_csv)
     labels = dict((alternatives or {}).get("labels") or {})   # claim → [what, label text] per declaration
     cells = dict(cells or {})
+    meta = {}
     for key, alt in ((alternatives or {}).get("alternatives") or {}).items():
         if _alternative(decl, key) is not None:
             rows[key] = alt["row"]
             cells[key] = alt.get("cells") or {}
+            meta[key] = {k: alt[k] for k in ("of", "what", "value") if k in alt}
     decided = dict(previous["decided"]) if previous else {}
     candidates = previous["open"] if previous else sorted(rows)
     before = previous.get("settled", {}) if previous else {}
@@ -406,7 +408,7 @@ def decide(look: int, checks_csv, previous: dict | None, decl: dict, cells: Mapp
             continue
         last[claim] = {"look": look, "multiple": looks[look], "alpha": levels[look], "row": row}
         if _alternative(decl, claim) is not None:
-            last[claim]["alternative"] = True
+            last[claim].update(meta.get(claim, {}), alternative=True)
         elif claim in labels:
             last[claim]["segments"] = labels[claim]
         early = _by_look(before.get(claim, {}))
@@ -558,9 +560,8 @@ def _relabel(table: pd.DataFrame, at, claim: str, outcome: Mapping, decision: Ma
         new = latest.get(what)
         if what not in tracked or not new:
             continue
-        head = alternative_key(claim, what, "")[: -len("⟧")]
-        runs = [f"{key[len(head):-1]} {alt['multiple']}×" for key, alt in decision["decided"].items()
-                if key.startswith(head) and alt.get("alternative")]
+        runs = [f"{alt['value']} {alt['multiple']}×" for alt in decision["decided"].values()
+                if alt.get("alternative") and alt.get("of") == claim and alt.get("what") == what]
         new += f" (runs: {', '.join(runs)})" if runs else ""
         for col in ("sensitivity", "why"):
             if col in table:

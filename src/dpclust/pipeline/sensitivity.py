@@ -148,13 +148,15 @@ def alternatives(check_function, full: pd.DataFrame, own: pd.DataFrame, spec: di
     return declared, out, scope
 
 
-def alternative_records(decl: dict, declared: list[Check], variants: dict[str, list[Check]],
+def alternative_records(decl: dict, own: list[Check], declared: list[Check], variants: dict[str, list[Check]],
                         scope: str = "") -> dict[str, dict]:
     """The paper claims of one data or settings declaration at each of its values, the declared one
     first when it is read on a scope of its own (`scope`; else it is the headline itself), as the
-    replication decision reads them (`replication.decide`): `replication.alternative_key` → {claim,
-    what, value, row (the checks table's row), cells}. A threshold declaration has none: its
-    alternatives read the item's own runs."""
+    replication decision reads them (`replication.decide`): `replication.alternative_key` of the claim
+    as the check at that value words it (on a scope, its datasets may be named) → {claim, of (the
+    item's own claim it stands for: `own`, matched as the labels match them), what, value, row (the
+    checks table's row), cells}. A threshold declaration has none: its alternatives read the item's
+    own runs."""
     if not decl.get("variants") and not decl.get("values"):
         return {}
     from dpclust.pipeline.aggregate import checks_frame
@@ -163,13 +165,24 @@ def alternative_records(decl: dict, declared: list[Check], variants: dict[str, l
     what = str(decl["what"])
     values = {declared_value(str(decl["declared"])): declared} if scope else {}
     for value, checks in {**values, **variants}.items():
-        frame = checks_frame(list(checks))
-        for check, row in zip(checks, frame.to_dict(orient="records")):
-            if check.kind == "paper":
-                out[alternative_key(check.claim, what, value)] = {
-                    "claim": check.claim, "what": what, "value": value, "cells": check.cell_states or {},
-                    "row": {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}}
+        rows = dict(zip(map(id, checks), checks_frame(list(checks)).to_dict(orient="records")))
+        for index, mine in enumerate(own):
+            check = _match(checks, own, index)
+            if check is None or check.kind != "paper" or mine.kind == "bookkeeping":
+                continue
+            out[alternative_key(check.claim, what, value)] = {
+                "claim": check.claim, "of": mine.claim, "what": what, "value": value,
+                "cells": check.cell_states or {},
+                "row": {k: (None if isinstance(v, float) and v != v else v) for k, v in rows[id(check)].items()}}
     return out
+
+
+def _match(checks: list[Check], own: list[Check], index: int) -> Check | None:
+    """The check among `checks` (at another value of a setting) of the item's own check `own[index]`: the
+    one of the same claim, else the one at the same place when both lists are as long (a threshold or a
+    scope may be in the claim's text)."""
+    other = next((c for c in checks if c.claim == own[index].claim), None)
+    return checks[index] if other is None and len(checks) == len(own) else other
 
 
 def _cut(options: dict | None, base: list[str], names: set[str]) -> dict | None:
@@ -238,11 +251,10 @@ def label_checks(own: list[Check], variants: dict[str, list[Check]], spec: dict,
             out.append(check)
             continue
         def matched(checks):
-            other = next((c for c in checks if c.claim == check.claim), None)
-            return checks[index] if other is None and len(checks) == len(own) else other
+            return _match(checks, own, index)
 
         def result(value, other):
-            return (stopped or {}).get(alternative_key(check.claim, spec["what"], value), other.result)
+            return (stopped or {}).get(alternative_key(other.claim, spec["what"], value), other.result)
 
         reference = check if declared is None else matched(declared)
         mine = declared_value(spec["declared"])

@@ -154,8 +154,8 @@ def _check_item(spec: dict, table_csv, stem, settled: dict | None, stopped: dict
     segments: dict[str, list] = {}
     for decl in declarations(sensitivity):   # each verdict says how it fares at the alternatives
         declared, others, scope = alternatives(func, full, table, spec, decl, checks, settled)
+        at_alternatives.update(alternative_records(decl, checks, declared, others, scope))
         checks = label_checks(checks, others, decl, declared, scope, stopped, segments)
-        at_alternatives.update(alternative_records(decl, declared, others, scope))
     kind = PAPER_KINDS.get(spec.get("paper", ""))
     if kind:  # the pseudo-papers' checks are about our own machinery, never the papers' claims
         for c in checks:
