@@ -322,3 +322,42 @@ def test_a_claim_worded_for_its_scope_is_matched_to_the_items_own():
     stopped = {alternative_key("c on S", SPEC["what"], "seed 1"): "does not hold"}
     (c,) = label_checks(own, variants, SPEC, at_scope, "on S only: ", stopped)
     assert c.sensitivity == "on S only: robust over the generator (does not hold at seed 0 (declared), seed 1)"
+
+
+def test_a_claim_failing_on_cells_the_setting_does_not_vary_is_robust_over_it():
+    """Cohen-Addad et al.'s "within 3×" fails on Shuttle, which Skin's dimension does not touch: the
+    failure is robust over it, though on Skin alone the variant stays undecided. A failing cell past
+    Holm's first step (p > α/n) could lose its rejection as the scope's cells move: not robust then."""
+    from dpclust.pipeline import verdicts
+    from dpclust.pipeline.declared import run_key
+
+    def checks(rows, item):
+        cells = [verdicts.t_cell(d, float(v), float(se), 9) for d, v, se in
+                 zip(rows["dataset"], rows["value"], rows["se"])]
+        cells = [dataclasses.replace(c, key=run_key(c.label, {}, "m", [])) for c in cells]
+        return [verdicts.check("every value below 0", cells, verdicts.Directional("<", 0.0))]
+
+    decl = {"what": "g", "declared": "d = 3", "groups": {"sens_a": "a"}, "variants": {"_d4": "d = 4"}}
+    spec = {"options": {"datasets": ["s", "t"]}, "claims": {}, "names": {}}
+
+    def label_of(s_value, t_value):
+        table = pd.DataFrame({"dataset": ["s", "t", "s_d4"], "group": ["a", "a", "sens_a"],
+                              "value": [s_value, t_value, -0.5], "se": [1.0, 1.0, 1.0]})
+        own = own_rows(table, decl)
+        main = checks(own, spec)
+        declared, others, scope = alternatives(checks, table, own, spec, decl, main)
+        assert main[0].holds is False and others["d = 4"][0].holds is None
+        return declared[0], label_checks(main, others, decl, declared, scope)[0]
+
+    declared, far = label_of(-9.0, 9.0)
+    assert declared.holds is True
+    assert far.sensitivity.startswith("robust over g: it fails on cells the setting does not vary (t: 9 [")
+    assert far.sensitivity.endswith("on s only: g: decided at one value only (holds at d = 3 (declared); "
+                                    "not decidable at d = 4)")
+    assert "robust over g" in far.why
+    # s fails at Holm's first step, t (α/2 < p ≤ α) only at its second: were s to hold at d = 4, t
+    # would not fail, so the failure is not robust over g
+    declared, near = label_of(9.0, 1.9)
+    assert declared.holds is False and "t: 1.9" in near.detail and "(fails)" in near.detail.split("t: 1.9")[1]
+    assert near.sensitivity == ("on s only: g: decided at one value only (does not hold at d = 3 (declared); "
+                                "not decidable at d = 4)")

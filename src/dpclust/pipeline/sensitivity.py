@@ -25,6 +25,7 @@ rows, once more per alternative, and `label_checks` appends to each verdict how 
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pandas as pd
 
@@ -231,6 +232,31 @@ def label(what: str, results: list[tuple[str, str]]) -> str:
     return f"{what}: decided at no value ({parts or 'no value ran'})"
 
 
+def _fails_outside(check: Check, scoped: Check | None) -> list[str]:
+    """The cells outside a data or settings declaration's scope that make `check` (a claim over every
+    cell) fail whatever the scope's cells give: settled failing at an earlier look, or failing with a
+    p-value within Holm's first step, α/n (Holm's rejections only grow as other p-values fall, and a
+    p-value within α/n is rejected even when every other is 1). The scope's datasets are those of the
+    declared value's cells on it (`scoped`). [] when there is none, or the claim is not over every cell."""
+    if not check.cell_states or not scoped or not scoped.cell_states or not check.threshold.endswith("(every)"):
+        return []
+    inside = {_dataset_of(key) for key in scoped.cell_states}
+    bound = verdicts.current_alpha() / max(1, check.cells or len(check.cell_states))
+    return [f"{rec['label']}: {rec['estimate']:.4g} [{rec['low']:.4g}, {rec['high']:.4g}]"
+            for key, rec in check.cell_states.items()
+            if None not in inside and _dataset_of(key) not in inside | {None} and rec["state"] == verdicts.FAILS
+            and (rec.get("look") is not None or rec["p_fail"] <= bound)]
+
+
+def _dataset_of(key: str) -> str | None:
+    """The dataset of a cell's key (`declared.run_key`'s JSON), None for a key of another form."""
+    try:
+        where = json.loads(key)
+    except ValueError:
+        return None
+    return where.get("dataset") if isinstance(where, dict) else None
+
+
 def label_checks(own: list[Check], variants: dict[str, list[Check]], spec: dict,
                  declared: list[Check] | None = None, scope: str = "",
                  stopped: dict[str, str] | None = None, segments: dict[str, list] | None = None) -> list[Check]:
@@ -243,7 +269,9 @@ def label_checks(own: list[Check], variants: dict[str, list[Check]], spec: dict,
     as the alternatives are; `scope` prefixes the label ("on Synthetic only: "). `stopped`: the results
     of the claims and alternatives an earlier replication look stopped (`replication.stopped_results`),
     quoted instead of their checks at this look. `segments` collects each claim's label, [what, text]
-    per declaration (what a later look's label replaces: `replication.apply`)."""
+    per declaration (what a later look's label replaces: `replication.apply`). A claim that fails on
+    cells outside the scope whatever the scope's cells give (`_fails_outside`) is robust over the
+    setting, whatever the values on the scope say."""
     applies = spec.get("applies_to")
     out = []
     for index, check in enumerate(own):
@@ -270,6 +298,10 @@ def label_checks(own: list[Check], variants: dict[str, list[Check]], spec: dict,
             else:
                 results.append((value, result(value, other)))
         text = scope + label(spec["what"], results) + (f"; not run at {', '.join(not_run)}" if not_run else "")
+        outside = _fails_outside(check, reference) if scope and check.holds is False else []
+        if outside and not text.startswith(("robust", "setting-dependent")):
+            text = (f"robust over {spec['what']}: it fails on cells the setting does not vary "
+                    f"({'; '.join(outside[:2])}{' …' if len(outside) > 2 else ''}); {text}")
         if segments is not None:
             segments.setdefault(check.claim, []).append([spec["what"], text])
         why = f"{check.why}; {text}" if check.holds is False and check.why else check.why
