@@ -241,10 +241,12 @@ def _fails_outside(check: Check, scoped: Check | None) -> list[str]:
     if not check.cell_states or not scoped or not scoped.cell_states or not check.threshold.endswith("(every)"):
         return []
     inside = {_dataset_of(key) for key in scoped.cell_states}
+    if None in inside:      # a key that names no dataset: the scope cannot be told apart
+        return []
     bound = verdicts.current_alpha() / max(1, check.cells or len(check.cell_states))
     return [f"{rec['label']}: {rec['estimate']:.4g} [{rec['low']:.4g}, {rec['high']:.4g}]"
             for key, rec in check.cell_states.items()
-            if None not in inside and _dataset_of(key) not in inside | {None} and rec["state"] == verdicts.FAILS
+            if _dataset_of(key) not in inside | {None} and rec["state"] == verdicts.FAILS
             and (rec.get("look") is not None or rec["p_fail"] <= bound)]
 
 
