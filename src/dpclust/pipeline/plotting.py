@@ -52,6 +52,18 @@ def panel_grid(n_panels: int, ncols: int = 3, panel_size=style.PANEL_SIZE, share
     return fig, flat[:n_panels]
 
 
+def legend_entries(axes) -> tuple[list, list]:
+    """(handles, labels) of every panel's legend entries, each label once, in panel order: one figure
+    legend for panels that share their lines."""
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    return handles, labels
+
+
 def legend_below(fig, handles: list, labels: list, ncol: int, fontsize: float = style.LEGEND_FONTSIZE,
                  title_lines: int = 0) -> None:
     """A figure legend under the panels, `ncol` wide, with the figure made taller by the legend's rows

@@ -49,7 +49,15 @@ from dpclust.pipeline.items.balcan2017.common import (
     summary,
     triple,
 )
-from dpclust.pipeline.plotting import mark_unavailable, mean_sd_line, panel_grid, save_figure, style_for, write_table
+from dpclust.pipeline.plotting import (
+    legend_entries,
+    mark_unavailable,
+    mean_sd_line,
+    panel_grid,
+    save_figure,
+    style_for,
+    write_table,
+)
 from dpclust.pipeline.sensitivity import with_variants
 from dpclust.pipeline.verdicts import every_dataset, ratio_cell
 
@@ -96,12 +104,7 @@ def render(table: pd.DataFrame, item: dict, stem: str) -> None:
         ax.set_xlabel("k")
         ax.set_ylabel("k-means objective")
         ax.set_title(title)
-    handles, labels = [], []
-    for ax in axes:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
+    handles, labels = legend_entries(axes)
     if handles:  # one legend for all panels, below them (never over the data)
         fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8, frameon=False)
     fig.suptitle(item["title"], fontsize=10)

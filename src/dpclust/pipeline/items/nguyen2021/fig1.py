@@ -45,6 +45,7 @@ from dpclust.pipeline.itemkit import (
 )
 from dpclust.pipeline.plotting import (
     STATUS_TEXT,
+    legend_entries,
     mark_unavailable,
     mean_sd_line,
     panel_grid,
@@ -139,12 +140,7 @@ def render(table: pd.DataFrame, item: dict, stem: str) -> None:
         ax.set_xlabel("k")
         ax.set_ylabel("k-means objective")
         ax.set_xticks(sorted(ok["k"].unique()))
-    handles, labels = [], []
-    for ax in axes:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
+    handles, labels = legend_entries(axes)
     if handles:  # one legend below the panels, never over the data
         fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8, frameon=False)
     if not datasets:

@@ -46,7 +46,15 @@ import pandas as pd
 from dpclust.pipeline import declared, verdicts
 from dpclust.pipeline.aggregate import Check, runs_frame
 from dpclust.pipeline.itemkit import availability, dataset_name, name
-from dpclust.pipeline.plotting import mark_unavailable, note_missing, panel_grid, panel_status, save_figure, style_for
+from dpclust.pipeline.plotting import (
+    legend_entries,
+    mark_unavailable,
+    note_missing,
+    panel_grid,
+    panel_status,
+    save_figure,
+    style_for,
+)
 from dpclust.pipeline.sensitivity import label
 
 #: The §5.1 baseline: "standard k-means algorithm over the same 30 sets of initial centroids",
@@ -246,12 +254,7 @@ def nicv_panels(table: pd.DataFrame, item: dict, stem: str, lines: list[str]) ->
         ax.set_xlabel("ε")
         ax.set_ylabel("NICV")
         note_missing(ax, table[(table["dataset"] == ds) & table["algorithm"].isin([*lines, BASELINE])], item)
-    handles, labels = [], []
-    for ax in axes:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
+    handles, labels = legend_entries(axes)
     if handles:
         fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 7), bbox_to_anchor=(0.5, -0.02))
     tight(fig, rect=(0, 0.05, 1, 1))
