@@ -35,3 +35,27 @@ def test_each_cell_runs_its_seeds_with_the_legacy_release_and_the_grid_and_the_h
     b, a = _costs(before[0]), _costs(after[0])
     assert len(b) == len(a) == 4 and b != a                              # the release's last bits differ
     assert all(abs(x - y) <= 0.05 * abs(x) for x, y in zip(b, a))        # the same noise draws, paired
+
+
+def test_a_process_started_with_the_legacy_site_folder_releases_raw_floats_and_logs_its_releases(tmp_path):
+    """benchmarks/legacy_release_run.sh's hook (benchmarks/legacy_releases/sitecustomize.py): every Python
+    process of the run, Snakemake's jobs included, releases fl(value + noise) and says how many it made."""
+    code = ("import numpy as np; from dpclust.mechanisms import laplace_mechanism, grid_spacing, laplace_scale;"
+            "x = laplace_mechanism(np.zeros(4), 1.0, 1.0, np.random.default_rng(1));"
+            "g = grid_spacing(laplace_scale(1.0, 1.0));"
+            "print(int(np.all(np.round(x / g) * g == x)))")
+    log = tmp_path / "releases.tsv"
+    site = REPO / "benchmarks" / "legacy_releases"
+
+    def on_grid(**extra) -> str:
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([*extra.values(), str(REPO / "src")]))
+        env.pop("DPCLUST_LEGACY_RELEASES", None)
+        if extra:
+            env["DPCLUST_LEGACY_RELEASES"] = str(log)
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path,
+                              check=True).stdout.strip()
+
+    assert on_grid() == "1"                   # today's release: every value on the grid of the noise scale
+    assert on_grid(site=str(site)) == "0"     # the legacy one: the raw sum, off the grid
+    pid, releases = log.read_text().split("\t")
+    assert int(pid) > 0 and int(releases) == 1

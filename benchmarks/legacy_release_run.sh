@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The grid release's "before" at today's code: scripts/run.sh with every release of every job made as
+# fl(value + noise), the same noise doubles (benchmarks/legacy_releases/sitecustomize.py). Run it in a
+# clone of its own, then compare with an ordinary run of the same commit and part:
+#   DPCLUST_DATA_MIRROR=../shared/datasets benchmarks/legacy_release_run.sh --cores 2 --config 'papers=[cohenaddad2022]'
+#   .venv/bin/python benchmarks/equivalence.py LEGACY/results NOW/results --paired
+# Its results are not DP on a real machine: a benchmark of the change, never a result to publish.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+log="$PWD/results/LEGACY_RELEASES.tsv"   # a line per process that released: pid, releases made
+mkdir -p results
+: > "$log"
+export DPCLUST_LEGACY_RELEASES="$log"
+export PYTHONPATH="$PWD/benchmarks/legacy_releases${PYTHONPATH:+:$PYTHONPATH}"
+status=0
+bash scripts/run.sh "$@" || status=$?
+awk -F'\t' '{n += $2; p += 1} END {printf "legacy releases: %d in %d processes (%s)\n", n, p, FILENAME}' "$log"
+exit "$status"
