@@ -1,7 +1,7 @@
 """The grid release (d0ea793) through the equivalence harness, with every random draw paired.
 
     .venv/bin/python benchmarks/grid_release_equivalence.py OUT --mirror ../shared/datasets
-        [--preset quick] [--algorithm A ...] [--cell TEXT ...] [--seeds 30] [--markdown OUT.md]
+        [--preset quick] [--algorithm A ...] [--cell TEXT ...] [--seeds 30] [--markdown OUT.md] [--alpha A]
 
 The secure mechanisms release round(value + noise) on a power-of-two grid of the noise scale
 (`dpclust.mechanisms.release_on_grid`); before d0ea793 they released fl(value + noise), the same noise
@@ -84,6 +84,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, default=30, help="paired seeds per cell (each run twice)")
     parser.add_argument("--data-dir", default=None, help="where processed files are (default: a temp dir)")
     parser.add_argument("--markdown", default=None, help="also write the harness's report here")
+    parser.add_argument("--alpha", type=float, default=None,
+                        help="level of each one-sided test (default the harness's; lower it for a cell looked at "
+                             "before, e.g. half for a second look)")
     args = parser.parse_args(argv)
 
     import equivalence
@@ -116,8 +119,9 @@ def main(argv=None) -> int:
         print(f"{equivalence.cell_label(key)}: {args.seeds} paired seeds", flush=True)
     print(f"{len(cells) - skipped} cells run, {skipped} without a grid release; "
           f"{time.process_time() - cpu0:.0f} CPU-s, {time.perf_counter() - t0:.0f} s")
+    alpha = {} if args.alpha is None else {"alpha": args.alpha}
     report = equivalence.build_report(args.out / "before", args.out / "after", paired=True,
-                                      metrics=COST_METRICS)
+                                      metrics=COST_METRICS, **alpha)
     print(equivalence.format_summary(report))
     if args.markdown:
         Path(args.markdown).write_text(equivalence.format_markdown(
