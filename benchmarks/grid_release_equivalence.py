@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/grid_release_equivalence.py OUT --mirror ../shared/datasets
         [--preset quick] [--algorithm A ...] [--cell TEXT ...] [--seeds 30] [--markdown OUT.md] [--alpha A]
+        [--list]
 
 The secure mechanisms release round(value + noise) on a power-of-two grid of the noise scale
 (`dpclust.mechanisms.release_on_grid`); before d0ea793 they released fl(value + noise), the same noise
@@ -17,6 +18,8 @@ A cell whose probe run (its first seed, legacy release) makes no release through
 (it cannot move), and so is a cell that reads other runs (`reference_runs`) or whose data cannot be
 had. The comparison between two commits (docs/EQUIVALENCE.md, d0ea793) had the preset's 2-6 runs a
 cell, too few to show 0.5 % where a last-bit change can flip a discrete choice; this adds the runs.
+`--list` prints the matching cells and what `--seeds` paired seeds of each would cost (the committed
+run prices, `dpclust.pipeline.run_prices`), and runs nothing: a plan to declare before its runs.
 """
 from __future__ import annotations
 
@@ -73,6 +76,22 @@ def run_cell(spec: dict, data: str, seeds: int, loaded: dict) -> tuple[dict, dic
     return before, after
 
 
+def list_cells(cells: dict, seeds: int) -> int:
+    """One line per cell: its label, its price per run and the CPU of `seeds` paired seeds (two runs a
+    seed), then the total; the prices are the committed table's, so the plan is the commit's."""
+    import equivalence
+    from dpclust.pipeline.run_prices import price_s
+
+    total = 0.0
+    for key, job in sorted(cells.items(), key=lambda kv: equivalence.cell_label(kv[0])):
+        price = price_s(job)
+        total += 2 * seeds * price
+        print(f"{equivalence.cell_label(key)}\t{price:.4g} CPU-s a run\t{2 * seeds * price:.0f} CPU-s")
+    print(f"{len(cells)} cells, {seeds} paired seeds each: {total:.0f} CPU-s ({total / 3600:.2f} CPU-h) "
+          f"by the committed run prices (data preparation not included)")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path, help="where OUT/before and OUT/after (run records) are written")
@@ -87,6 +106,8 @@ def main(argv=None) -> int:
     parser.add_argument("--alpha", type=float, default=None,
                         help="level of each one-sided test (default the harness's; lower it for a cell looked at "
                              "before, e.g. half for a second look)")
+    parser.add_argument("--list", action="store_true",
+                        help="print the matching cells and the CPU of --seeds paired seeds each; run nothing")
     args = parser.parse_args(argv)
 
     import equivalence
@@ -97,8 +118,10 @@ def main(argv=None) -> int:
 
     config = load_config(REPO / "config", overrides={"preset": args.preset})
     the_plan = plan(config)
-    data_dir = Path(args.data_dir or tempfile.mkdtemp(prefix="dpclust-grid-"))
     cells = cells_of(the_plan, args.algorithm, args.cell)
+    if args.list:
+        return list_cells(cells, args.seeds)
+    data_dir = Path(args.data_dir or tempfile.mkdtemp(prefix="dpclust-grid-"))
     paths = _prepare(config, {job.dataset for job in cells.values()}, data_dir, args.mirror, False)
     cells = {key: job for key, job in cells.items() if job.dataset in paths}
     if not cells:

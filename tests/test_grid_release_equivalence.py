@@ -59,3 +59,21 @@ def test_a_process_started_with_the_legacy_site_folder_releases_raw_floats_and_l
     assert on_grid(site=str(site)) == "0"     # the legacy one: the raw sum, off the grid
     pid, releases = log.read_text().split("\t")
     assert int(pid) > 0 and int(releases) == 1
+
+
+def test_list_prices_each_matching_cell_and_runs_nothing(tmp_path):
+    out = tmp_path / "out"
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    proc = subprocess.run([sys.executable, str(SCRIPT), str(out), "--preset", "test", "--algorithm", "su2016.dplloyd",
+                           "--seeds", "7", "--list"], capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.strip().splitlines()
+    cells = [line.split("\t") for line in lines[:-1]]
+    assert cells and all(label.split()[2] == "su2016.dplloyd" for label, _, _ in cells)
+    # each cell: price a run, and 2 × 7 runs of it; the total is their sum
+    per_cell = [float(cost.split()[0]) for _, _, cost in cells]
+    prices = [float(price.split()[0]) for _, price, _ in cells]   # rounded to the ms: a cheap run may be 0
+    assert all(p >= 0 for p in prices) and any(p > 0 for p in prices)
+    assert lines[-1].startswith(f"{len(cells)} cells, 7 paired seeds each: ")
+    assert abs(float(lines[-1].split(": ")[1].split()[0]) - sum(per_cell)) <= len(cells)
+    assert not out.exists()
