@@ -8,6 +8,8 @@ Sources, all under benchmarks/results/ and committed:
 * `estimate_full_protocol.json`: the last whole-protocol estimate (benchmarks/estimate_full_protocol.py);
 * `where_cpu_goes.json`: where the costliest groups' CPU goes, and their floors at the same arithmetic
   (benchmarks/where_cpu_goes.py --summary);
+* `float32_labels.json`: certified float32 labels against the float64 ones
+  (benchmarks/bench_float32_labels.py --json);
 * `runs/<preset>.json`: the last measured run of each preset, as the workflow logged it
   (`logs/invocations/<time>.json`, written when a local run succeeds; `--add-run` copies one here,
   replacing the earlier run of its preset), or, for a run stopped and resumed over several
@@ -147,6 +149,30 @@ def floors_section(where: dict, top: int = 12) -> list[str]:
     return lines
 
 
+def float32_labels_section(bench: dict) -> list[str]:
+    """benchmarks/bench_float32_labels.py: certified float32 labels against the float64 ones."""
+    rows = bench["rows"]
+    slower = [r for r in rows if r["lloyd_step_ratio"] > 1.0]
+    mnist10 = [r for r in rows if r["data"].startswith("MNIST") and r["k"] == 10]
+    lines = [f"## Float32 labels with a certificate (commit {bench['commit']})", "",
+             "`benchmarks/bench_float32_labels.py` times, on one thread, the float64 labels of a labels-only "
+             "assignment, uncertified float32 labels (the ceiling of any float32 path), and float32 labels with a "
+             "certificate that makes them the float64 labels (a rounding bound on the best/runner-up gap; the "
+             "uncertain rows scored again in float64), alone and inside Lloyd's step, whose one-hot sums read the "
+             "float64 rows whatever the labels. Ratios are certified / float64: below 1 pays.", "",
+             "| data | k | labels: ceiling | labels: certified | same labels | rows redone | Lloyd step |",
+             "|---|---:|---:|---:|---|---:|---:|"]
+    lines += [f"| {r['data']} | {r['k']} | {r['ceiling']:.2f} | {r['ratio']:.2f} | "
+              f"{'yes' if r['same_labels'] else 'no'} | {100 * r['redone_share']:.3f} % | {r['lloyd_step_ratio']:.2f} |"
+              for r in rows]
+    lines += ["", f"Lloyd's step is slower with them in {len(slower)} of {len(rows)} cases"
+              + (f", MNIST at k = 10 (the leaderboard's) among them ({mnist10[0]['lloyd_step_ratio']:.2f})"
+                 if mnist10 and mnist10[0] in slower else "")
+              + ": reading the rows in float32 for the scores and in float64 for the sums costs more than the "
+              "float32 GEMM saves, except at many centres. So the path lives in the benchmark, not in dpclust."]
+    return lines
+
+
 def runs_section(runs: list[dict]) -> list[str]:
     lines = ["## Measured runs", "",
              "The last run of each preset measured end to end, as the workflow logged it (wall time; CPU = user + "
@@ -174,6 +200,9 @@ def render(results: Path = RESULTS) -> str:
     where_path = results / "where_cpu_goes.json"
     if where_path.exists():
         lines += floors_section(json.loads(where_path.read_text(encoding="utf-8"))) + [""]
+    f32_path = results / "float32_labels.json"
+    if f32_path.exists():
+        lines += float32_labels_section(json.loads(f32_path.read_text(encoding="utf-8"))) + [""]
     runs = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((results / "runs").glob("*.json"))]
     if runs:
         lines += runs_section(runs) + [""]

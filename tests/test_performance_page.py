@@ -59,6 +59,17 @@ def test_the_page_shows_where_the_cpu_goes_and_each_groups_floor(page, tmp_path)
     assert "float64 2000 x 2000 product 40.0 GFLOP/s" in text
 
 
+def test_the_page_shows_float32_labels_against_float64_and_where_they_do_not_pay(page, tmp_path):
+    row = {"data": "MNIST 60,000 x 784", "k": 10, "ceiling": 0.66, "ratio": 1.03, "same_labels": True,
+           "redone_share": 0.003, "lloyd_step_ratio": 1.14}
+    (tmp_path / "float32_labels.json").write_text(json.dumps({
+        "commit": "def5678", "rows": [row, dict(row, k=50, ratio=0.65, lloyd_step_ratio=0.76)]}))
+    text = page.render(tmp_path)
+    assert "## Float32 labels with a certificate (commit def5678)" in text
+    assert "| MNIST 60,000 x 784 | 10 | 0.66 | 1.03 | yes | 0.300 % | 1.14 |" in text
+    assert "slower with them in 1 of 2 cases, MNIST at k = 10 (the leaderboard's) among them (1.14)" in text
+
+
 def _resumed_checkout(root: Path) -> Path:
     """A checkout whose full run took two invocations: three jobs' benchmarks, two Snakemake logs, a
     claim summary of two holds."""
