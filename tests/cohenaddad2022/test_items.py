@@ -31,6 +31,7 @@ def _record(ds, alg, k, eps, costs, status="ok", guarantee=None):
     rec = {"dataset": ds, "algorithm": alg, "k": k, "epsilon": eps, "group": "g", "status": "ok", "reason": "",
            "runs": [{"seed": i, "init_seed": 0, "cost_kmedian": c, "cost_kmeans": c, "nicv": c, "iterations": 1,
                      "epsilon_spent": eps or 0.0, "delta_spent": 0.0, "wall_time_s": 0.1} for i, c in enumerate(costs)]}
+    guarantee = guarantee or ("ε-DP" if eps is not None else None)    # as the runner declares it
     if guarantee:
         rec["guarantee"] = {"kind": guarantee, "note": "", "relation": ""}
     return rec

@@ -141,10 +141,10 @@ def fig3_table(gkm_by_exponent, sd=0.001, runs=20, n=6000, k=10):
     rows = []
     for e, nicv in gkm_by_exponent.items():
         rows.append({"group": f"e{round(e * 10):02d}", "dataset": "s1", "algorithm": fig3.GKM, "exponent": e,
-                     "blocks": round(n ** (1 - e)), "n_points": n, "k": k, "nicv_mean": nicv, "nicv_std": sd,
-                     "n_runs": runs, "same_as": np.nan, "status": "ok", "reason": ""})
+                     "blocks": round(n ** (1 - e)), "n_points": n, "k": k, "mean": nicv, "std": sd,
+                     "n": runs, "same_as": np.nan, "status": "ok", "reason": ""})
     for alg, nicv in ((fig3.SAG, 0.1), (fig3.NOISE, 0.5)):
-        rows.append(dict(rows[0], algorithm=alg, exponent=0.6, group="e06", blocks=round(n ** 0.4), nicv_mean=nicv))
+        rows.append(dict(rows[0], algorithm=alg, exponent=0.6, group="e06", blocks=round(n ** 0.4), mean=nicv))
     return pd.DataFrame(rows)
 
 
@@ -368,7 +368,7 @@ def test_runs_sharing_initial_sets_are_summarised_by_their_set_means():
         run["init_seed"] = i // 3
     t = common.aggregate_nicv([record("s1", "su2016.lloyd", None, [0.01, 0.02]), rec], {"table": {"labels": LABELS}})
     row = t[t["algorithm"] == "su2016.dplloyd"].iloc[0]
-    assert row["n_runs"] == 6 and row["ci_n"] == 2
+    assert row["n"] == 6 and row["ci_n"] == 2
     assert row["ci_sd"] == pytest.approx(0.0707, abs=1e-3)
     assert common.stats_of(row) == (pytest.approx(0.15), pytest.approx(row["ci_sd"]), 2)
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from dpclust.pipeline.records import load_records  # noqa: F401 (re-exported: records are read with flattened runs)
@@ -97,8 +98,19 @@ class Context:
 
 
 
+def nonempty_clusters(run: dict) -> float:
+    """Non-empty clusters of a run's released centres on the data (a non-private diagnostic): its
+    cluster sizes, else the count the algorithm reports (`info.nonempty_clusters`), else NaN."""
+    sizes = run.get("cluster_sizes")
+    if sizes is not None:
+        return float(np.count_nonzero(np.asarray(sizes, dtype=float) > 0))
+    count = (run.get("info") or {}).get("nonempty_clusters")
+    return np.nan if count is None else float(count)
+
+
 def runs_frame(records: list[dict], info_keys: Iterable[str] = ()) -> pd.DataFrame:
-    """One row per run: keys, seed, init_seed, status, scalar metrics (+ chosen `info` entries)."""
+    """One row per run: keys, seed, init_seed, status, scalar metrics, non-empty clusters
+    (`nonempty_clusters`) and the chosen `info` entries; one row per record that is not ok."""
     rows = []
     for rec in records:
         base = {key: rec.get(key) for key in KEYS}
@@ -113,53 +125,38 @@ def runs_frame(records: list[dict], info_keys: Iterable[str] = ()) -> pd.DataFra
             row["init_seed"] = run.get("init_seed")
             for m in RUN_METRICS:
                 row[m] = run.get(m)
+            row["nonempty"] = nonempty_clusters(run)
             for key in info_keys:
                 row[key] = run.get("info", {}).get(key)
             rows.append(row)
     df = pd.DataFrame(rows)
-    for col in ["seed", "init_seed", *RUN_METRICS]:
+    for col in ["seed", "init_seed", *RUN_METRICS, "nonempty"]:
         if col not in df:
             df[col] = pd.NA
     return df
 
 
-def _epsilon_key(series: pd.Series) -> pd.Series:
-    return series.fillna(-1.0)
+#: the run metrics the default aggregator summarises (the run record's scalar outcomes)
+TIDY_METRICS = ("cost_kmeans", "nicv", "cost_kmedian", "iterations", "epsilon_spent", "wall_time_s")
 
 
 def tidy(records: list[dict], item: dict, ctx: Context | None = None) -> pd.DataFrame:
-    """Default aggregator: mean/std/n per (group, dataset, algorithm, k, ε, metric).
+    """Default aggregator: the cell summary (`dpclust.pipeline.cells.cell_summary`) of every run
+    metric the runs report (`TIDY_METRICS`), one row per (group, dataset, algorithm, k, ε, metric).
 
     Datasets whose records say `data_unavailable` appear with status `data_unavailable` and NaN
     statistics, so renderers can draw a "data unavailable" panel.
     """
-    df = runs_frame(records)
-    out_cols = KEYS + ["metric", "mean", "std", "min", "max", "n", "status", "reason"]
-    if df.empty:
-        return pd.DataFrame(columns=out_cols)
+    from dpclust.pipeline.cells import CELL_COLUMNS, cell_summary  # cells builds on this module's KEYS
+
     frames = []
-    bad = df[df["status"] != "ok"].drop_duplicates(subset=KEYS)
-    for metric in ("cost_kmeans", "nicv", "cost_kmedian", "iterations", "epsilon_spent", "wall_time_s"):
-        if not bad.empty:
-            b = bad[KEYS + ["status", "reason"]].copy()
-            b["metric"] = metric
-            frames.append(b)
-    ok = df[df["status"] == "ok"].copy()
-    if not ok.empty:
-        ok["epsilon"] = _epsilon_key(ok["epsilon"])
-        metrics = [m for m in ("cost_kmeans", "nicv", "cost_kmedian", "iterations", "epsilon_spent", "wall_time_s")
-                   if ok[m].notna().any()]
-        long = ok.melt(id_vars=KEYS, value_vars=metrics, var_name="metric", value_name="value")
-        long["value"] = pd.to_numeric(long["value"], errors="coerce")
-        stats = (long.groupby(KEYS + ["metric"], dropna=False)["value"]
-                 .agg(["mean", "std", "min", "max", "count"]).reset_index()
-                 .rename(columns={"count": "n"}))
-        stats["epsilon"] = stats["epsilon"].where(stats["epsilon"] >= 0, None)
-        stats["status"] = "ok"
-        stats["reason"] = ""
-        frames.append(stats)
-    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=out_cols)
-    table = table.reindex(columns=out_cols)
+    for metric in TIDY_METRICS:
+        cells = cell_summary(records, metric)
+        if not (cells["status"] == "ok").any() or not cells.loc[cells["status"] == "ok", "n"].any():
+            cells = cells[cells["status"] != "ok"]           # a metric no run reports: only the status rows
+        frames.append(cells)
+    table = pd.concat([f for f in frames if not f.empty], ignore_index=True) if any(not f.empty for f in frames) \
+        else pd.DataFrame(columns=CELL_COLUMNS)
     norm = item.get("normalize")
     if norm:
         table = add_normalized(table, norm["to"], norm.get("metric", "cost_kmeans"), norm.get("stat", "mean"))

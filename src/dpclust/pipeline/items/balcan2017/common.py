@@ -2,11 +2,11 @@
 and the helpers the claim checks use to build the cells of the claims engine
 (`dpclust.pipeline.verdicts`, rubric docs/VERDICTS.md).
 
-`summary` gives one row per dataset × algorithm × k × ε with mean/std/n of the k-means objective,
-the ε the runs actually spent (max and min), the data dimension, the algorithm's declared guarantee
-(from the run records) and the means of the non-private diagnostics of Algorithm 4 and SuLQ (cost
-right after the recovery, non-empty clusters after recovery and at the end); rows of unavailable
-data keep their status and reason. Renderers and checks read only such tables.
+`summary` gives one row per dataset × algorithm × k × ε: the cell summary of the k-means objective
+(`dpclust.pipeline.cells`: mean, std, n, interval, declared guarantee, ε spent, non-empty clusters,
+status and reason), the data dimension and the means of the non-private diagnostics of Algorithm 4
+and SuLQ (cost and non-empty clusters right after the recovery). Renderers and checks read only such
+tables.
 
 Claims compare differentially private methods only: `is_dp` reads the guarantee the records carry,
 and `itemkit.require_dp` refuses a claim whose roles name a variant that is not DP (e.g. the authors'
@@ -16,13 +16,14 @@ calibration of Algorithm 4), which is shown beside the DP methods but never comp
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from dpclust.pipeline import declared, verdicts
-from dpclust.pipeline.aggregate import Check, fmt, runs_frame
+from dpclust.pipeline.aggregate import Check, fmt
+from dpclust.pipeline.cells import CELL_COLUMNS, cell_frame, cell_summary
 from dpclust.pipeline.claims import LEVEL, Interval
 from dpclust.pipeline.itemkit import (
     DP_KINDS,
@@ -34,11 +35,10 @@ from dpclust.pipeline.itemkit import (
     table_guarantee,
 )
 
-DIAGNOSTICS = {"recovery_cost": "recovery_cost", "recovery_nonempty_clusters": "recovery_nonempty",
-               "nonempty_clusters": "nonempty"}
-COLUMNS = ["dataset", "d", "algorithm", "guarantee", "k", "epsilon", "status", "reason", "mean", "std", "n",
-           "eps_spent_max", "eps_spent_min", "recovery_cost", "recovery_cost_std", "recovery_nonempty",
-           "nonempty", "nonempty_min", "nonempty_max", "group"]
+#: Algorithm 4's and SuLQ's non-private diagnostics (run `info`): the cost right after the recovery and
+#: its non-empty clusters
+RECOVERY = ("recovery_cost", "recovery_nonempty_clusters")
+COLUMNS = [*CELL_COLUMNS, "d", "recovery_cost", "recovery_cost_std", "recovery_nonempty"]
 
 SPENT_CLAIM = "every private run spent exactly its ε (run records)"
 #: the root cause shared by the verdicts that fail where the DP-calibrated algorithm collapses (MNIST):
@@ -48,56 +48,27 @@ CAUSE_CALIBRATION = ("cause: authors' calibration not DP (the audit's d = 100 de
                      "it: tables/audit/audit.csv)")
 
 
-def _guarantees(records: Iterable[dict]) -> dict[str, str]:
-    """Guarantee kind per algorithm, from the run records (non-private when a record has none and
-    no ε, i.e. a baseline)."""
-    out = {}
-    for r in records:
-        g = (r.get("guarantee") or {}).get("kind")
-        if g is None:
-            g = "non-private" if r.get("epsilon") is None else ""
-        out.setdefault(r["algorithm"], g)
-    return out
-
-
 def summary(records: list[dict]) -> pd.DataFrame:
-    """Mean/std/n of the k-means objective per (dataset, algorithm, k, ε) and run group (a settings
-    variant of the sensitivity is a group of its own), unavailable rows kept, with the guarantee kind
-    and the means of the diagnostics (`DIAGNOSTICS`)."""
-    dims = {r["dataset"]: r.get("d") for r in records if r.get("status", "ok") == "ok"}
-    kinds = _guarantees(records)
-    df = runs_frame(records, info_keys=tuple(DIAGNOSTICS))
-    if df.empty:
+    """The cell summary of the k-means objective (`cells.cell_summary`) per (dataset, algorithm, k,
+    ε) and run group (a settings variant of the sensitivity is a group of its own), unavailable rows
+    kept, with the data dimension and the means of Algorithm 4's and SuLQ's recovery diagnostics."""
+    if not records:
         return pd.DataFrame(columns=COLUMNS)
-    df["epsilon"] = pd.to_numeric(df["epsilon"], errors="coerce")
-    rows = []
     keys = ["dataset", "algorithm", "k", "epsilon", "group"]
-    for key, cell in df.groupby(keys, dropna=False, sort=True):
-        row = dict(zip(keys, key))
-        ok = cell[cell["status"] == "ok"]
-        row["d"] = dims.get(row["dataset"])
-        row["guarantee"] = kinds.get(row["algorithm"], "")
-        if ok.empty:
-            row.update(status=str(cell["status"].iloc[0]), reason=str(cell["reason"].iloc[0]),
-                       mean=np.nan, std=np.nan, n=0, eps_spent_max=np.nan, eps_spent_min=np.nan)
-        else:
-            cost = pd.to_numeric(ok["cost_kmeans"], errors="coerce")
-            spent = pd.to_numeric(ok["epsilon_spent"], errors="coerce")
-            row.update(status="ok", reason="", mean=float(cost.mean()),
-                       std=float(cost.std(ddof=1)) if len(cost) > 1 else 0.0, n=int(len(cost)),
-                       eps_spent_max=float(spent.max()), eps_spent_min=float(spent.min()))
-            rec = pd.to_numeric(ok["recovery_cost"], errors="coerce").dropna()
-            if len(rec):
-                row.update(recovery_cost=float(rec.mean()),
-                           recovery_cost_std=float(rec.std(ddof=1)) if len(rec) > 1 else 0.0)
-            rne = pd.to_numeric(ok["recovery_nonempty_clusters"], errors="coerce").dropna()
-            if len(rne):
-                row["recovery_nonempty"] = float(rne.mean())
-            ne = pd.to_numeric(ok["nonempty_clusters"], errors="coerce").dropna()
-            if len(ne):
-                row.update(nonempty=float(ne.mean()), nonempty_min=float(ne.min()), nonempty_max=float(ne.max()))
-        rows.append(row)
-    return pd.DataFrame(rows, columns=COLUMNS)
+    table = cell_summary(records, "cost_kmeans", keys)
+    dims = {r["dataset"]: r.get("d") for r in records if r.get("status", "ok") == "ok"}
+    table["d"] = table["dataset"].map(dims)
+    runs = cell_frame(records, "cost_kmeans", RECOVERY)
+    runs = runs[runs["status"] == "ok"]
+    rec = (runs.groupby(keys, dropna=False, sort=True)
+           .agg(recovery_cost=("recovery_cost", "mean"), recovery_cost_sd=("recovery_cost", _sd),
+                recovery_nonempty=("recovery_nonempty_clusters", "mean")).reset_index())
+    return table.merge(rec, on=keys, how="left").rename(columns={"recovery_cost_sd": "recovery_cost_std"})[COLUMNS]
+
+
+def _sd(values: pd.Series) -> float:
+    v = values.dropna()
+    return float(v.std(ddof=1)) if len(v) > 1 else np.nan
 
 
 def available(table: pd.DataFrame, dataset: str) -> bool:

@@ -27,14 +27,14 @@ import numpy as np
 import pandas as pd
 
 from dpclust.pipeline import declared, verdicts
-from dpclust.pipeline.aggregate import Check, runs_frame, tidy
+from dpclust.pipeline.aggregate import KEYS, Check
+from dpclust.pipeline.cells import CELL_COLUMNS, cell_frame, cell_summary
 from dpclust.pipeline.claims import Interval, ratio_ci
 from dpclust.pipeline.itemkit import availability, dataset_name, labelled_name, runs_note, short_reason, table_guarantee
 from dpclust.pipeline.itemkit import name as _registry_name
 from dpclust.pipeline.plotting import mark_unavailable, mean_sd_line, panel_grid, save_figure, style_for
 
-COLUMNS = ["dataset", "algorithm", "k", "epsilon", "mean", "std", "n", "min", "best", "ratio", "ratio_sd",
-           "guarantee", "eps_exact", "status", "reason", "nonempty", "nonempty_min"]
+COLUMNS = [*CELL_COLUMNS, "best", "ratio", "ratio_sd", "eps_exact"]
 
 
 def name(item, algorithm: str) -> str:
@@ -49,80 +49,23 @@ def name(item, algorithm: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # table
 # ---------------------------------------------------------------------------------------------
-def _guarantees(records) -> dict:
-    """algorithm -> guarantee kind from the run records (ε-DP / non-private / not DP as published);
-    records without one: 'ε-DP' for runs with an ε, 'non-private' without."""
-    out = {}
-    for rec in records:
-        g = (rec.get("guarantee") or {}).get("kind")
-        out.setdefault(rec.get("algorithm"), g or ("non-private" if rec.get("epsilon") is None else "ε-DP"))
-    return out
-
-
-def _nonempty(records) -> pd.DataFrame:
-    """Mean and fewest non-empty clusters per (dataset, algorithm, k, ε) from the runs' cluster sizes
-    (or `info.nonempty_clusters`): a non-private diagnostic, for the rubric's degenerate guard."""
-    rows = []
-    for rec in records:
-        if rec.get("status", "ok") != "ok":
-            continue
-        for run in rec.get("runs") or []:
-            sizes = run.get("cluster_sizes")
-            count = (run.get("info") or {}).get("nonempty_clusters")
-            if sizes is not None:
-                count = int(np.count_nonzero(np.asarray(sizes, dtype=float) > 0))
-            if count is not None:
-                rows.append({"dataset": rec.get("dataset"), "algorithm": rec.get("algorithm"), "k": rec.get("k"),
-                             "epsilon": rec.get("epsilon"), "count": float(count)})
-    if not rows:
-        return pd.DataFrame(columns=["dataset", "algorithm", "k", "epsilon", "nonempty", "nonempty_min"])
-    df = pd.DataFrame(rows)
-    df["epsilon"] = pd.to_numeric(df["epsilon"], errors="coerce")
-    return (df.groupby(["dataset", "algorithm", "k", "epsilon"], dropna=False)["count"]
-            .agg(nonempty="mean", nonempty_min="min").reset_index())
-
-
 def aggregate_normalised(records, item, ctx) -> pd.DataFrame:
-    """Tidy k-median cost per (dataset, algorithm, k, ε) with `best` = the lowest single-run cost of
-    any method at (dataset, k), `ratio` = mean / best and `ratio_sd` = sd / best, the algorithm's
-    declared `guarantee`, and `eps_exact`: every run of the cell spent its ε within the relative
+    """The cell summary of the k-median cost (`cells.cell_summary`) per (dataset, algorithm, k, ε)
+    with `best` = the lowest single-run cost of any method at (dataset, k), `ratio` = mean / best and
+    `ratio_sd` = std / best, and `eps_exact`: every run of the cell spent its ε within the relative
     tolerance `table.spent_rel_tol`."""
     rel_tol = float(item["table"]["spent_rel_tol"])
-    table = tidy(records, item, ctx)
-    t = table[table["metric"] == "cost_kmedian"].copy() if not table.empty else table
-    unavailable = (table[table["status"] != "ok"].drop_duplicates(subset=["dataset", "algorithm"])
-                   if not table.empty else table)
-    df = runs_frame(records)
-    ok_runs = df[df["status"] == "ok"] if not df.empty else df
-    if not t.empty and not ok_runs.empty:
-        best = (ok_runs.assign(cost=pd.to_numeric(ok_runs["cost_kmedian"], errors="coerce"))
-                .groupby(["dataset", "k"])["cost"].min().rename("best").reset_index())
-        t = t.merge(best, on=["dataset", "k"], how="left")
-        t["ratio"] = t["mean"] / t["best"]
-        t["ratio_sd"] = t["std"] / t["best"]
-    if not ok_runs.empty and "epsilon_spent" in ok_runs:
-        priv = ok_runs[ok_runs["epsilon"].notna()]
-        if not priv.empty and not t.empty:
-            exact = (priv.assign(exact=np.isclose(priv["epsilon_spent"].astype(float), priv["epsilon"].astype(float),
-                                                  rtol=rel_tol))
-                     .groupby(["dataset", "algorithm", "k", "epsilon"])["exact"].all().reset_index())
-            t = t.merge(exact, on=["dataset", "algorithm", "k", "epsilon"], how="left")
-    if "exact" not in t:
-        t["exact"] = pd.NA
-    t = t.rename(columns={"exact": "eps_exact"})
-    ne = _nonempty(records)
-    if not ne.empty and not t.empty:
-        t["epsilon"] = pd.to_numeric(t["epsilon"], errors="coerce")
-        t = t.merge(ne, on=["dataset", "algorithm", "k", "epsilon"], how="left")
-    guarantees = _guarantees(records)
-    t["guarantee"] = t["algorithm"].map(guarantees)
-    t = t.reindex(columns=COLUMNS)
-    if not unavailable.empty:
-        extra = unavailable[~unavailable.set_index(["dataset", "algorithm"]).index.isin(
-            t.set_index(["dataset", "algorithm"]).index)].copy()
-        extra["guarantee"] = extra["algorithm"].map(guarantees)
-        t = pd.concat([t, extra.reindex(columns=COLUMNS)], ignore_index=True)
-    return t.sort_values(["dataset", "algorithm", "k", "epsilon"], na_position="first").reset_index(drop=True)
+    t = cell_summary(records, "cost_kmedian")
+    best = t[t["status"] == "ok"].groupby(["dataset", "k"])["min"].min().rename("best").reset_index()
+    t = t.merge(best, on=["dataset", "k"], how="left")
+    t["ratio"] = t["mean"] / t["best"]
+    t["ratio_sd"] = t["std"] / t["best"]
+    runs = cell_frame(records, "cost_kmedian")
+    private = runs[(runs["status"] == "ok") & runs["epsilon"].notna()]
+    exact = (private.assign(eps_exact=np.isclose(private["epsilon_spent"], private["epsilon"], rtol=rel_tol))
+             .groupby(KEYS, dropna=False)["eps_exact"].all().reset_index())
+    t = t.merge(exact, on=KEYS, how="left")
+    return t.sort_values(["dataset", "algorithm", "k", "epsilon"], na_position="first").reset_index(drop=True)[COLUMNS]
 
 
 # ---------------------------------------------------------------------------------------------

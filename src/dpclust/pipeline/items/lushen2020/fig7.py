@@ -50,6 +50,7 @@ import pandas as pd
 from dpclust.api import DPClustError
 from dpclust.pipeline import declared, verdicts
 from dpclust.pipeline.aggregate import Check, fmt
+from dpclust.pipeline.cells import cell_summary
 from dpclust.pipeline.claims import Interval
 from dpclust.pipeline.itemkit import dataset_name, over_datasets, step_options
 from dpclust.pipeline.items.lushen2020.common import (
@@ -72,8 +73,11 @@ from dpclust.pipeline.items.lushen2020.common import (
 from dpclust.pipeline.plotting import mark_unavailable, panel_grid, panel_status, save_figure, style_for
 from dpclust.pipeline.verdicts import failing
 
-COLUMNS = ["row", "dataset", "k", "algorithm", "epsilon", "eps_step", "guarantee", "n", "cost_mean", "cost_std",
-           "lloyd_cost_mean", "lloyd_cost_std", "lloyd_n", "ratio", "gap", "gap_low", "gap_high",
+#: A `cell` row carries the cell summary (`dpclust.pipeline.cells`: mean, std, n, its interval as
+#: cell_ci_low / cell_ci_high, non-empty clusters); ci_low / ci_high are the growth and advantage rows'.
+COLUMNS = ["row", "dataset", "k", "algorithm", "epsilon", "eps_step", "guarantee", "n", "mean", "std", "cell_ci_low",
+           "cell_ci_high", "nonempty", "nonempty_min", "lloyd_cost_mean", "lloyd_cost_std", "lloyd_n", "ratio", "gap",
+           "gap_low", "gap_high",
            "eps_spent_mean", "eps_spent_min", "eps_spent_max", "nominal_total_mean", "nominal_total_min",
            "nominal_total_max", "comparators", "versus", "quantity", "ci_low", "ci_high", "quantiles", "detail",
            "status", "reason", "width"]
@@ -127,14 +131,16 @@ def aggregate(records, item, ctx=None) -> pd.DataFrame:
     reps: dict[tuple, np.ndarray] = {}       # (dataset, eps_step, algorithm) -> gap replicates
     points: dict[tuple, float] = {}           # same key -> point gap
     kinds: dict[str, str] = {}
+    summary = {(r.dataset, r.k, r.epsilon, r.algorithm): r for r in
+               cell_summary(records, "cost_kmeans", ["dataset", "k", "epsilon", "algorithm"]).itertuples()}
     for (dataset, k, eps), cell in ok.groupby(["dataset", "k", "epsilon"], sort=True):
         lloyd = _lloyd_costs(cell)
         lmean = float(lloyd.mean()) if lloyd.size else np.nan
         lboot = resample_means(lloyd, n_boot, rng)
         for alg, runs in cell.groupby("algorithm", sort=True):
             costs = runs["cost"].astype(float).to_numpy()
-            cmean = float(costs.mean())
-            ratio = cmean / lmean if lmean > 0 else np.nan
+            stats = summary[(dataset, k, eps, alg)]                  # the cell summary (dpclust.pipeline.cells)
+            ratio = stats.mean / lmean if lmean > 0 else np.nan
             boot = resample_means(costs, n_boot, rng) / lboot - 1.0
             low, high = percentile_interval(boot)
             kind = str(runs["guarantee"].iloc[0])
@@ -145,9 +151,9 @@ def aggregate(records, item, ctx=None) -> pd.DataFrame:
             nominal = runs["nominal_total"].astype(float)   # the ledger's total, reported ε or not
             dp = is_dp(kind)
             out.append({"row": "cell", "dataset": dataset, "k": k, "algorithm": alg, "epsilon": eps,
-                        "eps_step": eps_step, "guarantee": kind, "n": len(runs), "cost_mean": cmean,
-                        "cost_std": float(costs.std(ddof=1)) if len(costs) > 1 else np.nan,
-                        "lloyd_cost_mean": lmean,
+                        "eps_step": eps_step, "guarantee": kind, "n": stats.n, "mean": stats.mean, "std": stats.std,
+                        "cell_ci_low": stats.ci_low, "cell_ci_high": stats.ci_high, "nonempty": stats.nonempty,
+                        "nonempty_min": stats.nonempty_min, "lloyd_cost_mean": lmean,
                         "lloyd_cost_std": float(lloyd.std(ddof=1)) if lloyd.size > 1 else np.nan,
                         "lloyd_n": int(lloyd.size), "ratio": ratio, "gap": ratio - 1.0, "gap_low": low,
                         "gap_high": high,
@@ -310,7 +316,7 @@ def _source(table, item, cells) -> declared.Source:
     expected = _paper_datasets(table, claims)
     ran = list(dict.fromkeys(cells["dataset"]))
     available = [d for d in expected if d in ran] + [d for d in ran if d not in expected]
-    stats = {(r.dataset, r.algorithm, float(r.eps_step)): (r.cost_mean, r.cost_std, r.n) for r in cells.itertuples()}
+    stats = {(r.dataset, r.algorithm, float(r.eps_step)): (r.mean, r.std, r.n) for r in cells.itertuples()}
     gaps = {(r.dataset, r.algorithm, float(r.eps_step)): r.gap for r in cells.itertuples()}
 
     def label(ds, eps) -> str:

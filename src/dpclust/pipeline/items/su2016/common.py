@@ -2,7 +2,8 @@
 helpers of the claim checks.
 
 NICV table (`aggregate_nicv`; Figures 1, 2, 3, 5, 6, 7): one row per (group, dataset, k, method, ε)
-with NICV statistics and the §5.1 baseline: the minimum NICV of non-private Lloyd (`BASELINE`) over
+with the cell summary of NICV (`dpclust.pipeline.cells`: mean, std, n, min, interval, ...) and the
+§5.1 baseline: the minimum NICV of non-private Lloyd (`BASELINE`) over
 its runs (the 30 sets), per dataset and k, with `gap` = mean NICV − baseline and `ratio` = mean NICV
 / baseline. `method` is the paper's label of the run group and algorithm, from the item's
 `table.labels` (``"group:algorithm"`` or ``"algorithm"`` keys; kept as the paper prints them, so the
@@ -44,7 +45,8 @@ import numpy as np
 import pandas as pd
 
 from dpclust.pipeline import declared, verdicts
-from dpclust.pipeline.aggregate import Check, runs_frame
+from dpclust.pipeline.aggregate import KEYS, Check, runs_frame
+from dpclust.pipeline.cells import CELL_COLUMNS, cell_summary
 from dpclust.pipeline.itemkit import availability, dataset_name, name
 from dpclust.pipeline.plotting import (
     legend_entries,
@@ -63,10 +65,9 @@ BASELINE = "su2016.lloyd"
 #: Style index of each algorithm (colour and marker stay the same in every figure).
 STYLE_ORDER = ["su2016.dplloyd", "su2016.eugkm", "su2016.pgkm", "su2016.gkm", "su2016.gkm3k", "su2016.hybrid",
                "su2016.hybrid_forced", BASELINE]
-COLUMNS = ["group", "dataset", "k", "d", "n_points", "method", "algorithm", "epsilon", "nicv_mean",
-           "nicv_std", "nicv_min", "n_runs", "baseline", "gap", "ratio", "wall_mean_s", "wall_median_s",
-           "hybrid_applied", "baseline_sizes", "status", "reason", "ci_sd", "ci_n", "wall_log_mean", "wall_log_sd",
-           "wall_n", "cells_per_dim"]
+COLUMNS = [*CELL_COLUMNS, "method", "d", "n_points", "baseline", "gap", "ratio", "wall_mean_s", "wall_median_s",
+           "hybrid_applied", "baseline_sizes", "ci_sd", "ci_n", "wall_log_mean", "wall_log_sd", "wall_n",
+           "cells_per_dim"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -125,53 +126,43 @@ def _wall_stats(ok: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 
 def aggregate_nicv(records, item, ctx=None) -> pd.DataFrame:
-    """NICV per (group, dataset, k, method, ε) with the §5.1 baseline (min over the Lloyd runs)."""
+    """The cell summary of NICV (`cells.cell_summary`) per (group, dataset, algorithm, k, ε), with the
+    paper's method label, the §5.1 baseline (min over the Lloyd runs) and each cell's gap and ratio to
+    it, the sd and n of its initial sets (`_cluster_stats`), its wall times, the hybrid's split rate
+    and EUGkM's grid."""
     options = item.get("table") or {}
     labels = options.get("labels") or {}
     size_algorithms = tuple(options.get("size_algorithms") or (BASELINE,))
+    table = cell_summary(records, "nicv")
+    if table.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    table["method"] = [method_label(labels, g, a) for g, a in zip(table["group"], table["algorithm"])]
     df = runs_frame(records, info_keys=["hybrid_applied", "cells_per_dim"])
     # the record (job) of every row, in runs_frame's order: one row per run, one per failed record
-    jobs = [j for j, rec in enumerate(records)
-            for _ in (rec["runs"] if rec.get("status", "ok") == "ok" else [None])]
-    if not df.empty:
-        df["job"] = jobs
-    if df.empty:
-        return pd.DataFrame(columns=COLUMNS)
-    meta = {(r["dataset"]): (r.get("d"), r.get("n")) for r in records if r.get("status") == "ok"}
-    df["method"] = [method_label(labels, g, a) for g, a in zip(df["group"], df["algorithm"])]
-    rows = []
-    bad = df[df["status"] != "ok"].drop_duplicates(subset=["dataset", "k", "method", "epsilon"])
-    for r in bad.itertuples(index=False):
-        rows.append({"group": r.group, "dataset": r.dataset, "k": r.k, "method": r.method,
-                     "algorithm": r.algorithm, "epsilon": r.epsilon, "status": r.status, "reason": r.reason})
+    df["job"] = [j for j, rec in enumerate(records)
+                 for _ in (rec["runs"] if rec.get("status", "ok") == "ok" else [None])]
     ok = df[df["status"] == "ok"].copy()
     if not ok.empty:
-        ok["eps_key"] = ok["epsilon"].fillna(-1.0)
+        ok["epsilon"] = pd.to_numeric(ok["epsilon"], errors="coerce")
         ok["hybrid_applied"] = ok["hybrid_applied"].astype(float)
         ok["cells_per_dim"] = pd.to_numeric(ok["cells_per_dim"], errors="coerce")
-        keys = ["group", "dataset", "k", "method", "algorithm", "eps_key"]
-        grouped = ok.groupby(keys, dropna=False)
-        stats = grouped.agg(nicv_mean=("nicv", "mean"), nicv_std=("nicv", "std"), nicv_min=("nicv", "min"),
-                            n_runs=("nicv", "size"), wall_mean_s=("wall_time_s", "mean"),
-                            wall_median_s=("wall_time_s", "median"),
-                            hybrid_applied=("hybrid_applied", "mean"),
-                            cells_per_dim=("cells_per_dim", "mean")).reset_index()
-        stats = stats.merge(_cluster_stats(ok, keys), on=keys, how="left")
-        stats = stats.merge(_wall_stats(ok, keys), on=keys, how="left")
-        stats["epsilon"] = stats["eps_key"].where(stats["eps_key"] >= 0, np.nan)
-        stats["status"], stats["reason"] = "ok", ""
-        rows.extend(stats.drop(columns="eps_key").to_dict("records"))
-    table = pd.DataFrame(rows).reindex(columns=COLUMNS)
+        extra = (ok.groupby(KEYS, dropna=False)
+                 .agg(wall_mean_s=("wall_time_s", "mean"), wall_median_s=("wall_time_s", "median"),
+                      hybrid_applied=("hybrid_applied", "mean"), cells_per_dim=("cells_per_dim", "mean"))
+                 .reset_index())
+        extra = extra.merge(_cluster_stats(ok, KEYS), on=KEYS, how="left").merge(_wall_stats(ok, KEYS), on=KEYS,
+                                                                                   how="left")
+        table = table.merge(extra, on=KEYS, how="left")
+    table = table.reindex(columns=COLUMNS)
     base = table[(table["algorithm"] == BASELINE) & (table["status"] == "ok")]
-    base = base.groupby(["dataset", "k"])["nicv_min"].min().rename("baseline_value").reset_index()
-    table = table.merge(base, on=["dataset", "k"], how="left")
-    table["baseline"] = table["baseline_value"]
-    table = table.drop(columns="baseline_value")
-    table["gap"] = table["nicv_mean"] - table["baseline"]
-    table["ratio"] = table["nicv_mean"] / table["baseline"]
+    table["baseline"] = table.merge(base.groupby(["dataset", "k"])["min"].min().rename("b").reset_index(),
+                                    on=["dataset", "k"], how="left")["b"].to_numpy()
+    table["gap"] = table["mean"] - table["baseline"]
+    table["ratio"] = table["mean"] / table["baseline"]
     sizes = baseline_sizes(records, size_algorithms)
     table["baseline_sizes"] = [sizes.get((a, d, k), "")
                                for d, k, a in zip(table["dataset"], table["k"], table["algorithm"])]
+    meta = {r["dataset"]: (r.get("d"), r.get("n")) for r in records if r.get("status") == "ok"}
     table["d"] = [meta.get(d, (None, None))[0] for d in table["dataset"]]
     table["n_points"] = [meta.get(d, (None, None))[1] for d in table["dataset"]]
     table = table.sort_values(["dataset", "k", "method", "group", "epsilon"], na_position="first")
@@ -242,7 +233,7 @@ def nicv_panels(table: pd.DataFrame, item: dict, stem: str, lines: list[str]) ->
             line = part[part["algorithm"] == alg].sort_values("epsilon")
             if line.empty:
                 continue
-            log_band(ax, line["epsilon"], line["nicv_mean"], line["nicv_std"], name(item, alg), **style_of(alg, i))
+            log_band(ax, line["epsilon"], line["mean"], line["std"], name(item, alg), **style_of(alg, i))
         base = part["baseline"].dropna()
         if not base.empty:
             paper_label = part.loc[part["algorithm"] == BASELINE, "method"]
@@ -360,7 +351,7 @@ def cell(table: pd.DataFrame, ds: str, algorithm: str, eps: float, group: str | 
     """Mean NICV of an algorithm on a dataset at ε (NaN if absent)."""
     part = rows_of(table, algorithm, group)
     part = part[(part["dataset"] == ds) & np.isclose(part["epsilon"].astype(float), eps)]
-    return float(part["nicv_mean"].mean()) if not part.empty else float("nan")
+    return float(part["mean"].mean()) if not part.empty else float("nan")
 
 
 def available(table: pd.DataFrame, datasets) -> list[str]:
@@ -398,9 +389,9 @@ def stats_of(row) -> tuple[float, float, int] | None:
     row's runs share initial sets (`ci_sd`, `ci_n`), else the runs' own."""
     if row is None:
         return None
-    sd = row.get("ci_sd") if "ci_sd" in row and row.get("ci_sd") == row.get("ci_sd") else row.get("nicv_std")
-    n = row.get("ci_n") if "ci_n" in row and row.get("ci_n") == row.get("ci_n") else row.get("n_runs")
-    return float(row["nicv_mean"]), float(sd) if sd == sd and sd is not None else float("nan"), int(n)
+    sd = row.get("ci_sd") if "ci_sd" in row and row.get("ci_sd") == row.get("ci_sd") else row.get("std")
+    n = row.get("ci_n") if "ci_n" in row and row.get("ci_n") == row.get("ci_n") else row.get("n")
+    return float(row["mean"]), float(sd) if sd == sd and sd is not None else float("nan"), int(n)
 
 
 def cell_stats(table, ds, algorithm, eps=None, group=None):

@@ -100,7 +100,7 @@ def render(table, item, stem):
             if line.empty:
                 continue
             dup = line["same_as"].notna()
-            mean_sd_line(ax, line["exponent"], line["nicv_mean"], line["nicv_std"], label=name(item, alg),
+            mean_sd_line(ax, line["exponent"], line["mean"], line["std"], label=name(item, alg),
                          band=True, **style_for(alg, i))
             if dup.any() and not notes:
                 es = ", ".join(f"{e:g}"
@@ -141,8 +141,8 @@ def checks(table, item) -> list[Check]:
             notes.append(f"{title}: no {n_noise}/{n_sag} run at e = {e0:g}")
         else:
             # each cell names its runs (its dataset and methods): a replication look runs those alone
-            noise_cells.append(replace(relative_cell(f"{title} ({n_noise} {fmt(noise.iloc[0]['nicv_mean'])}, "
-                                                     f"{n_sag} {fmt(sag.iloc[0]['nicv_mean'])})",
+            noise_cells.append(replace(relative_cell(f"{title} ({n_noise} {fmt(noise.iloc[0]['mean'])}, "
+                                                     f"{n_sag} {fmt(sag.iloc[0]['mean'])})",
                                                      stats_of(noise.iloc[0]), stats_of(sag.iloc[0])),
                                        key=run_key(ds, {}, NOISE, [SAG])))
         g = part[(part["algorithm"] == GKM) & part["same_as"].isna()].sort_values("exponent")

@@ -71,7 +71,7 @@ def _sizes(table, ds, algorithm):
     if row is None:
         return [], float("nan")
     text = str(row["baseline_sizes"]) if row["baseline_sizes"] == row["baseline_sizes"] else ""
-    return [int(s) for s in text.split()], float(row["nicv_min"])
+    return [int(s) for s in text.split()], float(row["min"])
 
 
 def _size_check(claim, found, which, paper, tol, why, detail) -> Check:
@@ -101,7 +101,7 @@ def _size_checks(table, item, claims, n_dpl) -> list[Check]:
     tuned = (claims.get("tuned") or {}).get("best_optimum")
     algs = [reference] + ([best_alg] if best_alg and best_alg != reference else [])
     sizes = {alg: _sizes(table, ds, alg) for alg in algs}
-    n_runs = {alg: int(r["n_runs"]) if (r := row_of(table, ds, alg)) is not None else 0 for alg in algs}
+    n_runs = {alg: int(r["n"]) if (r := row_of(table, ds, alg)) is not None else 0 for alg in algs}
     parts = [f"{'§5.1 baseline, min' if alg == BASELINE else 'best optimum'} of {n_runs[alg]} {name(item, alg)} runs "
              f"(NICV {fmt(sizes[alg][1], 5)}): {' '.join(map(str, sizes[alg][0])) or 'n/a'}" for alg in algs]
     detail = "; ".join(parts)
