@@ -64,3 +64,14 @@ def test_cells_come_in_the_order_of_their_keys_non_private_last(keys):
     assert list(t.columns[:5]) == (keys or cells.KEYS)
     assert [(a, e) for a, e in zip(t["algorithm"], t["epsilon"].fillna(-1))] == [("a", 0.5), ("a", 1.0), ("a", -1),
                                                                                   ("b", 1.0)]
+
+
+def test_records_of_unavailable_data_only_give_status_rows_with_every_column():
+    """Offline without a mirror every record is `data_unavailable`: no run, so no run column; the
+    summary (and an item asking for run `info`) still has every column."""
+    recs = [_rec("a", 1.0, [], dataset="gone", status="data_unavailable")]
+    frame = cells.cell_frame(recs, "cost_kmeans", ("recovery_cost",))
+    assert {"value", "epsilon_spent", "nonempty", "recovery_cost"} <= set(frame.columns)
+    t = cells.cell_summary(recs, "cost_kmeans")
+    assert list(t.columns) == cells.CELL_COLUMNS and t.iloc[0]["status"] == "data_unavailable"
+    assert set(cells.tidy(recs, {})["metric"]) == set(cells.TIDY_METRICS)

@@ -217,7 +217,8 @@ def test_the_leaderboard_shows_blank_epsilon_for_a_not_dp_method(data_path, tmp_
 
 
 def test_checks_and_tidy_tables_skip_a_null_epsilon(data_path):
-    from dpclust.pipeline.aggregate import runs_frame, tidy
+    from dpclust.pipeline.aggregate import runs_frame
+    from dpclust.pipeline.cells import tidy
 
     recs = [R.flatten(_run(fn, data_path, group=group))
             for fn, group in ((reference, "reference_kmeans"), (not_dp_nominal, "kmeans"), (honest, "kmeans"))]

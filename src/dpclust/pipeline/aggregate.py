@@ -1,6 +1,6 @@
 """Aggregation of run records into tidy tables, and the claim checks shown in the report.
 
-`runs_frame(records)` gives one row per run; `tidy(records, item, ctx)` (the default aggregator)
+`runs_frame(records)` gives one row per run; `cells.tidy(records, item, ctx)` (the default aggregator)
 gives one row per (group, dataset, algorithm, k, epsilon, metric) with mean, std, n and, when the
 item asks for it, the ratio to a baseline algorithm (`normalize: {to: ALG, stat: mean|min,
 metric: ...}`), which is how the papers normalise (Su et al. §5.1 baseline = min NICV of Lloyd
@@ -136,34 +136,8 @@ def runs_frame(records: list[dict], info_keys: Iterable[str] = ()) -> pd.DataFra
     return df
 
 
-#: the run metrics the default aggregator summarises (the run record's scalar outcomes)
-TIDY_METRICS = ("cost_kmeans", "nicv", "cost_kmedian", "iterations", "epsilon_spent", "wall_time_s")
-
-
-def tidy(records: list[dict], item: dict, ctx: Context | None = None) -> pd.DataFrame:
-    """Default aggregator: the cell summary (`dpclust.pipeline.cells.cell_summary`) of every run
-    metric the runs report (`TIDY_METRICS`), one row per (group, dataset, algorithm, k, ε, metric).
-
-    Datasets whose records say `data_unavailable` appear with status `data_unavailable` and NaN
-    statistics, so renderers can draw a "data unavailable" panel.
-    """
-    from dpclust.pipeline.cells import CELL_COLUMNS, cell_summary  # cells builds on this module's KEYS
-
-    frames = []
-    for metric in TIDY_METRICS:
-        cells = cell_summary(records, metric)
-        if not (cells["status"] == "ok").any() or not cells.loc[cells["status"] == "ok", "n"].any():
-            cells = cells[cells["status"] != "ok"]           # a metric no run reports: only the status rows
-        frames.append(cells)
-    table = pd.concat([f for f in frames if not f.empty], ignore_index=True) if any(not f.empty for f in frames) \
-        else pd.DataFrame(columns=CELL_COLUMNS)
-    norm = item.get("normalize")
-    if norm:
-        table = add_normalized(table, norm["to"], norm.get("metric", "cost_kmeans"), norm.get("stat", "mean"))
-    return table.sort_values(KEYS + ["metric"], key=_sort_key, na_position="first").reset_index(drop=True)
-
-
-def _sort_key(col: pd.Series) -> pd.Series:
+def sort_key(col: pd.Series) -> pd.Series:
+    """Sort key of a table column: ε numeric (None as NaN), text as text."""
     if col.name == "epsilon":
         return pd.to_numeric(col, errors="coerce")
     return col.astype(str) if col.dtype == object else col

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
-from dpclust.pipeline.aggregate import KEYS, runs_frame
+from dpclust.pipeline.aggregate import KEYS, Context, add_normalized, runs_frame, sort_key
 from dpclust.pipeline.claims import mean_ci
 
 STATS = ["mean", "std", "n", "min", "max", "ci_low", "ci_high"]
@@ -41,7 +42,7 @@ def cell_frame(records: Sequence[Mapping], metric: str, info_keys: Sequence[str]
     df = runs_frame(list(records), info_keys)
     df["value"] = df[metric]
     for col in ("epsilon", "value", "epsilon_spent", "nonempty", *info_keys):
-        df[col] = pd.to_numeric(df[col], errors="coerce")
+        df[col] = pd.to_numeric(df[col], errors="coerce") if col in df else np.nan   # no run: no column
     return df
 
 
@@ -71,3 +72,28 @@ def cell_summary(records: Sequence[Mapping], metric: str, keys: Sequence[str] = 
     table["n"] = table["n"].fillna(0).astype(int)
     table = table.sort_values(keys, na_position="last", kind="stable").reset_index(drop=True)
     return table.reindex(columns=columns)
+
+
+#: the run metrics the default aggregator summarises (the run record's scalar outcomes)
+TIDY_METRICS = ("cost_kmeans", "nicv", "cost_kmedian", "iterations", "epsilon_spent", "wall_time_s")
+
+
+def tidy(records: list[dict], item: dict, ctx: Context | None = None) -> pd.DataFrame:
+    """Default aggregator: the cell summary (`dpclust.pipeline.cells.cell_summary`) of every run
+    metric the runs report (`TIDY_METRICS`), one row per (group, dataset, algorithm, k, ε, metric).
+
+    Datasets whose records say `data_unavailable` appear with status `data_unavailable` and NaN
+    statistics, so renderers can draw a "data unavailable" panel.
+    """
+    frames = []
+    for metric in TIDY_METRICS:
+        cells = cell_summary(records, metric)
+        if not (cells["status"] == "ok").any() or not cells.loc[cells["status"] == "ok", "n"].any():
+            cells = cells[cells["status"] != "ok"]           # a metric no run reports: only the status rows
+        frames.append(cells)
+    table = pd.concat([f for f in frames if not f.empty], ignore_index=True) if any(not f.empty for f in frames) \
+        else pd.DataFrame(columns=CELL_COLUMNS)
+    norm = item.get("normalize")
+    if norm:
+        table = add_normalized(table, norm["to"], norm.get("metric", "cost_kmeans"), norm.get("stat", "mean"))
+    return table.sort_values(KEYS + ["metric"], key=sort_key, na_position="first").reset_index(drop=True)

@@ -3,7 +3,7 @@
 The item `<item>` of `config/papers/<paper>.yaml` is implemented by the module
 `dpclust.pipeline.items.<paper>.<item>`, which exposes its steps under fixed names:
 
-* `aggregate(records, item, ctx) -> DataFrame` — optional; default `dpclust.pipeline.aggregate.tidy`;
+* `aggregate(records, item, ctx) -> DataFrame` — optional; default `dpclust.pipeline.cells.tidy`;
 * `render(table, item, stem)` — required: draws the figure or writes the table;
 * `checks(table, item) -> list[Check]` — optional: decides the paper's claims (no checks step without it).
 

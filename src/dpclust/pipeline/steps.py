@@ -31,7 +31,8 @@ import pandas as pd
 from dpclust.api import DPClustError
 from dpclust.fileio import write_csv_atomic, write_text_atomic
 from dpclust.pipeline import verdicts
-from dpclust.pipeline.aggregate import CHECK_KINDS, PAPER_KINDS, Context, checks_frame, tidy
+from dpclust.pipeline.aggregate import CHECK_KINDS, PAPER_KINDS, Context, checks_frame
+from dpclust.pipeline.cells import tidy
 from dpclust.pipeline.integrity import load_records
 from dpclust.pipeline.sensitivity import alternative_records, alternatives, declarations, label_checks, own_rows
 

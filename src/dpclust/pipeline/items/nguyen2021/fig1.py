@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 
 from dpclust.pipeline import declared, verdicts
-from dpclust.pipeline.aggregate import Check, fmt, runs_frame, tidy
+from dpclust.pipeline.aggregate import Check, fmt, runs_frame
+from dpclust.pipeline.cells import tidy
 from dpclust.pipeline.claims import Interval, ratio_ci
 from dpclust.pipeline.itemkit import (
     DP_KINDS,
