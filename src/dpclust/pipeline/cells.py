@@ -46,12 +46,14 @@ def cell_frame(records: Sequence[Mapping], metric: str, info_keys: Sequence[str]
     return df
 
 
-def cell_summary(records: Sequence[Mapping], metric: str, keys: Sequence[str] = tuple(KEYS)) -> pd.DataFrame:
+def cell_summary(records: Sequence[Mapping], metric: str, keys: Sequence[str] = tuple(KEYS),
+                 frame: pd.DataFrame | None = None) -> pd.DataFrame:
     """`CELL_COLUMNS` per cell (`keys`, by default every key of a cell) of `metric` (a run metric:
-    cost_kmeans, nicv, cost_kmedian, ...), in the order of the keys (NaN last, as pandas' groupby)."""
+    cost_kmeans, nicv, cost_kmedian, ...), in the order of the keys (NaN last, as pandas' groupby);
+    `frame`: `cell_frame(records, metric, ...)` when the caller has built it for its own columns."""
     keys = list(keys)
     columns = [*keys, *[c for c in CELL_COLUMNS if c not in keys]]
-    df = cell_frame(records, metric)
+    df = cell_frame(records, metric) if frame is None else frame
     ok = df[df["status"] == "ok"]
     by = ok.groupby(keys, dropna=False, sort=True)
     table = pd.concat([by["value"].agg(mean="mean", std="std", n="count", min="min", max="max"),

@@ -55,10 +55,10 @@ def summary(records: list[dict]) -> pd.DataFrame:
     if not records:
         return pd.DataFrame(columns=COLUMNS)
     keys = ["dataset", "algorithm", "k", "epsilon", "group"]
-    table = cell_summary(records, "cost_kmeans", keys)
+    runs = cell_frame(records, "cost_kmeans", RECOVERY)
+    table = cell_summary(records, "cost_kmeans", keys, runs)
     dims = {r["dataset"]: r.get("d") for r in records if r.get("status", "ok") == "ok"}
     table["d"] = table["dataset"].map(dims)
-    runs = cell_frame(records, "cost_kmeans", RECOVERY)
     runs = runs[runs["status"] == "ok"]
     rec = (runs.groupby(keys, dropna=False, sort=True)
            .agg(recovery_cost=("recovery_cost", "mean"), recovery_cost_sd=("recovery_cost", _sd),

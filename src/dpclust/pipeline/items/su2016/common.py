@@ -45,8 +45,8 @@ import numpy as np
 import pandas as pd
 
 from dpclust.pipeline import declared, verdicts
-from dpclust.pipeline.aggregate import KEYS, Check, runs_frame
-from dpclust.pipeline.cells import CELL_COLUMNS, cell_summary
+from dpclust.pipeline.aggregate import KEYS, Check
+from dpclust.pipeline.cells import CELL_COLUMNS, cell_frame, cell_summary
 from dpclust.pipeline.itemkit import availability, dataset_name, name
 from dpclust.pipeline.plotting import (
     legend_entries,
@@ -133,19 +133,16 @@ def aggregate_nicv(records, item, ctx=None) -> pd.DataFrame:
     options = item.get("table") or {}
     labels = options.get("labels") or {}
     size_algorithms = tuple(options.get("size_algorithms") or (BASELINE,))
-    table = cell_summary(records, "nicv")
+    df = cell_frame(records, "nicv", ["hybrid_applied", "cells_per_dim"])
+    table = cell_summary(records, "nicv", frame=df)
     if table.empty:
         return pd.DataFrame(columns=COLUMNS)
     table["method"] = [method_label(labels, g, a) for g, a in zip(table["group"], table["algorithm"])]
-    df = runs_frame(records, info_keys=["hybrid_applied", "cells_per_dim"])
     # the record (job) of every row, in runs_frame's order: one row per run, one per failed record
     df["job"] = [j for j, rec in enumerate(records)
                  for _ in (rec["runs"] if rec.get("status", "ok") == "ok" else [None])]
     ok = df[df["status"] == "ok"].copy()
     if not ok.empty:
-        ok["epsilon"] = pd.to_numeric(ok["epsilon"], errors="coerce")
-        ok["hybrid_applied"] = ok["hybrid_applied"].astype(float)
-        ok["cells_per_dim"] = pd.to_numeric(ok["cells_per_dim"], errors="coerce")
         extra = (ok.groupby(KEYS, dropna=False)
                  .agg(wall_mean_s=("wall_time_s", "mean"), wall_median_s=("wall_time_s", "median"),
                       hybrid_applied=("hybrid_applied", "mean"), cells_per_dim=("cells_per_dim", "mean"))
