@@ -32,6 +32,8 @@ from dpclust.settings import APPROXIMATE, NON_PRIVATE, PURE
 
 #: the guarantee kinds records carry (dpclust.settings.Guarantee): those that may report an ε, and the rest
 DP_KINDS = (PURE.kind, APPROXIMATE.kind)
+#: ... and "" too: a private algorithm that declares no guarantee, compared as DP but never ranked as DP
+DP_OR_UNDECLARED = DP_KINDS + ("",)
 NOT_DP = "not DP as published"
 NON_PRIVATE_KIND = NON_PRIVATE.kind
 

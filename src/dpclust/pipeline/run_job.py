@@ -52,6 +52,7 @@ from dpclust.metrics import all_costs
 from dpclust.pipeline.records import DIAGNOSTICS_NOTE, ledger_total, make_run, released_file, released_path
 from dpclust.pipeline.records import SCHEMA as RECORD_SCHEMA
 from dpclust.pipeline.resolve import REPO_ROOT, delta_size, import_object, resolve_delta
+from dpclust.settings import APPROXIMATE, PURE
 
 #: Relative slack when checking that an algorithm spent no more than its budget.
 SPEND_TOLERANCE = 1e-9
@@ -61,7 +62,7 @@ SPEC_KEYS = ("dataset", "dataset_entry", "transform", "algorithm", "function", "
 
 
 #: Guarantee kinds that report an ε spent (`dpclust.settings.Guarantee.is_dp`).
-DP_KINDS = ("ε-DP", "(ε, δ)-DP")
+DP_KINDS = (PURE.kind, APPROXIMATE.kind)
 
 
 class PrivacyBudgetViolation(RuntimeError):

@@ -8,7 +8,7 @@ status and reason), the data dimension and the means of the non-private diagnost
 and SuLQ (cost and non-empty clusters right after the recovery). Renderers and checks read only such
 tables.
 
-Claims compare differentially private methods only: `is_dp` reads the guarantee the records carry,
+Claims compare differentially private methods only: `itemkit.DP_OR_UNDECLARED` reads the guarantee the records carry,
 and `itemkit.require_dp` refuses a claim whose roles name a variant that is not DP (e.g. the authors'
 calibration of Algorithm 4), which is shown beside the DP methods but never compared as private.
 """
@@ -26,7 +26,7 @@ from dpclust.pipeline.aggregate import Check, fmt
 from dpclust.pipeline.cells import CELL_COLUMNS, cell_frame, cell_summary
 from dpclust.pipeline.claims import LEVEL, Interval
 from dpclust.pipeline.itemkit import (
-    DP_KINDS,
+    DP_OR_UNDECLARED,
     NON_PRIVATE_KIND,
     availability,
     dataset_name,
@@ -128,10 +128,6 @@ def triple(row) -> tuple[float, float, int]:
     return float(row.mean), float(0.0 if pd.isna(row.std) else row.std), int(row.n)
 
 
-def is_dp(table: pd.DataFrame, alg: str) -> bool:
-    return table_guarantee(table, alg) in DP_KINDS
-
-
 def log_linear_ci(terms: Sequence[tuple[float, float, float, int]], level: float = LEVEL) -> Interval:
     """Interval of exp(Σ c_i·ln mean_i) from independent cell summaries (c_i, mean_i, sd_i, n_i):
     delta method, Var ln mean ≈ (sd/mean)²/n, Student-t with the smallest n − 1 degrees of freedom
@@ -159,7 +155,7 @@ def spent_check(table: pd.DataFrame, private: list[str], rel_tol: float) -> Chec
     against `rel_tol` (bookkeeping: our own check, never a paper's claim). Variants that are not DP
     (no ε guarantee, NaN spent) are left out.
 """
-    private = [a for a in private if is_dp(table, a) or table_guarantee(table, a) == ""]
+    private = [a for a in private if table_guarantee(table, a) in DP_OR_UNDECLARED]
     rows = table[(table["status"] == "ok") & table["algorithm"].isin(private)]
     cells = [(f"{r.dataset}/{r.algorithm}/k={r.k}/ε={float(r.epsilon):g}",
               max(abs(float(r.eps_spent_max) - float(r.epsilon)), abs(float(r.eps_spent_min) - float(r.epsilon)))

@@ -30,7 +30,15 @@ from dpclust.pipeline import declared, verdicts
 from dpclust.pipeline.aggregate import KEYS, Check
 from dpclust.pipeline.cells import CELL_COLUMNS, cell_frame, cell_summary
 from dpclust.pipeline.claims import Interval, ratio_ci
-from dpclust.pipeline.itemkit import availability, dataset_name, labelled_name, runs_note, short_reason, table_guarantee
+from dpclust.pipeline.itemkit import (
+    DP_OR_UNDECLARED,
+    availability,
+    dataset_name,
+    labelled_name,
+    runs_note,
+    short_reason,
+    table_guarantee,
+)
 from dpclust.pipeline.itemkit import name as _registry_name
 from dpclust.pipeline.plotting import mark_unavailable, mean_sd_line, panel_grid, save_figure, style_for
 
@@ -143,9 +151,6 @@ def reasons_text(item, missing: dict[str, str]) -> str:
 # ---------------------------------------------------------------------------------------------
 # deciding a sentence over its cells (the claims engine)
 # ---------------------------------------------------------------------------------------------
-DP_KINDS = ("ε-DP", "(ε, δ)-DP", "")
-
-
 def _fmt_eps(eps: float) -> str:
     return f"{eps:g}"
 
@@ -289,7 +294,7 @@ def available_datasets(table: pd.DataFrame, item, datasets: Sequence[str]) -> tu
 
 def refused_roles(table: pd.DataFrame, item, roles: Sequence[str]) -> str:
     """'' unless a role's records declare it not DP: then why the sentence cannot compare it."""
-    not_dp = [alg for alg in roles if table_guarantee(table, alg) not in DP_KINDS]
+    not_dp = [alg for alg in roles if table_guarantee(table, alg) not in DP_OR_UNDECLARED]
     if not not_dp:
         return ""
     return (f"{', '.join(name(item, x) for x in not_dp)}: {table_guarantee(table, not_dp[0])}, "

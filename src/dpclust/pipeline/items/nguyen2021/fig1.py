@@ -35,7 +35,7 @@ from dpclust.pipeline.aggregate import Check, fmt, runs_frame
 from dpclust.pipeline.cells import tidy
 from dpclust.pipeline.claims import Interval, ratio_ci
 from dpclust.pipeline.itemkit import (
-    DP_KINDS,
+    DP_OR_UNDECLARED,
     NOT_DP,
     dataset_name,
     labelled_name,
@@ -288,7 +288,7 @@ def _spent_exactly(table: pd.DataFrame, item: dict, rows: pd.DataFrame) -> list[
     left out."""
     if "budget_error" not in rows:
         return []
-    dp = [a for a in (OURS, BALCAN) if table_guarantee(table, a) in DP_KINDS + ("",)]
+    dp = [a for a in (OURS, BALCAN) if table_guarantee(table, a) in DP_OR_UNDECLARED]
     priv = rows[(rows["status"] == "ok") & rows["algorithm"].isin(dp) & rows["budget_error"].notna()]
     if not len(priv):
         return []
