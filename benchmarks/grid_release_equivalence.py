@@ -1,8 +1,8 @@
 """The grid release (d0ea793) through the equivalence harness, with every random draw paired.
 
     .venv/bin/python benchmarks/grid_release_equivalence.py OUT --mirror ../shared/datasets
-        [--preset quick] [--algorithm A ...] [--cell TEXT ...] [--seeds 30] [--markdown OUT.md] [--alpha A]
-        [--list]
+        [--preset quick] [--algorithm A ...] [--cell TEXT ...] [--cells-from LABELS.txt] [--seeds 30]
+        [--markdown OUT.md] [--alpha A] [--list]
 
 The secure mechanisms release round(value + noise) on a power-of-two grid of the noise scale
 (`dpclust.mechanisms.release_on_grid`); before d0ea793 they released fl(value + noise), the same noise
@@ -100,6 +100,9 @@ def main(argv=None) -> int:
     parser.add_argument("--algorithm", action="append", default=None, help="only this algorithm (repeatable)")
     parser.add_argument("--cell", action="append", default=None,
                         help="only the cells whose label contains this text (repeatable)")
+    parser.add_argument("--cells-from", type=Path, default=None,
+                        help="only the cells labelled in this file, one label a line as the harness prints it "
+                             "(e.g. the cells a report left not shown: a look declared before it runs)")
     parser.add_argument("--seeds", type=int, default=30, help="paired seeds per cell (each run twice)")
     parser.add_argument("--data-dir", default=None, help="where processed files are (default: a temp dir)")
     parser.add_argument("--markdown", default=None, help="also write the harness's report here")
@@ -119,6 +122,13 @@ def main(argv=None) -> int:
     config = load_config(REPO / "config", overrides={"preset": args.preset})
     the_plan = plan(config)
     cells = cells_of(the_plan, args.algorithm, args.cell)
+    if args.cells_from is not None:
+        wanted = {line.strip() for line in args.cells_from.read_text(encoding="utf-8").splitlines() if line.strip()}
+        cells = {key: job for key, job in cells.items() if equivalence.cell_label(key) in wanted}
+        unknown = wanted - {equivalence.cell_label(key) for key in cells}
+        if unknown:
+            parser.error(f"--cells-from {args.cells_from}: {len(unknown)} label(s) name no planned cell of the "
+                         f"{args.preset} preset, e.g. {sorted(unknown)[0]!r}; copy the labels from a harness report")
     if args.list:
         return list_cells(cells, args.seeds)
     data_dir = Path(args.data_dir or tempfile.mkdtemp(prefix="dpclust-grid-"))

@@ -77,3 +77,23 @@ def test_list_prices_each_matching_cell_and_runs_nothing(tmp_path):
     assert lines[-1].startswith(f"{len(cells)} cells, 7 paired seeds each: ")
     assert abs(float(lines[-1].split(": ")[1].split()[0]) - sum(per_cell)) <= len(cells)
     assert not out.exists()
+
+
+def test_cells_from_a_file_selects_exactly_the_labelled_cells_and_refuses_an_unknown_label(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+
+    def listed(*extra) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(SCRIPT), str(tmp_path / "out"), "--preset", "test",
+                               "--algorithm", "su2016.dplloyd", "--seeds", "2", "--list", *extra],
+                              capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+
+    labels = [line.split("\t")[0] for line in listed().stdout.strip().splitlines()[:-1]]
+    assert len(labels) >= 3
+    chosen = tmp_path / "labels.txt"
+    chosen.write_text(f"{labels[0]}\n\n{labels[2]}\n", encoding="utf-8")
+    picked = listed("--cells-from", str(chosen))
+    assert picked.returncode == 0, picked.stderr[-2000:]
+    assert [line.split("\t")[0] for line in picked.stdout.strip().splitlines()[:-1]] == [labels[0], labels[2]]
+    chosen.write_text(f"{labels[0]}\nno such cell\n", encoding="utf-8")
+    refused = listed("--cells-from", str(chosen))
+    assert refused.returncode == 2 and "'no such cell'" in refused.stderr and "--cells-from" in refused.stderr
