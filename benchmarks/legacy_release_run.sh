@@ -7,9 +7,12 @@
 # Its results are not DP on a real machine: a benchmark of the change, never a result to publish.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-log="$PWD/results/LEGACY_RELEASES.tsv"   # a line per process that released: pid, releases made
+# A line per process that released: pid, releases made. Appended, never truncated: a run resumed after a
+# kill (scripts/run.sh resumes) then counts the releases of every sitting; a new run starts from a clone
+# of its own, without the file.
+log="$PWD/results/LEGACY_RELEASES.tsv"
 mkdir -p results
-: > "$log"
+touch "$log"
 export DPCLUST_LEGACY_RELEASES="$log"
 export PYTHONPATH="$PWD/benchmarks/legacy_releases${PYTHONPATH:+:$PYTHONPATH}"
 status=0
