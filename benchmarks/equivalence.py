@@ -38,13 +38,15 @@ What it decides:
   - *not decidable*: fewer than `MIN_RUNS` runs on a side, missing or non-finite values in different
     numbers, a metric on one side only, a zero margin (mean before 0), a record status that changed.
 
-  A cell is *not equivalent* if any metric is, else *not decidable* if any metric is, else *equivalent*.
+  A cell is *not equivalent* if any metric is, else *not decidable* if any metric is, else *equivalent*;
+  the counts split the cells not equivalent into "moved" (some metric moved) and "not shown" (the rest).
 * Audits (`audits/**.json`, not gating: the audit's verdicts are claims of the `audit` paper): the plain and
   halved-noise lower bounds on ε, listed when they moved.
 
 Exit code 0 when every claim verdict is unchanged and every cell in both is identical or equivalent and
 nothing is on one side only (`--common-only`: one-sided cells and claims are listed but do not fail);
-1 otherwise. `--json` writes the full report, `--markdown` one to paste into docs/EQUIVALENCE.md.
+1 otherwise. `--json` writes the full report, `--markdown` one to paste into docs/EQUIVALENCE.md,
+`--labels-out` the labels of the cells a next look with more runs would take.
 """
 from __future__ import annotations
 
@@ -276,12 +278,13 @@ def compare_metric(name: str, before: list[tuple[int, float]], after: list[tuple
     test = "paired" if paired and same_seeds else "welch"
     result = tost_paired(a, b, margin, alpha) if test == "paired" else tost_welch(a[fa], b[fb], margin, alpha)
     status = "equivalent" if result.equivalent(alpha) else "not equivalent"
+    moved = status == "not equivalent" and (result.ci_low >= margin or result.ci_high <= -margin)
     note = ("constant on both sides: the difference is exact" if result.se == 0
-            else "moved: the interval lies outside the margin" if (result.ci_low >= margin or result.ci_high <= -margin)
+            else "moved: the interval lies outside the margin" if moved
             else "not shown: the interval straddles the margin" if status == "not equivalent" else "")
     if paired and not same_seeds:
         note = (note + "; " if note else "") + "Welch: the seeds differ"
-    return dict(out, status=status, test=test, note=note, **result._asdict(), p=result.p,
+    return dict(out, status=status, test=test, note=note, moved=moved, **result._asdict(), p=result.p,
                 rel_diff=result.diff / abs(out["before"]["mean"]))
 
 
@@ -301,6 +304,8 @@ def compare_cell(key: tuple, before: dict, after: dict, margins: dict, default_m
         return dict(out, status="not decidable", note="the runs differ but carry no metric", metrics=[])
     statuses = {m["status"] for m in metrics}
     status = next((s for s in ("not equivalent", "not decidable") if s in statuses), "equivalent")
+    if status == "not equivalent":       # evidence of a move, or only too few runs to show equivalence
+        out["how"] = "moved" if any(m.get("moved") for m in metrics) else "not shown"
     return dict(out, status=status, note="", metrics=metrics)
 
 
@@ -374,6 +379,22 @@ def status_counts(cells: list[dict]) -> dict[str, int]:
     return dict(counts)
 
 
+def count_text(cells: list[dict], status: str) -> str:
+    """"n status", and for cells not equivalent how many moved (an interval outside the margin) and how
+    many are only not shown (an interval straddling it: too few runs to decide)."""
+    text = f"{sum(c['status'] == status for c in cells)} {status}"
+    hows = [c["how"] for c in cells if c["status"] == status and c.get("how")]
+    if hows:
+        text += f" [{hows.count('moved')} moved, {hows.count('not shown')} not shown]"
+    return text
+
+
+def labels_to_look_again(report: dict) -> list[str]:
+    """The cells in both directories that are neither identical nor shown equivalent, by label: the cells
+    a next look with more runs would take (`grid_release_equivalence.py --cells-from`)."""
+    return [c["label"] for c in report["cells"]["compared"] if c["status"] in ("not equivalent", "not decidable")]
+
+
 def _g(x) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.6g}"
 
@@ -420,9 +441,8 @@ def format_summary(report: dict) -> str:
     lines += [f"  {side.replace('_', ' ')}  {c['paper']}/{c['item']}: {c['claim']}: "
               f"{c['before'] if side == 'only_before' else c['after']}"
               for side in ("only_before", "only_after") for c in claims[side]]
-    counts = status_counts(cells["compared"])
     lines.append(f"cells: {len(cells['compared'])} in both (" + ", ".join(
-        f"{counts.get(st, 0)} {st}" for st in DISPLAY) + f"), {len(cells['only_before'])} before only, "
+        count_text(cells["compared"], st) for st in DISPLAY) + f"), {len(cells['only_before'])} before only, "
         f"{len(cells['only_after'])} after only")
     for cell in cells["compared"]:
         if cell["status"] in ("not equivalent", "not decidable"):
@@ -450,7 +470,6 @@ def _md(text) -> str:
 def format_markdown(report: dict, title: str = "") -> str:
     """A report to paste under "Reports" in docs/EQUIVALENCE.md."""
     s, claims, cells = report["settings"], report["claims"], report["cells"]
-    counts = status_counts(cells["compared"])
     out = [f"### {title or 'Equivalence report'}", "",
            f"`{report['before']}` → `{report['after']}`; TOST ({'paired by seed' if s['paired'] else 'Welch'}), "
            f"α = {s['alpha']}, margin {s['margin']:.2%} of |mean before|"
@@ -463,7 +482,8 @@ def format_markdown(report: dict, title: str = "") -> str:
     if rows:
         out += ["| item | claim | before | after |", "|---|---|---|---|"]
         out += [f"| {' | '.join(_md(x) for x in row)} |" for row in rows] + [""]
-    out += [f"Cells: {len(cells['compared'])} in both: " + ", ".join(f"{counts.get(st, 0)} {st}" for st in DISPLAY)
+    out += [f"Cells: {len(cells['compared'])} in both: "
+            + ", ".join(count_text(cells["compared"], st) for st in DISPLAY)
             + f"; {len(cells['only_before'])} before only, {len(cells['only_after'])} after only.", ""]
     moved = [(cell, m) for cell in cells["compared"] if cell["status"] != "identical" for m in worst_metrics(cell)]
     if moved:
@@ -521,6 +541,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write the full report here")
     parser.add_argument("--markdown", help="write a markdown report here")
     parser.add_argument("--title", default="", help="the markdown report's heading")
+    parser.add_argument("--labels-out", help="write here the labels of the cells neither identical nor shown "
+                                             "equivalent, one a line (for grid_release_equivalence.py --cells-from)")
     parser.add_argument("--metrics", default="",
                         help="compare only these metrics (comma-separated, e.g. cost_kmeans,cost_kmedian,nicv: the "
                              "cost distribution, when a change adds or nulls other fields by design)")
@@ -536,6 +558,9 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.json).write_text(json.dumps(jsonable(report), indent=1) + "\n", encoding="utf-8")
     if args.markdown:
         Path(args.markdown).write_text(format_markdown(report, args.title), encoding="utf-8")
+    if args.labels_out:
+        Path(args.labels_out).write_text("".join(f"{label}\n" for label in labels_to_look_again(report)),
+                                         encoding="utf-8")
     return 0 if report["accepted"] else 1
 
 

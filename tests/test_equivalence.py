@@ -313,3 +313,28 @@ def test_metrics_can_be_restricted_to_the_cost_distribution(eq, tmp_path):
     cell = costs_only["cells"]["compared"][0]
     assert cell["status"] == "equivalent" and {m["metric"] for m in cell["metrics"]} == {"cost_kmeans", "nicv"}
     assert costs_only["accepted"]
+
+
+def test_cells_not_equivalent_are_split_into_moved_and_not_shown_and_listed_for_a_next_look(eq, tmp_path, capsys):
+    rng = np.random.default_rng(14)
+    records = base_records(rng)
+    moved = make_record(rng.normal(50, 0.05, 5), dataset="s1", k=15, epsilon=0.1)        # +5 %, tight: moved
+    noisy = rng.normal(100, 20, 6)                                                      # wide: not shown
+    before = [*records[:1], make_record(rng.normal(50, 0.05, 5), dataset="s1", k=15, epsilon=0.1), records[2],
+              make_record(noisy, dataset="wide"), make_record([10.0, 12.0], dataset="tiny")]
+    moved["runs"] = [dict(r, diagnostics=dict(r["diagnostics"], cost_kmeans=r["diagnostics"]["cost_kmeans"] * 1.05
+                                              + rng.normal(0, 0.01)))
+                     for r in before[1]["runs"]]
+    after = [*records[:1], moved, records[2], make_record(noisy + rng.normal(0, 20, 6), dataset="wide"),
+             make_record([10.5, 11.0], dataset="tiny")]
+    report, before_dir, after_dir = compare(eq, tmp_path, before, after, paired=True)
+    how = {c["cell"]["dataset"]: c.get("how") for c in report["cells"]["compared"]}
+    assert statuses(report)["s1/su2016.dplloyd"] == statuses(report)["wide/su2016.dplloyd"] == "not equivalent"
+    assert how["s1"] == "moved" and how["wide"] == "not shown" and how["tiny"] is None
+    labels = tmp_path / "look.txt"
+    assert eq.main([str(before_dir), str(after_dir), "--paired", "--labels-out", str(labels)]) == 1
+    assert "2 not equivalent [1 moved, 1 not shown]" in capsys.readouterr().out
+    listed = labels.read_text().splitlines()
+    assert sorted(label.split()[1] for label in listed) == ["s1", "tiny", "wide"]
+    assert set(listed) == {c["label"] for c in report["cells"]["compared"] if c["status"] not in ("identical",
+                                                                                               "equivalent")}
