@@ -76,6 +76,21 @@ def run_cell(spec: dict, data: str, seeds: int, loaded: dict) -> tuple[dict, dic
     return before, after
 
 
+def already_run(key: tuple, seeds: int, targets: list[Path]) -> bool:
+    """True when an earlier invocation with the same OUT wrote this cell's `seeds` paired seeds on both
+    sides (a look killed half-way resumes: each cell's pair is written when the cell ends)."""
+    import equivalence
+    from dpclust.pipeline.records import load_records
+
+    if not all(t.exists() for t in targets):
+        return False
+    try:
+        records = [load_records([t])[0] for t in targets]
+    except (OSError, ValueError, KeyError, IndexError):
+        return False                                  # a corrupt or foreign file: run the cell again
+    return all(equivalence.cell_key(r) == key and len(r.get("runs") or []) == seeds for r in records)
+
+
 def list_cells(cells: dict, seeds: int) -> int:
     """One line per cell: its label, its price per run and the CPU of `seeds` paired seeds (two runs a
     seed), then the total; the prices are the committed table's, so the plan is the commit's."""
@@ -137,20 +152,23 @@ def main(argv=None) -> int:
     if not cells:
         parser.error("no planned cell matches (--algorithm, --cell, available data)")
     loaded: dict = {}
-    skipped, t0, cpu0 = 0, time.perf_counter(), time.process_time()
+    skipped, resumed, t0, cpu0 = 0, 0, time.perf_counter(), time.process_time()
     for i, (key, job) in enumerate(sorted(cells.items(), key=lambda kv: equivalence.cell_label(kv[0]))):
+        targets = [args.out / side / "runs" / f"{i:04d}.json" for side in ("before", "after")]
+        if already_run(key, args.seeds, targets):
+            resumed += 1
+            continue
         spec = dict(job.spec, paper=job.paper, item=job.item, group=job.group)
         pair = run_cell(spec, paths[job.dataset], args.seeds, loaded)
         if pair is None:
             skipped += 1
             continue
-        name = f"{i:04d}.json"
-        for side, record in zip(("before", "after"), pair):
-            target = args.out / side / "runs" / name
+        for target, record in zip(targets, pair):
             target.parent.mkdir(parents=True, exist_ok=True)
             write_json_atomic(record, target)
         print(f"{equivalence.cell_label(key)}: {args.seeds} paired seeds", flush=True)
-    print(f"{len(cells) - skipped} cells run, {skipped} without a grid release; "
+    print(f"{len(cells) - skipped - resumed} cells run, {resumed} kept from an earlier invocation, {skipped} "
+          f"without a grid release; "
           f"{time.process_time() - cpu0:.0f} CPU-s, {time.perf_counter() - t0:.0f} s")
     alpha = {} if args.alpha is None else {"alpha": args.alpha}
     report = equivalence.build_report(args.out / "before", args.out / "after", paired=True,

@@ -35,6 +35,13 @@ def test_each_cell_runs_its_seeds_with_the_legacy_release_and_the_grid_and_the_h
     b, a = _costs(before[0]), _costs(after[0])
     assert len(b) == len(a) == 4 and b != a                              # the release's last bits differ
     assert all(abs(x - y) <= 0.05 * abs(x) for x, y in zip(b, a))        # the same noise draws, paired
+    # run again into the same OUT (a look killed half-way): every written cell is kept, none runs again,
+    # and a cell whose file is gone runs again
+    before[0].unlink()
+    again = subprocess.run(proc.args, capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
+    assert again.returncode == proc.returncode, again.stderr[-2000:]
+    assert f"1 cells run, {len(compared) - 1} kept from an earlier invocation" in again.stdout
+    assert json.loads((out / "report.json").read_text())["cells"]["compared"] == compared
 
 
 def test_a_process_started_with_the_legacy_site_folder_releases_raw_floats_and_logs_its_releases(tmp_path):
