@@ -8,9 +8,10 @@ status and reason), the data dimension and the means of the non-private diagnost
 and SuLQ (cost and non-empty clusters right after the recovery). Renderers and checks read only such
 tables.
 
-Claims compare differentially private methods only: `itemkit.DP_OR_UNDECLARED` reads the guarantee the records carry,
-and `itemkit.require_dp` refuses a claim whose roles name a variant that is not DP (e.g. the authors'
-calibration of Algorithm 4), which is shown beside the DP methods but never compared as private.
+Claims compare differentially private methods only, by the guarantee the records carry (a kind in
+`itemkit.DP_OR_UNDECLARED`), and `itemkit.require_dp` refuses a claim whose roles name a variant that
+is not DP (e.g. the authors' calibration of Algorithm 4), which is shown beside the DP methods but
+never compared as private.
 """
 
 from __future__ import annotations
