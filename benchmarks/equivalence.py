@@ -34,7 +34,9 @@ What it decides:
     |d| < m, else 1);
   - `--paired`: runs matched by seed, one-sample TOST on the per-seed differences (valid whenever both
     sides ran the same seeds; far more powerful when the change keeps the random draws, e.g. float32);
-    without the same seed set on both sides the cell falls back to Welch;
+    without the same seed set on both sides the cell falls back to Welch; each paired metric also counts
+    the seeds that took another path (moved by more than `OTHER_PATH_REL`: a discrete choice flipped) and
+    how far the others agree, which says why an interval is wide;
   - *not decidable*: fewer than `MIN_RUNS` runs on a side, missing or non-finite values in different
     numbers, a metric on one side only, a zero margin (mean before 0), a record status that changed.
 
@@ -69,6 +71,10 @@ DEFAULT_MARGIN = 0.005
 DEFAULT_ALPHA = 0.05
 #: Fewer runs than this on a side: not decidable (unless the metric's values are equal).
 MIN_RUNS = 3
+#: Paired seeds whose value moved by more than this (relative to its value before) took another path: a
+#: discrete choice flipped (an assignment, a best-of-m pick), so the pair is two draws, not one draw
+#: computed twice. Their count says why a cell's paired interval is wide; 0.1 % is a fifth of the margin.
+OTHER_PATH_REL = 1e-3
 #: Per-run fields that are never metrics (besides integers, booleans, strings and lists).
 EXCLUDED = frozenset({"seed", "init_seed", "wall_time_s"})
 #: Metrics with a documented margin other than DEFAULT_MARGIN (relative to |mean before|); keep the
@@ -284,8 +290,35 @@ def compare_metric(name: str, before: list[tuple[int, float]], after: list[tuple
             else "not shown: the interval straddles the margin" if status == "not equivalent" else "")
     if paired and not same_seeds:
         note = (note + "; " if note else "") + "Welch: the seeds differ"
+    paths = seed_paths(a, b) if test == "paired" else {}
     return dict(out, status=status, test=test, note=note, moved=moved, **result._asdict(), p=result.p,
-                rel_diff=result.diff / abs(out["before"]["mean"]))
+                rel_diff=result.diff / abs(out["before"]["mean"]), **paths)
+
+
+def seed_paths(a: np.ndarray, b: np.ndarray) -> dict:
+    """Paired seeds (same order, all finite) split by `OTHER_PATH_REL`: how many took another path, the
+    range of their relative moves, and the largest relative move of the others (None when there is none).
+    A seed whose value before is 0 counts as another path when its value after is not."""
+    scale = np.abs(a)
+    rel = np.divide(b - a, scale, out=np.where(b == a, 0.0, np.inf), where=scale > 0)
+    far = np.abs(rel) > OTHER_PATH_REL
+    return {"other_path": int(far.sum()),
+            "other_path_range": [float(rel[far].min()), float(rel[far].max())] if far.any() else None,
+            "same_path_max": float(np.abs(rel[~far]).max()) if (~far).any() else None}
+
+
+def paths_text(m: dict) -> str:
+    """'k of n seeds took another path (lo to hi), the others agree to x' for a paired metric, else ''."""
+    if "other_path" not in m:
+        return ""
+    n = m["before"]["n"]
+    text = f"{m['other_path']} of {n} seeds took another path"
+    if m["other_path_range"]:
+        lo, hi = m["other_path_range"]
+        text += f" ({_pct(lo)} to {_pct(hi)})"
+    if m["same_path_max"] is not None and m["other_path"] < n:
+        text += f", the others agree to {m['same_path_max']:.1g}"
+    return text
 
 
 def compare_cell(key: tuple, before: dict, after: dict, margins: dict, default_margin: float, alpha: float,
@@ -412,7 +445,8 @@ def metric_line(m: dict) -> str:
         text += (f", diff {_g(m['diff'])} ({_pct(m['rel_diff'])}), margin ±{_g(m['margin'])}"
                  f" ({m['margin_rel']:.2%}), {m['test']} TOST p={_g(m['p'])},"
                  f" CI [{_g(m['ci_low'])}, {_g(m['ci_high'])}]")
-    return text + f", n {m['before']['n']}/{m['after']['n']}" + (f"; {m['note']}" if m.get("note") else "")
+    text += f", n {m['before']['n']}/{m['after']['n']}" + (f"; {m['note']}" if m.get("note") else "")
+    return text + (f"; {paths}" if (paths := paths_text(m)) else "")
 
 
 def worst_metrics(cell: dict) -> list[dict]:
@@ -487,14 +521,15 @@ def format_markdown(report: dict, title: str = "") -> str:
             + f"; {len(cells['only_before'])} before only, {len(cells['only_after'])} after only.", ""]
     moved = [(cell, m) for cell in cells["compared"] if cell["status"] != "identical" for m in worst_metrics(cell)]
     if moved:
-        out += ["| cell | status | metric | before | after | diff | margin | p |", "|---|---|---|---|---|---|---|---|"]
+        out += ["| cell | status | metric | before | after | diff | margin | p | seeds on another path |",
+                "|---|---|---|---|---|---|---|---|---|"]
         for cell, m in moved:
             b, a = m.get("before", {}), m.get("after", {})
             diff = f"{_g(m['diff'])} ({_pct(m['rel_diff'])})" if "diff" in m else _md(m.get("note", ""))
             margin, p = ("±" + _g(m["margin"]), _g(m["p"])) if "p" in m else ("", "")
             out.append(f"| {_md(cell['label'])} | {cell['status']} | {m['metric']} "
                        f"| {_g(b.get('mean'))} (n {b.get('n', '')}) | {_g(a.get('mean'))} (n {a.get('n', '')}) "
-                       f"| {diff} | {margin} | {p} |")
+                       f"| {diff} | {margin} | {p} | {_md(paths_text(m))} |")
         out.append("")
     out += [f"- {side.replace('_', ' ')}: {_md(label)}"
             for side in ("only_before", "only_after") for label in cells[side]]

@@ -338,3 +338,23 @@ def test_cells_not_equivalent_are_split_into_moved_and_not_shown_and_listed_for_
     assert sorted(label.split()[1] for label in listed) == ["s1", "tiny", "wide"]
     assert set(listed) == {c["label"] for c in report["cells"]["compared"] if c["status"] not in ("identical",
                                                                                                "equivalent")}
+
+
+def test_paired_seeds_that_took_another_path_are_counted_and_printed(eq, tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    costs = rng.normal(100, 5, 12)
+    after = costs * (1 + rng.normal(0, 1e-9, 12))          # the same path, last bits apart
+    after[[2, 7]] = costs[[2, 7]] * np.array([1.08, 0.95])  # two seeds flip a discrete choice
+    report, *_ = compare(eq, tmp_path, [make_record(costs, dataset="chaos")], [make_record(after, dataset="chaos")],
+                         paired=True)
+    (cell,) = [c for c in report["cells"]["compared"] if c["cell"]["dataset"] == "chaos"]
+    (m,) = [m for m in cell["metrics"] if m["metric"] == "cost_kmeans"]
+    assert m["other_path"] == 2
+    assert m["other_path_range"] == pytest.approx([-0.05, 0.08])
+    assert 0 < m["same_path_max"] < 1e-8
+    assert eq.paths_text(m) == "2 of 12 seeds took another path (-5 % to +8 %), the others agree to " \
+                               f"{m['same_path_max']:.1g}"
+    assert "2 of 12 seeds took another path" in eq.metric_line(m)
+    assert "seeds on another path" in eq.format_markdown(report)
+    welch = eq.compare_metric("cost_kmeans", list(enumerate(costs)), list(enumerate(after)), 0.005, 0.05)
+    assert "other_path" not in welch and eq.paths_text(welch) == ""
