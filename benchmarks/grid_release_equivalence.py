@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/grid_release_equivalence.py OUT --mirror ../shared/datasets
         [--preset quick] [--algorithm A ...] [--cell TEXT ...] [--cells-from LABELS.txt] [--seeds 30]
-        [--markdown OUT.md] [--alpha A] [--list]
+        [--markdown OUT.md] [--alpha A] [--cpu-cap-hours H] [--list]
 
 The secure mechanisms release round(value + noise) on a power-of-two grid of the noise scale
 (`dpclust.mechanisms.release_on_grid`); before d0ea793 they released fl(value + noise), the same noise
@@ -20,6 +20,8 @@ had. The comparison between two commits (docs/EQUIVALENCE.md, d0ea793) had the p
 cell, too few to show 0.5 % where a last-bit change can flip a discrete choice; this adds the runs.
 `--list` prints the matching cells and what `--seeds` paired seeds of each would cost (the committed
 run prices, `dpclust.pipeline.run_prices`), and runs nothing: a plan to declare before its runs.
+`--cpu-cap-hours` keeps the cells cheapest first (by those prices, ties by label) while their paired seeds
+fit in the cap; the others are not run, and are listed (and written to OUT/not_run.txt) as "not run: CPU cap".
 """
 from __future__ import annotations
 
@@ -91,6 +93,24 @@ def already_run(key: tuple, seeds: int, targets: list[Path]) -> bool:
     return all(equivalence.cell_key(r) == key and len(r.get("runs") or []) == seeds for r in records)
 
 
+def under_cap(cells: dict, seeds: int, cap_hours: float | None) -> tuple[dict, list[str]]:
+    """(the cells whose `seeds` paired seeds fit in `cap_hours` CPU-hours by the committed run prices,
+    taken cheapest first with ties by label; the labels of the others, sorted). No cap: every cell."""
+    import equivalence
+    from dpclust.pipeline.run_prices import price_s
+
+    if cap_hours is None:
+        return cells, []
+    kept, left, spent = {}, [], 0.0
+    for key, job in sorted(cells.items(), key=lambda kv: (price_s(kv[1]), equivalence.cell_label(kv[0]))):
+        cost = 2 * seeds * price_s(job)
+        if spent + cost <= cap_hours * 3600:
+            kept[key], spent = job, spent + cost
+        else:
+            left.append(equivalence.cell_label(key))
+    return kept, sorted(left)
+
+
 def list_cells(cells: dict, seeds: int) -> int:
     """One line per cell: its label, its price per run and the CPU of `seeds` paired seeds (two runs a
     seed), then the total; the prices are the committed table's, so the plan is the commit's."""
@@ -124,6 +144,9 @@ def main(argv=None) -> int:
     parser.add_argument("--alpha", type=float, default=None,
                         help="level of each one-sided test (default the harness's; lower it for a cell looked at "
                              "before, e.g. half for a second look)")
+    parser.add_argument("--cpu-cap-hours", type=float, default=None,
+                        help="run only the cheapest cells whose paired seeds fit in this many CPU-hours by the "
+                             "committed run prices; list the others as not run (a cap declared before the look)")
     parser.add_argument("--list", action="store_true",
                         help="print the matching cells and the CPU of --seeds paired seeds each; run nothing")
     args = parser.parse_args(argv)
@@ -144,8 +167,14 @@ def main(argv=None) -> int:
         if unknown:
             parser.error(f"--cells-from {args.cells_from}: {len(unknown)} label(s) name no planned cell of the "
                          f"{args.preset} preset, e.g. {sorted(unknown)[0]!r}; copy the labels from a harness report")
+    cells, capped = under_cap(cells, args.seeds, args.cpu_cap_hours)
+    for label in capped:
+        print(f"{label}: not run: CPU cap ({args.cpu_cap_hours:g} CPU-h by the committed run prices)")
     if args.list:
         return list_cells(cells, args.seeds)
+    if capped:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "not_run.txt").write_text("".join(f"{label}\n" for label in capped), encoding="utf-8")
     data_dir = Path(args.data_dir or tempfile.mkdtemp(prefix="dpclust-grid-"))
     paths = _prepare(config, {job.dataset for job in cells.values()}, data_dir, args.mirror, False)
     cells = {key: job for key, job in cells.items() if job.dataset in paths}

@@ -104,3 +104,26 @@ def test_cells_from_a_file_selects_exactly_the_labelled_cells_and_refuses_an_unk
     chosen.write_text(f"{labels[0]}\nno such cell\n", encoding="utf-8")
     refused = listed("--cells-from", str(chosen))
     assert refused.returncode == 2 and "'no such cell'" in refused.stderr and "--cells-from" in refused.stderr
+
+
+def test_a_cpu_cap_keeps_the_cheapest_cells_that_fit_and_lists_the_others(monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))   # the script imports the harness as `equivalence`
+    from dpclust.pipeline import run_prices
+
+    from .conftest import load_benchmark
+
+    script = load_benchmark("grid_release_equivalence")
+    prices = {"a": 2.0, "b": 1.0, "c": 1.0, "d": 5.0}          # CPU-s a run, by cell dataset
+    monkeypatch.setattr(run_prices, "price_s", lambda job: prices[job])
+
+    def key(ds):
+        return ("su2016", "fig1", "g", ds, "su2016.dplloyd", 3, 1.0, "")
+
+    cells = {key(ds): ds for ds in prices}
+    # 10 paired seeds: 20 runs a cell, so b and c cost 20 CPU-s each, a 40, d 100
+    kept, left = script.under_cap(cells, 10, 80 / 3600)
+    assert sorted(kept.values()) == ["a", "b", "c"]
+    assert len(left) == 1 and " d " in left[0]
+    kept, left = script.under_cap(cells, 10, 79 / 3600)         # a no longer fits after b and c
+    assert sorted(kept.values()) == ["b", "c"] and len(left) == 2
+    assert script.under_cap(cells, 10, None) == (cells, [])
