@@ -63,24 +63,42 @@ def cells_of(the_plan, algorithms: list[str] | None, texts: list[str] | None) ->
 
 def run_cell(spec: dict, data: str, seeds: int, loaded: dict) -> tuple[dict, dict] | None:
     """(before, after) records of `seeds` seeds from the spec's first seed, or None when the first seed
-    makes no release through the grid."""
+    makes no release through the grid. `loaded` caches the transformed data across cells, one entry per
+    (processed file, transform, registry entry): `run_spec`'s `_loaded` holds ONE data set (a run job's
+    batch of blocks on one data set), so each data set gets its own."""
     from dpclust.audit.floating_point import legacy_releases
     from dpclust.pipeline.run_job import run_spec
 
     start = spec["seeds"][0]
+    cache = loaded.setdefault((str(data), spec["transform"], json.dumps(spec["dataset_entry"], sort_keys=True)), {})
     with legacy_releases() as calls:
-        run_spec(dict(spec, seeds=[start, 1]), data, _loaded=loaded)
+        run_spec(dict(spec, seeds=[start, 1]), data, _loaded=cache)
     if not calls["release"]:
         return None
     with legacy_releases():
-        before = run_spec(dict(spec, seeds=[start, seeds]), data, _loaded=loaded)
-    after = run_spec(dict(spec, seeds=[start, seeds]), data, _loaded=loaded)
+        before = run_spec(dict(spec, seeds=[start, seeds]), data, _loaded=cache)
+    after = run_spec(dict(spec, seeds=[start, seeds]), data, _loaded=cache)
+    for record in (before, after):
+        check_data(record, data)
     return before, after
 
 
-def already_run(key: tuple, seeds: int, targets: list[Path]) -> bool:
+def check_data(record: dict, data: str) -> None:
+    """Refuse a record that did not run on the cell's own processed file (its content hash and shape)."""
+    from dpclust.data.store import processed_info
+
+    info = processed_info(data)
+    got = (record.get("dataset_sha256"), record.get("n"), record.get("d"))
+    want = (info.get("sha256"), info.get("n"), info.get("d"))
+    if got != want:
+        raise RuntimeError(f"{record.get('dataset')}: the runs used data (sha256, n, d) = {got}, but the cell's file "
+                           f"{data} holds {want}; a look must run each cell on its own data")
+
+
+def already_run(key: tuple, seeds: int, targets: list[Path], data: str | None = None) -> bool:
     """True when an earlier invocation with the same OUT wrote this cell's `seeds` paired seeds on both
-    sides (a look killed half-way resumes: each cell's pair is written when the cell ends)."""
+    sides, on the cell's own data `data` when given (a look killed half-way resumes: each cell's pair is
+    written when the cell ends)."""
     import equivalence
     from dpclust.pipeline.records import load_records
 
@@ -90,7 +108,14 @@ def already_run(key: tuple, seeds: int, targets: list[Path]) -> bool:
         records = [load_records([t])[0] for t in targets]
     except (OSError, ValueError, KeyError, IndexError):
         return False                                  # a corrupt or foreign file: run the cell again
-    return all(equivalence.cell_key(r) == key and len(r.get("runs") or []) == seeds for r in records)
+    if not all(equivalence.cell_key(r) == key and len(r.get("runs") or []) == seeds for r in records):
+        return False
+    try:
+        for r in records if data is not None else ():
+            check_data(r, data)
+    except RuntimeError:
+        return False                                  # run on other data (a look before 2026-12-03's fix)
+    return True
 
 
 def under_cap(cells: dict, seeds: int, cap_hours: float | None) -> tuple[dict, list[str]]:
@@ -184,7 +209,7 @@ def main(argv=None) -> int:
     skipped, resumed, t0, cpu0 = 0, 0, time.perf_counter(), time.process_time()
     for i, (key, job) in enumerate(sorted(cells.items(), key=lambda kv: equivalence.cell_label(kv[0]))):
         targets = [args.out / side / "runs" / f"{i:04d}.json" for side in ("before", "after")]
-        if already_run(key, args.seeds, targets):
+        if job.dataset in paths and already_run(key, args.seeds, targets, paths[job.dataset]):
             resumed += 1
             continue
         spec = dict(job.spec, paper=job.paper, item=job.item, group=job.group)

@@ -44,6 +44,37 @@ def test_each_cell_runs_its_seeds_with_the_legacy_release_and_the_grid_and_the_h
     assert json.loads((out / "report.json").read_text())["cells"]["compared"] == compared
 
 
+def test_a_look_over_several_data_sets_runs_each_cell_on_its_own_data(tmp_path):
+    """One look, cells on data sets of different d: every record ran on its cell's own processed file.
+    (Until 2026-12-03 one data cache served the whole look, so every cell after the first ran on the
+    first cell's data.) A kept cell is checked the same way, so a look run before the fix runs again."""
+    from dpclust.data.store import processed_info
+
+    out, data = tmp_path / "out", tmp_path / "data"
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    proc = subprocess.run([sys.executable, str(SCRIPT), str(out), "--preset", "test", "--algorithm", "su2016.dplloyd",
+                           "--cell", "su_synth_k2_d2 ", "--cell", "su_synth_k3_d4 ", "--seeds", "3",
+                           "--data-dir", str(data)], capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    seen = {}
+    for side in ("before", "after"):
+        for path in sorted((out / side / "runs").glob("[0-9]*[0-9].json")):
+            record = json.loads(path.read_text())
+            info = processed_info(data / "processed" / f"{record['dataset']}.h5")
+            assert (record["dataset_sha256"], record["n"], record["d"]) == (info["sha256"], info["n"], info["d"])
+            seen[record["dataset"]] = record["d"]
+    assert seen == {"su_synth_k2_d2": 2, "su_synth_k3_d4": 4}
+    # a kept cell that ran on other data (as before the fix) is not kept: it runs again
+    first, second = sorted((out / "before" / "runs").glob("[0-9]*[0-9].json"))
+    other = json.loads(second.read_text())
+    record = json.loads(first.read_text())
+    record.update(dataset_sha256=other["dataset_sha256"], d=other["d"])
+    first.write_text(json.dumps(record))
+    again = subprocess.run(proc.args, capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
+    assert again.returncode == proc.returncode, again.stderr[-2000:]
+    assert "1 cells run, 1 kept from an earlier invocation" in again.stdout
+
+
 def test_a_process_started_with_the_legacy_site_folder_releases_raw_floats_and_logs_its_releases(tmp_path):
     """benchmarks/legacy_release_run.sh's hook (benchmarks/legacy_releases/sitecustomize.py): every Python
     process of the run, Snakemake's jobs included, releases fl(value + noise) and says how many it made."""
