@@ -38,7 +38,8 @@ What it decides:
     the seeds that took another path (moved by more than `OTHER_PATH_REL`: a discrete choice flipped) and
     how far the others agree, which says why an interval is wide;
   - *not decidable*: fewer than `MIN_RUNS` runs on a side, missing or non-finite values in different
-    numbers, a metric on one side only, a zero margin (mean before 0), a record status that changed.
+    numbers, a metric on one side only, a zero margin (mean before 0), a record status that changed, or
+    records that ran on other data (their `dataset_sha256` differ).
 
   A cell is *not equivalent* if any metric is, else *not decidable* if any metric is, else *equivalent*;
   the counts split the cells not equivalent into "moved" (some metric moved) and "not shown" (the rest).
@@ -202,14 +203,17 @@ def cell_label(key: tuple) -> str:
 
 
 def load_cells(results_dir) -> dict[tuple, dict]:
-    """Every cell of a results directory: {key: {"status": sorted statuses, "runs": flat runs by seed}}."""
-    cells: dict[tuple, dict] = defaultdict(lambda: {"status": set(), "runs": []})
+    """Every cell of a results directory: {key: {"status": sorted statuses, "runs": flat runs by seed,
+    "data": sorted content hashes of the data its records ran on}}."""
+    cells: dict[tuple, dict] = defaultdict(lambda: {"status": set(), "runs": [], "data": set()})
     for record in load_records(record_files(results_dir)):
         cell = cells[cell_key(record)]
         cell["status"].add(record.get("status", "ok"))
         cell["runs"].extend(record.get("runs") or [])
-    return {key: {"status": sorted(c["status"]), "runs": sorted(c["runs"], key=lambda r: r.get("seed", 0))}
-            for key, c in cells.items()}
+        if record.get("dataset_sha256"):
+            cell["data"].add(record["dataset_sha256"])
+    return {key: {"status": sorted(c["status"]), "runs": sorted(c["runs"], key=lambda r: r.get("seed", 0)),
+                  "data": sorted(c["data"])} for key, c in cells.items()}
 
 
 def run_fingerprint(run: dict) -> str:
@@ -328,6 +332,10 @@ def compare_cell(key: tuple, before: dict, after: dict, margins: dict, default_m
            "runs": [len(before["runs"]), len(after["runs"])]}
     if before["status"] != after["status"]:
         return dict(out, status="not decidable", note=f"status {before['status']} -> {after['status']}", metrics=[])
+    if before.get("data", []) != after.get("data", []):   # another data set: the runs are not comparable
+        return dict(out, status="not decidable", metrics=[],
+                    note=f"the data differ (sha256 {', '.join(h[:12] for h in before.get('data', [])) or '?'} -> "
+                         f"{', '.join(h[:12] for h in after.get('data', [])) or '?'})")
     if runs_identical(before["runs"], after["runs"]):
         return dict(out, status="identical", metrics=[])
     metrics = [compare_metric(name, metric_values(before["runs"], name), metric_values(after["runs"], name),

@@ -358,3 +358,15 @@ def test_paired_seeds_that_took_another_path_are_counted_and_printed(eq, tmp_pat
     assert "seeds on another path" in eq.format_markdown(report)
     welch = eq.compare_metric("cost_kmeans", list(enumerate(costs)), list(enumerate(after)), 0.005, 0.05)
     assert "other_path" not in welch and eq.paths_text(welch) == ""
+
+
+def test_a_cell_whose_records_ran_on_other_data_is_not_decidable(eq, tmp_path):
+    costs = np.linspace(90, 110, 6)
+    before, after = make_record(costs, dataset="same"), make_record(costs, dataset="same")
+    before["dataset_sha256"], after["dataset_sha256"] = "a" * 64, "b" * 64
+    report, *_ = compare(eq, tmp_path, [before], [after], paired=True)
+    (cell,) = [c for c in report["cells"]["compared"] if c["cell"]["dataset"] == "same"]
+    assert cell["status"] == "not decidable" and "the data differ" in cell["note"]
+    after["dataset_sha256"] = "a" * 64                          # the same data: identical runs
+    report, *_ = compare(eq, tmp_path / "again", [before], [after], paired=True)
+    assert statuses(report)["same/su2016.dplloyd"] == "identical"
