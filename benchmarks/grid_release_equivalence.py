@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/grid_release_equivalence.py OUT --mirror ../shared/datasets
         [--preset quick] [--algorithm A ...] [--cell TEXT ...] [--cells-from LABELS.txt] [--seeds 30]
-        [--markdown OUT.md] [--alpha A] [--cpu-cap-hours H] [--list]
+        [--markdown OUT.md] [--alpha A] [--cpu-cap-hours H] [--jobs N] [--list]
 
 The secure mechanisms release round(value + noise) on a power-of-two grid of the noise scale
 (`dpclust.mechanisms.release_on_grid`); before d0ea793 they released fl(value + noise), the same noise
@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -81,6 +82,25 @@ def run_cell(spec: dict, data: str, seeds: int, loaded: dict) -> tuple[dict, dic
     for record in (before, after):
         check_data(record, data)
     return before, after
+
+
+#: the transformed data of this process, one entry per data set (`run_cell`); a worker of `--jobs` has its own
+_LOADED: dict = {}
+
+
+def _run_and_write(task) -> bool:
+    """Run one cell (`run_cell`) and write its pair of records; False when it makes no grid release."""
+    from dpclust.pipeline.run_job import write_json_atomic
+
+    label, spec, data, seeds, targets = task
+    pair = run_cell(spec, data, seeds, _LOADED)
+    if pair is None:
+        return False
+    for target, record in zip(targets, pair):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(record, target)
+    print(f"{label}: {seeds} paired seeds", flush=True)
+    return True
 
 
 def check_data(record: dict, data: str) -> None:
@@ -172,6 +192,8 @@ def main(argv=None) -> int:
     parser.add_argument("--cpu-cap-hours", type=float, default=None,
                         help="run only the cheapest cells whose paired seeds fit in this many CPU-hours by the "
                              "committed run prices; list the others as not run (a cap declared before the look)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="cells run at once, each in a process of its own (one thread each)")
     parser.add_argument("--list", action="store_true",
                         help="print the matching cells and the CPU of --seeds paired seeds each; run nothing")
     args = parser.parse_args(argv)
@@ -179,7 +201,6 @@ def main(argv=None) -> int:
     import equivalence
     from dpclust.pipeline.configuration import load_config
     from dpclust.pipeline.planning import plan
-    from dpclust.pipeline.run_job import write_json_atomic
     from estimate_full_protocol import _prepare
 
     config = load_config(REPO / "config", overrides={"preset": args.preset})
@@ -205,25 +226,29 @@ def main(argv=None) -> int:
     cells = {key: job for key, job in cells.items() if job.dataset in paths}
     if not cells:
         parser.error("no planned cell matches (--algorithm, --cell, available data)")
-    loaded: dict = {}
-    skipped, resumed, t0, cpu0 = 0, 0, time.perf_counter(), time.process_time()
+    resumed, t0, cpu0 = 0, time.perf_counter(), time.process_time()
+    start_children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_children0 = start_children.ru_utime + start_children.ru_stime
+    todo = []
     for i, (key, job) in enumerate(sorted(cells.items(), key=lambda kv: equivalence.cell_label(kv[0]))):
         targets = [args.out / side / "runs" / f"{i:04d}.json" for side in ("before", "after")]
-        if job.dataset in paths and already_run(key, args.seeds, targets, paths[job.dataset]):
+        if already_run(key, args.seeds, targets, paths[job.dataset]):
             resumed += 1
             continue
         spec = dict(job.spec, paper=job.paper, item=job.item, group=job.group)
-        pair = run_cell(spec, paths[job.dataset], args.seeds, loaded)
-        if pair is None:
-            skipped += 1
-            continue
-        for target, record in zip(targets, pair):
-            target.parent.mkdir(parents=True, exist_ok=True)
-            write_json_atomic(record, target)
-        print(f"{equivalence.cell_label(key)}: {args.seeds} paired seeds", flush=True)
+        todo.append((equivalence.cell_label(key), spec, paths[job.dataset], args.seeds, targets))
+    if args.jobs > 1 and len(todo) > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(min(args.jobs, len(todo))) as pool:
+            done = list(pool.imap_unordered(_run_and_write, todo))
+    else:
+        done = [_run_and_write(task) for task in todo]
+    skipped = sum(not ran for ran in done)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = time.process_time() - cpu0 + children.ru_utime + children.ru_stime - cpu_children0
     print(f"{len(cells) - skipped - resumed} cells run, {resumed} kept from an earlier invocation, {skipped} "
-          f"without a grid release; "
-          f"{time.process_time() - cpu0:.0f} CPU-s, {time.perf_counter() - t0:.0f} s")
+          f"without a grid release; {cpu:.0f} CPU-s, {time.perf_counter() - t0:.0f} s")
     alpha = {} if args.alpha is None else {"alpha": args.alpha}
     report = equivalence.build_report(args.out / "before", args.out / "after", paired=True,
                                       metrics=COST_METRICS, **alpha)

@@ -64,6 +64,17 @@ def test_a_look_over_several_data_sets_runs_each_cell_on_its_own_data(tmp_path):
             assert (record["dataset_sha256"], record["n"], record["d"]) == (info["sha256"], info["n"], info["d"])
             seen[record["dataset"]] = record["d"]
     assert seen == {"su_synth_k2_d2": 2, "su_synth_k3_d4": 4}
+    # the same look on two processes (--jobs 2) writes the same runs, wall times aside
+    parallel = subprocess.run([*proc.args[:2], str(tmp_path / "out2"), *proc.args[3:], "--jobs", "2"],
+                              capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
+    assert parallel.returncode == proc.returncode, parallel.stderr[-2000:]
+
+    def runs(root):
+        return {p.relative_to(root).as_posix(): [{k: v for k, v in r.items() if k != "wall_time_s"}
+                                                 for r in json.loads(p.read_text())["runs"]]
+                for p in sorted(root.glob("*/runs/[0-9]*[0-9].json"))}
+
+    assert runs(tmp_path / "out2") == runs(out) and runs(out)
     # a kept cell that ran on other data (as before the fix) is not kept: it runs again
     first, second = sorted((out / "before" / "runs").glob("[0-9]*[0-9].json"))
     other = json.loads(second.read_text())
