@@ -29,7 +29,9 @@ What it decides:
     `--margins`): H0- d <= -m and H0+ d >= m, each rejected at `alpha`; p = max of the two one-sided
     p-values, *equivalent* when p < alpha, i.e. when the (1 - 2 alpha) Welch interval of d lies inside (-m, m).
     Otherwise *not equivalent*: "moved" when that interval lies wholly outside the margin, "not shown"
-    when it straddles it (too few runs or too much noise to show equivalence at this margin);
+    when it straddles it (too few runs or too much noise to show equivalence at this margin); a metric not
+    shown also says about how many runs would show it if its mean move and spread held (`runs_to_show`,
+    a planning figure for the next look);
   - both sides constant (zero variance): the difference is exact, the limit of the test (p = 0 when
     |d| < m, else 1);
   - `--paired`: runs matched by seed, one-sample TOST on the per-seed differences (valid whenever both
@@ -295,8 +297,24 @@ def compare_metric(name: str, before: list[tuple[int, float]], after: list[tuple
     if paired and not same_seeds:
         note = (note + "; " if note else "") + "Welch: the seeds differ"
     paths = seed_paths(a, b) if test == "paired" else {}
+    shown_at = (runs_to_show(result, fa.sum(), out, alpha, paired=test == "paired")
+                if note.startswith("not shown") else {})
     return dict(out, status=status, test=test, note=note, moved=moved, **result._asdict(), p=result.p,
-                rel_diff=result.diff / abs(out["before"]["mean"]), **paths)
+                rel_diff=result.diff / abs(out["before"]["mean"]), **paths, **shown_at)
+
+
+def runs_to_show(result: Tost, n: int, sides: dict, alpha: float, paired: bool) -> dict:
+    """For a metric not shown: about how many seeds (paired) or runs a side (Welch) would put its interval
+    inside the margin if the measured mean move and spread held, ``(z_{1-alpha} s / (m - |d|))^2`` with s the
+    spread of one pair's difference (paired) or sqrt(s_before^2 + s_after^2) (Welch). A planning figure for
+    the next look, not a test: at that size such a look shows equivalence about half the time. None when
+    |d| >= m (no number of runs shows it at that mean move)."""
+    room = result.margin - abs(result.diff)
+    if room <= 0:
+        return {"runs_to_show": None}
+    spread = (result.se * math.sqrt(n) if paired
+              else math.hypot(sides["before"]["sd"], sides["after"]["sd"]))
+    return {"runs_to_show": int(math.ceil((float(stats.norm.ppf(1 - alpha)) * spread / room) ** 2))}
 
 
 def seed_paths(a: np.ndarray, b: np.ndarray) -> dict:
@@ -323,6 +341,16 @@ def paths_text(m: dict) -> str:
     if m["same_path_max"] is not None and m["other_path"] < n:
         text += f", the others agree to {m['same_path_max']:.1g}"
     return text
+
+
+def shown_at_text(m: dict) -> str:
+    """'≈ N seeds would show it' for a metric not shown (`runs_to_show`), else ''."""
+    if "runs_to_show" not in m:
+        return ""
+    unit = "paired seeds" if m.get("test") == "paired" else "runs a side"
+    if m["runs_to_show"] is None:
+        return "no number of runs shows it at this mean move (|diff| ≥ margin)"
+    return f"≈ {m['runs_to_show']:,} {unit} would show it if this mean move and spread held"
 
 
 def compare_cell(key: tuple, before: dict, after: dict, margins: dict, default_margin: float, alpha: float,
@@ -454,7 +482,8 @@ def metric_line(m: dict) -> str:
                  f" ({m['margin_rel']:.2%}), {m['test']} TOST p={_g(m['p'])},"
                  f" CI [{_g(m['ci_low'])}, {_g(m['ci_high'])}]")
     text += f", n {m['before']['n']}/{m['after']['n']}" + (f"; {m['note']}" if m.get("note") else "")
-    return text + (f"; {paths}" if (paths := paths_text(m)) else "")
+    text += f"; {paths}" if (paths := paths_text(m)) else ""
+    return text + (f"; {shown}" if (shown := shown_at_text(m)) else "")
 
 
 def worst_metrics(cell: dict) -> list[dict]:
@@ -529,15 +558,15 @@ def format_markdown(report: dict, title: str = "") -> str:
             + f"; {len(cells['only_before'])} before only, {len(cells['only_after'])} after only.", ""]
     moved = [(cell, m) for cell in cells["compared"] if cell["status"] != "identical" for m in worst_metrics(cell)]
     if moved:
-        out += ["| cell | status | metric | before | after | diff | margin | p | seeds on another path |",
-                "|---|---|---|---|---|---|---|---|---|"]
+        out += ["| cell | status | metric | before | after | diff | margin | p | seeds on another path | to show it |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
         for cell, m in moved:
             b, a = m.get("before", {}), m.get("after", {})
             diff = f"{_g(m['diff'])} ({_pct(m['rel_diff'])})" if "diff" in m else _md(m.get("note", ""))
             margin, p = ("±" + _g(m["margin"]), _g(m["p"])) if "p" in m else ("", "")
             out.append(f"| {_md(cell['label'])} | {cell['status']} | {m['metric']} "
                        f"| {_g(b.get('mean'))} (n {b.get('n', '')}) | {_g(a.get('mean'))} (n {a.get('n', '')}) "
-                       f"| {diff} | {margin} | {p} | {_md(paths_text(m))} |")
+                       f"| {diff} | {margin} | {p} | {_md(paths_text(m))} | {_md(shown_at_text(m))} |")
         out.append("")
     out += [f"- {side.replace('_', ' ')}: {_md(label)}"
             for side in ("only_before", "only_after") for label in cells[side]]

@@ -4,6 +4,7 @@ the real formats (run records `{"schema": 2, "records": [...]}`, checks/summary.
 from __future__ import annotations
 
 import json
+import math
 import runpy
 import sys
 from pathlib import Path
@@ -358,6 +359,45 @@ def test_paired_seeds_that_took_another_path_are_counted_and_printed(eq, tmp_pat
     assert "seeds on another path" in eq.format_markdown(report)
     welch = eq.compare_metric("cost_kmeans", list(enumerate(costs)), list(enumerate(after)), 0.005, 0.05)
     assert "other_path" not in welch and eq.paths_text(welch) == ""
+
+
+def test_a_metric_not_shown_says_about_how_many_runs_would_show_it(eq):
+    """(z s / (m - |d|))^2 from the measured move d and spread s: at that size a look of the same cell shows
+    equivalence about half the time, so the figure is one to plan a look with, not a promise."""
+    rng = np.random.default_rng(11)
+    before = rng.normal(100, 5, 20)
+    zs = rng.normal(0, 1, 20)
+    zs = (zs - zs.mean()) / zs.std(ddof=1)                              # mean 0, sd 1 exactly
+    diffs = 2 * zs + 0.1
+    m = eq.compare_metric("cost_kmeans", list(enumerate(before)), list(enumerate(before + diffs)), 0.005, 0.05,
+                          paired=True)
+    assert m["test"] == "paired" and m["note"].startswith("not shown")
+    margin = 0.005 * abs(before.mean())
+    want = math.ceil((stats.norm.ppf(0.95) * 2.0 / (margin - 0.1)) ** 2)
+    assert m["runs_to_show"] == want
+    assert f"≈ {want:,} paired seeds would show it" in eq.metric_line(m)
+    # many more pairs with that move and spread: shown in about half of the looks or more, never moved
+    shown = 0
+    for i in range(40):
+        r = np.random.default_rng(100 + i)
+        d2 = r.normal(0.1, 2.0, 2 * want)
+        b2 = r.normal(100, 5, 2 * want)
+        shown += eq.compare_metric("cost_kmeans", list(enumerate(b2)), list(enumerate(b2 + d2)), 0.005,
+                                   0.05, paired=True)["status"] == "equivalent"
+    assert shown >= 20
+    # a mean move at or beyond the margin: no number of runs shows it
+    far = eq.compare_metric("cost_kmeans", list(enumerate(before)), list(enumerate(before + 10 * zs + 0.55)),
+                            0.005, 0.05, paired=True)                  # mean move 0.55 > margin ~0.5, wide
+    assert abs(far["diff"]) >= far["margin"] and far["note"].startswith("not shown")
+    assert far["runs_to_show"] is None and "no number of runs" in eq.metric_line(far)
+    welch = eq.compare_metric("cost_kmeans", list(enumerate(before)), list(enumerate(rng.permutation(before) + 0.1)),
+                              0.005, 0.05)                              # Welch: both sides' spreads count
+    sd = before.std(ddof=1)
+    assert welch["runs_to_show"] == math.ceil((stats.norm.ppf(0.95) * math.sqrt(2) * sd / (margin - 0.1)) ** 2)
+    assert "runs a side would show it" in eq.metric_line(welch)
+    assert "runs_to_show" not in eq.compare_metric("cost_kmeans", list(enumerate(before)),
+                                                   list(enumerate(before * 1.0001)), 0.005, 0.05,
+                                                   paired=True)
 
 
 def test_a_cell_whose_records_ran_on_other_data_is_not_decidable(eq, tmp_path):
