@@ -30,8 +30,8 @@ What it decides:
     p-values, *equivalent* when p < alpha, i.e. when the (1 - 2 alpha) Welch interval of d lies inside (-m, m).
     Otherwise *not equivalent*: "moved" when that interval lies wholly outside the margin, "not shown"
     when it straddles it (too few runs or too much noise to show equivalence at this margin); a metric not
-    shown also says about how many runs would show it if its mean move and spread held (`runs_to_show`,
-    a planning figure for the next look);
+    shown also says about how many runs would show it if its mean move and spread held, and if the true
+    move were 0 (`runs_to_show`: planning figures for the next look);
   - both sides constant (zero variance): the difference is exact, the limit of the test (p = 0 when
     |d| < m, else 1);
   - `--paired`: runs matched by seed, one-sample TOST on the per-seed differences (valid whenever both
@@ -304,17 +304,22 @@ def compare_metric(name: str, before: list[tuple[int, float]], after: list[tuple
 
 
 def runs_to_show(result: Tost, n: int, sides: dict, alpha: float, paired: bool) -> dict:
-    """For a metric not shown: about how many seeds (paired) or runs a side (Welch) would put its interval
-    inside the margin if the measured mean move and spread held, ``(z_{1-alpha} s / (m - |d|))^2`` with s the
-    spread of one pair's difference (paired) or sqrt(s_before^2 + s_after^2) (Welch). A planning figure for
-    the next look, not a test: at that size such a look shows equivalence about half the time. None when
-    |d| >= m (no number of runs shows it at that mean move)."""
-    room = result.margin - abs(result.diff)
-    if room <= 0:
-        return {"runs_to_show": None}
+    """For a metric not shown: about how many seeds (paired) or runs a side (Welch) a look needs to show it
+    about half the time, with s the spread of one pair's difference (paired) or sqrt(s_before^2 + s_after^2)
+    (Welch) and z = z_{1-alpha}:
+
+    * `runs_to_show`: if the measured mean move d held, ``(z s / (m - |d|))^2``; None when |d| >= m (no
+      number of runs shows it at that mean move);
+    * `runs_to_show_if_no_move`: if the true move were 0, ``((z + 0.674) s / m)^2`` (0.674: the median of
+      |d_hat| in units of its standard error).
+
+    Planning figures for the next look, not tests."""
     spread = (result.se * math.sqrt(n) if paired
               else math.hypot(sides["before"]["sd"], sides["after"]["sd"]))
-    return {"runs_to_show": int(math.ceil((float(stats.norm.ppf(1 - alpha)) * spread / room) ** 2))}
+    z, room = float(stats.norm.ppf(1 - alpha)), result.margin - abs(result.diff)
+    at_zero = int(math.ceil(((z + float(stats.norm.ppf(0.75))) * spread / result.margin) ** 2))
+    return {"runs_to_show": int(math.ceil((z * spread / room) ** 2)) if room > 0 else None,
+            "runs_to_show_if_no_move": at_zero}
 
 
 def seed_paths(a: np.ndarray, b: np.ndarray) -> dict:
@@ -344,13 +349,14 @@ def paths_text(m: dict) -> str:
 
 
 def shown_at_text(m: dict) -> str:
-    """'≈ N seeds would show it' for a metric not shown (`runs_to_show`), else ''."""
+    """'≈ N seeds would show it ..., ≈ N0 if the true move were 0' for a metric not shown (`runs_to_show`)."""
     if "runs_to_show" not in m:
         return ""
     unit = "paired seeds" if m.get("test") == "paired" else "runs a side"
+    at_zero = f"≈ {m['runs_to_show_if_no_move']:,} if the true move were 0"
     if m["runs_to_show"] is None:
-        return "no number of runs shows it at this mean move (|diff| ≥ margin)"
-    return f"≈ {m['runs_to_show']:,} {unit} would show it if this mean move and spread held"
+        return f"no number of runs shows it at this mean move (|diff| ≥ margin); {at_zero}"
+    return f"≈ {m['runs_to_show']:,} {unit} would show it if this mean move and spread held, {at_zero}"
 
 
 def compare_cell(key: tuple, before: dict, after: dict, margins: dict, default_margin: float, alpha: float,

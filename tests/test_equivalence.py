@@ -376,6 +376,8 @@ def test_a_metric_not_shown_says_about_how_many_runs_would_show_it(eq):
     want = math.ceil((stats.norm.ppf(0.95) * 2.0 / (margin - 0.1)) ** 2)
     assert m["runs_to_show"] == want
     assert f"≈ {want:,} paired seeds would show it" in eq.metric_line(m)
+    at_zero = math.ceil(((stats.norm.ppf(0.95) + stats.norm.ppf(0.75)) * 2.0 / margin) ** 2)
+    assert m["runs_to_show_if_no_move"] == at_zero and f"≈ {at_zero:,} if the true move were 0" in eq.metric_line(m)
     # many more pairs with that move and spread: shown in about half of the looks or more, never moved
     shown = 0
     for i in range(40):
@@ -385,6 +387,13 @@ def test_a_metric_not_shown_says_about_how_many_runs_would_show_it(eq):
         shown += eq.compare_metric("cost_kmeans", list(enumerate(b2)), list(enumerate(b2 + d2)), 0.005,
                                    0.05, paired=True)["status"] == "equivalent"
     assert shown >= 20
+    shown = 0
+    for i in range(40):                                                 # no move, at_zero pairs: about half
+        b2 = np.random.default_rng(200 + i).normal(100, 5, at_zero)
+        d2 = np.random.default_rng(300 + i).normal(0, 2.0, at_zero)
+        shown += eq.compare_metric("cost_kmeans", list(enumerate(b2)), list(enumerate(b2 + d2)), 0.005, 0.05,
+                                   paired=True)["status"] == "equivalent"
+    assert 12 <= shown <= 28
     # a mean move at or beyond the margin: no number of runs shows it
     far = eq.compare_metric("cost_kmeans", list(enumerate(before)), list(enumerate(before + 10 * zs + 0.55)),
                             0.005, 0.05, paired=True)                  # mean move 0.55 > margin ~0.5, wide
