@@ -291,14 +291,14 @@ def compare_metric(name: str, before: list[tuple[int, float]], after: list[tuple
     result = tost_paired(a, b, margin, alpha) if test == "paired" else tost_welch(a[fa], b[fb], margin, alpha)
     status = "equivalent" if result.equivalent(alpha) else "not equivalent"
     moved = status == "not equivalent" and (result.ci_low >= margin or result.ci_high <= -margin)
+    not_shown = status == "not equivalent" and not moved and result.se > 0
     note = ("constant on both sides: the difference is exact" if result.se == 0
             else "moved: the interval lies outside the margin" if moved
-            else "not shown: the interval straddles the margin" if status == "not equivalent" else "")
+            else "not shown: the interval straddles the margin" if not_shown else "")
     if paired and not same_seeds:
         note = (note + "; " if note else "") + "Welch: the seeds differ"
     paths = seed_paths(a, b) if test == "paired" else {}
-    shown_at = (runs_to_show(result, fa.sum(), out, alpha, paired=test == "paired")
-                if note.startswith("not shown") else {})
+    shown_at = runs_to_show(result, fa.sum(), out, alpha, paired=test == "paired") if not_shown else {}
     return dict(out, status=status, test=test, note=note, moved=moved, **result._asdict(), p=result.p,
                 rel_diff=result.diff / abs(out["before"]["mean"]), **paths, **shown_at)
 
